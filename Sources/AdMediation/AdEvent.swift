@@ -1,0 +1,39 @@
+/// Something the user did with, or saw of, a loaded ad. Each event is reported at most once per ad.
+public enum AdEvent: Hashable, Sendable, CustomStringConvertible {
+    /// The ad was shown (counted when rendered on screen).
+    case impression
+    /// The user clicked the ad.
+    case click
+    /// A video started playing.
+    case videoStart
+    /// A video reached 25, 50 or 75 % of its length.
+    case videoProgress(percent: Int)
+    /// A video played to its end.
+    case videoComplete
+    /// The ad was closed or dismissed.
+    case closed
+    /// The user reported the ad for a reason (wire value of the network, e.g. `inappropriate`).
+    case reported(reason: String)
+
+    /// The snake_case name (`impression`, `video_progress`, …).
+    public var name: String {
+        switch self {
+        case .impression: "impression"
+        case .click: "click"
+        case .videoStart: "video_start"
+        case .videoProgress: "video_progress"
+        case .videoComplete: "video_complete"
+        case .closed: "ad_closed"
+        case .reported: "report"
+        }
+    }
+
+    /// `video_progress(50%)`, `report(spam)`, or the plain name.
+    public var description: String {
+        switch self {
+        case .videoProgress(let pct): "video_progress(\(pct)%)"
+        case .reported(let reason): "report(\(reason))"
+        default: name
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// One request for an ad.
+public struct AdRequest: Hashable, Sendable {
+    /// The placement to fill. For a network, its own placement id; for a ``Mediator``, the mediated placement.
+    public var placement: String
+    /// The format wanted.
+    public var format: AdFormat
+    /// The app's id for the user, if any.
+    public var userID: String?
+    /// The app's session id, if any.
+    public var sessionID: String?
+    /// Privacy signals; adapters forward them to the wire.
+    public var privacy: PrivacySignals
+    /// Ask the network for test ads.
+    public var testMode: Bool
+    /// How long the whole load may take, or `nil` for the network's own default.
+    public var timeout: Duration?
+
+    /// Creates a request.
+    public init(
+        placement: String,
+        format: AdFormat,
+        userID: String? = nil,
+        sessionID: String? = nil,
+        privacy: PrivacySignals = PrivacySignals(),
+        testMode: Bool = false,
+        timeout: Duration? = nil
+    ) {
+        self.placement = placement
+        self.format = format
+        self.userID = userID
+        self.sessionID = sessionID
+        self.privacy = privacy
+        self.testMode = testMode
+        self.timeout = timeout
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+/// An HTTP method.
+public struct HTTPMethod: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    /// The method token.
+    public var rawValue: String
+    /// Creates a method from its token.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `GET`.
+    public static let get = HTTPMethod(rawValue: "GET")
+    /// `POST`.
+    public static let post = HTTPMethod(rawValue: "POST")
+    /// `PUT`.
+    public static let put = HTTPMethod(rawValue: "PUT")
+    /// `DELETE`.
+    public static let delete = HTTPMethod(rawValue: "DELETE")
+    /// `HEAD`.
+    public static let head = HTTPMethod(rawValue: "HEAD")
+    /// The token.
+    public var description: String { rawValue }
+}
+
+/// Ordered HTTP header fields with case-insensitive lookup.
+public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The fields in order, names as received.
+    public private(set) var fields: [(name: String, value: String)]
+
+    /// Creates headers from fields.
+    public init(_ fields: [(String, String)] = []) {
+        self.fields = fields.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// Creates headers from a literal.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// The first value of `name`, compared case-insensitively.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// All values of `name`, compared case-insensitively.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+    }
+
+    /// Appends a field.
+    public mutating func add(name: String, value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// Replaces every field called `name` with one.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fields.append((name: name, value: value))
+    }
+
+    /// Iterates the fields.
+    public func makeIterator() -> some IteratorProtocol<(name: String, value: String)> { fields.makeIterator() }
+
+    /// Equal when the same fields are in the same order.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// Hashes the fields.
+    public func hash(into hasher: inout Hasher) {
+        for field in fields {
+            hasher.combine(field.name)
+            hasher.combine(field.value)
+        }
+    }
+}
+
+/// An HTTP request.
+public struct HTTPRequest: Hashable, Sendable {
+    /// The method.
+    public var method: HTTPMethod
+    /// The absolute URL.
+    public var url: String
+    /// Request headers.
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: Data?
+    /// The whole request's deadline, measured from when it is sent (including any time queued); `nil` uses the
+    /// client's default.
+    public var timeout: Duration?
+
+    /// Creates a request.
+    public init(
+        method: HTTPMethod = .get,
+        url: String,
+        headers: HTTPHeaders = [:],
+        body: Data? = nil,
+        timeout: Duration? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// An HTTP response. Any status is a response; only transport failures throw.
+public struct HTTPResponse: Hashable, Sendable {
+    /// The status code.
+    public var status: Int
+    /// Response headers (of the final response after redirects), case-insensitive.
+    public var headers: HTTPHeaders
+    /// The body bytes, decoded from any content encoding.
+    public var body: Data
+
+    /// Creates a response.
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The `Retry-After` header as a duration (seconds form only).
+    public var retryAfter: Duration? {
+        guard let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces),
+              let seconds = Double(value), seconds >= 0 else { return nil }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+}
+
+/// A transport failure: the request got no complete HTTP response.
+public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What failed.
+    public enum Code: String, Hashable, Sendable {
+        /// The server refused the connection.
+        case connectionRefused = "connection_refused"
+        /// The host name did not resolve.
+        case hostNotFound = "host_not_found"
+        /// The connection could not be made for another reason (unreachable, connect timeout).
+        case connectFailed = "connect_failed"
+        /// The connection was reset or failed while sending or receiving.
+        case connectionReset = "connection_reset"
+        /// The server closed without sending a response.
+        case emptyResponse = "empty_response"
+        /// The body ended before its declared length.
+        case truncatedBody = "truncated_body"
+        /// The deadline passed.
+        case timeout
+        /// The response body is larger than the configured cap.
+        case responseTooLarge = "response_too_large"
+        /// The redirect limit was hit.
+        case tooManyRedirects = "too_many_redirects"
+        /// TLS failed (handshake, certificate verification).
+        case tls
+        /// Plain `http://` to a non-loopback host without explicit permission, or an unsupported scheme.
+        case insecureURL = "insecure_url"
+        /// The URL is malformed.
+        case invalidURL = "invalid_url"
+        /// The response could not be parsed (bad status line, bad content encoding).
+        case invalidResponse = "invalid_response"
+        /// The caller cancelled, or the client shut down.
+        case cancelled
+        /// Any other transport failure.
+        case other
+    }
+
+    /// What failed.
+    public var code: Code
+    /// Details (libcurl's message and code, the URL's host). Never contains headers or bodies.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `"timeout: …"`.
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension AdError {
+    /// Maps a transport failure onto the ad taxonomy: timeout → timeout, cancelled → cancelled,
+    /// unreadable response → invalidResponse, everything else → network.
+    public init(_ error: HTTPClientError) {
+        switch error.code {
+        case .timeout: self.init(.timeout, error.message)
+        case .cancelled: self.init(.cancelled, error.message)
+        case .invalidResponse, .responseTooLarge: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
+        case .insecureURL, .invalidURL: self.init(.configuration, "\(error.code.rawValue): \(error.message)")
+        default: self.init(.network, "\(error.code.rawValue): \(error.message)")
+        }
+    }
+}
+
+/// Sends HTTP requests. The core depends on this protocol only; `CurlHTTPClient` implements it.
+public protocol HTTPClient: Sendable {
+    /// Sends `request` and returns the response, whatever its status. Throws ``HTTPClientError`` for transport
+    /// failures, with ``HTTPClientError/Code/cancelled`` when the calling task is cancelled.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}

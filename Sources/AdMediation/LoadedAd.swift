@@ -1,0 +1,160 @@
+import Synchronization
+
+/// What a loaded ad shows. Rendering is the app's job; these are the fields it needs.
+public struct AdCreative: Hashable, Sendable {
+    /// The network's id for the ad or creative.
+    public var id: String
+    /// The kind of creative (`image`, `video`, `html`, `native`, `app_install`, …).
+    public var kind: String
+    /// The main asset (image or video URL), if any.
+    public var assetURL: String?
+    /// Where a click goes, if any.
+    public var clickURL: String?
+    /// Inline markup, if any.
+    public var markup: String?
+    /// Width in points, if known.
+    public var width: Int?
+    /// Height in points, if known.
+    public var height: Int?
+    /// Further text fields (title, sponsor, call to action, …).
+    public var fields: [String: String]
+
+    /// Creates a creative.
+    public init(
+        id: String,
+        kind: String,
+        assetURL: String? = nil,
+        clickURL: String? = nil,
+        markup: String? = nil,
+        width: Int? = nil,
+        height: Int? = nil,
+        fields: [String: String] = [:]
+    ) {
+        self.id = id
+        self.kind = kind
+        self.assetURL = assetURL
+        self.clickURL = clickURL
+        self.markup = markup
+        self.width = width
+        self.height = height
+        self.fields = fields
+    }
+}
+
+/// Delivers a loaded ad's events to its network. Adapters implement it; ``LoadedAd`` guarantees it is called
+/// at most once per event, never before the ad exists and never after invalidation.
+public protocol AdEventReporter: Sendable {
+    /// Sends `event` for `ad` to the network.
+    func report(_ event: AdEvent, for ad: LoadedAd) async throws
+    /// The ad was invalidated (a late answer dropped by the mediator, expiry, replacement): release it.
+    func invalidated(_ ad: LoadedAd)
+}
+
+extension AdEventReporter {
+    /// Does nothing by default.
+    public func invalidated(_ ad: LoadedAd) {}
+}
+
+/// A reporter that sends nothing; for networks without event reporting.
+public struct NoEventReporter: AdEventReporter {
+    /// Creates the reporter.
+    public init() {}
+    /// Does nothing.
+    public func report(_ event: AdEvent, for ad: LoadedAd) async throws {}
+}
+
+/// A filled ad: the creative, its price and expiry, and the one way to report its events.
+///
+/// Thread-safe. Each event is delivered to the network at most once; events after ``invalidate()`` fail with
+/// ``AdError/Code/invalidState``.
+public final class LoadedAd: Sendable, CustomStringConvertible {
+    /// The id of the network that filled it.
+    public let networkID: String
+    /// The placement id it was loaded for (the network's own id).
+    public let placement: String
+    /// The format it fills.
+    public let format: AdFormat
+    /// What to show.
+    public let creative: AdCreative
+    /// The price in eCPM (per mille, in the app's currency), when the network says.
+    public let ecpm: Double?
+    /// When it was loaded, on the clock that loaded it.
+    public let loadedAt: AdInstant
+    /// When it stops being showable, on the same clock, if it expires.
+    public let expiresAt: AdInstant?
+    private let reporter: any AdEventReporter
+    private let state = Mutex(EventState())
+
+    private struct EventState {
+        var reported: Set<AdEvent> = []
+        var invalidated = false
+    }
+
+    /// Creates a loaded ad. Adapters call this.
+    public init(
+        networkID: String,
+        placement: String,
+        format: AdFormat,
+        creative: AdCreative,
+        ecpm: Double? = nil,
+        loadedAt: AdInstant,
+        expiresAt: AdInstant? = nil,
+        reporter: any AdEventReporter = NoEventReporter()
+    ) {
+        self.networkID = networkID
+        self.placement = placement
+        self.format = format
+        self.creative = creative
+        self.ecpm = ecpm
+        self.loadedAt = loadedAt
+        self.expiresAt = expiresAt
+        self.reporter = reporter
+    }
+
+    /// Whether the ad has expired at `instant`. An ad is expired at its expiry instant exactly.
+    public func isExpired(at instant: AdInstant) -> Bool {
+        guard let expiresAt else { return false }
+        return instant >= expiresAt
+    }
+
+    /// Whether ``invalidate()`` was called.
+    public var isInvalidated: Bool { state.withLock { $0.invalidated } }
+
+    /// The events already reported.
+    public var reportedEvents: Set<AdEvent> { state.withLock { $0.reported } }
+
+    /// Reports `event` to the network once. Returns false, sending nothing, when it was already reported.
+    /// Throws ``AdError/Code/invalidState`` after invalidation, or the network's error when sending fails
+    /// (the event then counts as not reported, so it may be retried).
+    @discardableResult
+    public func report(_ event: AdEvent) async throws -> Bool {
+        let first: Bool = try state.withLock { s in
+            if s.invalidated {
+                throw AdError(.invalidState, "event \(event) for an invalidated ad \(creative.id) from \(networkID)")
+            }
+            return s.reported.insert(event).inserted
+        }
+        guard first else { return false }
+        do {
+            try await reporter.report(event, for: self)
+            return true
+        } catch {
+            _ = state.withLock { $0.reported.remove(event) }
+            throw error
+        }
+    }
+
+    /// Marks the ad dead: no event may be reported after this. Idempotent.
+    public func invalidate() {
+        let first = state.withLock { s in
+            defer { s.invalidated = true }
+            return !s.invalidated
+        }
+        if first { reporter.invalidated(self) }
+    }
+
+    /// `"gc/home_banner creative=c1 ecpm=2.5"`.
+    public var description: String {
+        "\(networkID)/\(placement) creative=\(creative.id)" + (ecpm.map { " ecpm=\($0)" } ?? "")
+    }
+}

@@ -1,0 +1,34 @@
+#ifndef CURLSHIM_H
+#define CURLSHIM_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+/// Initialises libcurl once per process (thread-safe): turns off OpenSSL's atexit cleanup,
+/// calls curl_global_init and ignores SIGPIPE. Returns the CURLcode of curl_global_init.
+int curlshim_global_init(void);
+
+/// Non-variadic wrappers for curl_easy_setopt, one per argument type.
+CURLcode curlshim_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode curlshim_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode curlshim_setopt_ptr(CURL *handle, CURLoption option, void *value);
+CURLcode curlshim_setopt_str(CURL *handle, CURLoption option, const char *value);
+CURLcode curlshim_setopt_write_cb(CURL *handle, CURLoption option, curl_write_callback cb);
+CURLcode curlshim_setopt_xferinfo_cb(CURL *handle, curl_xferinfo_callback cb);
+
+/// Non-variadic wrappers for curl_easy_getinfo.
+CURLcode curlshim_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode curlshim_getinfo_ptr(CURL *handle, CURLINFO info, void **value);
+CURLcode curlshim_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
+
+/// Non-variadic wrapper for curl_multi_setopt.
+CURLMcode curlshim_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// Flattened curl_multi_info_read: returns 1 and fills `easy`/`result` for the next DONE message,
+/// 0 when no message is left.
+int curlshim_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result);
+
+/// The handler currently installed for SIGPIPE is SIG_IGN.
+int curlshim_sigpipe_ignored(void);
+
+#endif

@@ -1,0 +1,358 @@
+import AdMediation
+import CCurl
+import CurlShim
+import Foundation
+import Synchronization
+
+/// The multi handle and the thread that drives it.
+///
+/// `@unchecked Sendable` is safe because the multi handle and `active` are used only on the engine thread
+/// (after `init` created them and before the thread's exit cleaned them up); every cross-thread hand-over goes
+/// through `inbox` (a `Mutex`) followed by `curl_multi_wakeup`, the one multi call libcurl allows from any thread.
+final class CurlEngine: @unchecked Sendable {
+    private struct Inbox {
+        var adds: [Transfer] = []
+        var cancels: [Transfer] = []
+        var stopRequested = false
+        var stopped = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let configuration: CurlHTTPClient.Configuration
+    private let multi: UnsafeMutableRawPointer?
+    private let initError: HTTPClientError?
+    private let inbox = Mutex(Inbox())
+    private let liveHandles = Atomic<Int>(0)
+    private let activeCount = Atomic<Int>(0)
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+
+    init(configuration: CurlHTTPClient.Configuration) {
+        self.configuration = configuration
+        let code = curlshim_global_init()
+        if code != 0 {
+            self.multi = nil
+            self.initError = HTTPClientError(.other, "curl_global_init failed with code \(code)")
+            inbox.withLock { $0.stopped = true }
+            return
+        }
+        let multi = curl_multi_init()
+        self.multi = multi
+        self.initError = multi == nil ? HTTPClientError(.other, "curl_multi_init failed") : nil
+        guard let multi else {
+            inbox.withLock { $0.stopped = true }
+            return
+        }
+        if let perHost = configuration.maxConnectionsPerHost {
+            _ = curlshim_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
+        }
+        let thread = Thread { [self] in self.run() }
+        thread.name = "CurlHTTPClient"
+        thread.start()
+    }
+
+    var statistics: CurlHTTPClient.Statistics {
+        .init(liveHandles: liveHandles.load(ordering: .relaxed), activeTransfers: activeCount.load(ordering: .relaxed))
+    }
+
+    // MARK: - Caller side
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if let initError { throw initError }
+        if Task.isCancelled { throw HTTPClientError(.cancelled, "the task was cancelled before the request was sent") }
+        let transfer = try makeTransfer(request)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                transfer.continuation = continuation
+                let accepted = inbox.withLock { box -> Bool in
+                    if box.stopRequested || box.stopped { return false }
+                    box.adds.append(transfer)
+                    return true
+                }
+                if accepted {
+                    wakeUp()
+                } else {
+                    transfer.releaseHandle()
+                    liveHandles.subtract(1, ordering: .relaxed)
+                    transfer.continuation = nil
+                    continuation.resume(throwing: HTTPClientError(.cancelled, "the client is shut down"))
+                }
+            }
+        } onCancel: {
+            transfer.cancelled.store(true, ordering: .sequentiallyConsistent)
+            inbox.withLock { $0.cancels.append(transfer) }
+            wakeUp()
+        }
+    }
+
+    private func wakeUp() {
+        if let multi { _ = curl_multi_wakeup(multi) }
+    }
+
+    func requestStop() {
+        let wake = inbox.withLock { box -> Bool in
+            if box.stopped || box.stopRequested { return false }
+            box.stopRequested = true
+            return true
+        }
+        if wake { wakeUp() }
+    }
+
+    func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = inbox.withLock { box -> Bool in
+                if box.stopped { return true }
+                box.stopRequested = true
+                box.stopWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() } else { wakeUp() }
+        }
+    }
+
+    /// Creates and configures the easy handle on the calling task (allowed: it is not in the multi yet).
+    private func makeTransfer(_ request: HTTPRequest) throws -> Transfer {
+        let target = try validate(request.url)
+        guard let easy = curl_easy_init() else { throw HTTPClientError(.other, "curl_easy_init failed") }
+        liveHandles.add(1, ordering: .relaxed)
+        let timeout = request.timeout ?? configuration.defaultTimeout
+        let timeoutNanos = UInt64(max(0, timeout.nanosecondsClamped))
+        let transfer = Transfer(
+            easy: easy,
+            deadlineNanos: monotonicNanos() &+ timeoutNanos,
+            timeout: timeout,
+            maxBytes: configuration.maxResponseBytes,
+            method: request.method.rawValue,
+            host: target.host
+        )
+        let timeoutMs = Int((timeoutNanos + 999_999) / 1_000_000)
+        _ = curlshim_setopt_str(easy, CURLOPT_URL, request.url)
+        _ = curlshim_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = curlshim_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, timeoutMs))
+        let connectMs = Int(configuration.connectTimeout.nanosecondsClamped / 1_000_000)
+        _ = curlshim_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, min(connectMs, max(1, timeoutMs))))
+        _ = curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = configuration.caCertificatesPath { _ = curlshim_setopt_str(easy, CURLOPT_CAINFO, ca) }
+        _ = curlshim_setopt_str(easy, CURLOPT_PROXY, configuration.proxy ?? "")
+        _ = curlshim_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        let insecureRedirectsOK = configuration.allowInsecureHTTP || target.isLoopbackHTTP
+        _ = curlshim_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecureRedirectsOK ? "http,https" : "https")
+        _ = curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maxRedirects > 0 ? 1 : 0)
+        _ = curlshim_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maxRedirects)
+        _ = curlshim_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")
+        _ = curlshim_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes))
+        _ = curlshim_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleConnectionAge.nanosecondsClamped / 1_000_000_000))
+        _ = curlshim_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent)
+        _ = curlshim_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        _ = curlshim_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback)
+        _ = curlshim_setopt_ptr(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque())
+
+        switch request.method {
+        case .get where request.body == nil:
+            _ = curlshim_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        case .head:
+            _ = curlshim_setopt_long(easy, CURLOPT_NOBODY, 1)
+        case .post:
+            break
+        default:
+            _ = curlshim_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
+        }
+        if let body = request.body {
+            _ = curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { raw in
+                // COPYPOSTFIELDS copies the bytes, so the request's buffer need not outlive this call.
+                _ = curlshim_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+        } else if request.method == .post {
+            _ = curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+            _ = curlshim_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "")
+        }
+
+        var list: UnsafeMutablePointer<curl_slist>?
+        for field in request.headers {
+            list = curl_slist_append(list, "\(field.name): \(field.value)")
+        }
+        // An empty `Expect:` stops libcurl from waiting up to 1 s for `100 Continue` on large or PUT bodies.
+        list = curl_slist_append(list, "Expect:")
+        transfer.headerList = list
+        _ = curlshim_setopt_ptr(easy, CURLOPT_HTTPHEADER, list)
+        return transfer
+    }
+
+    private struct Target {
+        var host: String
+        var isLoopbackHTTP: Bool
+    }
+
+    private func validate(_ urlString: String) throws -> Target {
+        guard let url = URL(string: urlString), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw HTTPClientError(.invalidURL, "not an absolute URL with a host")
+        }
+        switch scheme {
+        case "https":
+            return Target(host: host, isLoopbackHTTP: false)
+        case "http":
+            let loopback = Self.isLoopback(host)
+            if !loopback && !configuration.allowInsecureHTTP {
+                throw HTTPClientError(.insecureURL, "plain http:// to \(host) is refused; use https or set allowInsecureHTTP")
+            }
+            return Target(host: host, isLoopbackHTTP: loopback)
+        default:
+            throw HTTPClientError(.insecureURL, "unsupported URL scheme \(scheme)")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return h == "localhost" || h.hasSuffix(".localhost") || h == "::1" || h.hasPrefix("127.")
+    }
+
+    // MARK: - Engine thread
+
+    private func run() {
+        guard let multi else { return }
+        var running: Int32 = 0
+        while true {
+            let (adds, cancels, stopping) = inbox.withLock { box -> ([Transfer], [Transfer], Bool) in
+                defer { box.adds.removeAll(keepingCapacity: true); box.cancels.removeAll(keepingCapacity: true) }
+                return (box.adds, box.cancels, box.stopRequested)
+            }
+            for transfer in adds {
+                if transfer.cancelled.load(ordering: .sequentiallyConsistent) || stopping {
+                    finish(transfer, .failure(HTTPClientError(.cancelled, stopping ? "the client is shut down" : "the task was cancelled")))
+                    continue
+                }
+                let rc = curl_multi_add_handle(multi, transfer.easy)
+                if rc != CURLM_OK {
+                    finish(transfer, .failure(HTTPClientError(.other, "curl_multi_add_handle failed with \(rc.rawValue)")))
+                    continue
+                }
+                active[transfer.easy] = transfer
+            }
+            for transfer in cancels {
+                guard active.removeValue(forKey: transfer.easy) != nil else { continue }
+                curl_multi_remove_handle(multi, transfer.easy)
+                finish(transfer, .failure(HTTPClientError(.cancelled, "the task was cancelled")))
+            }
+            if stopping {
+                for (easy, transfer) in active {
+                    curl_multi_remove_handle(multi, easy)
+                    finish(transfer, .failure(HTTPClientError(.cancelled, "the client is shut down")))
+                }
+                active.removeAll()
+                break
+            }
+            activeCount.store(active.count, ordering: .relaxed)
+
+            curl_multi_perform(multi, &running)
+            var easy: UnsafeMutableRawPointer?
+            var result = CURLE_OK
+            while curlshim_multi_info_read(multi, &easy, &result) == 1 {
+                guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
+                curl_multi_remove_handle(multi, handle)
+                finish(transfer, complete(transfer, result))
+            }
+
+            // Deadlines are enforced here, not only by libcurl: queued transfers do not time out in 7.88.
+            let now = monotonicNanos()
+            var nearest = UInt64.max
+            for (handle, transfer) in active {
+                if transfer.deadlineNanos <= now {
+                    active.removeValue(forKey: handle)
+                    curl_multi_remove_handle(multi, handle)
+                    finish(transfer, .failure(timeoutError(transfer)))
+                } else {
+                    nearest = min(nearest, transfer.deadlineNanos)
+                }
+            }
+            activeCount.store(active.count, ordering: .relaxed)
+            var waitMs: Int32 = 1000
+            if nearest != .max {
+                let remaining = (nearest - now + 999_999) / 1_000_000
+                waitMs = Int32(min(1000, remaining))
+            }
+            curl_multi_poll(multi, nil, 0, waitMs, nil)
+        }
+        curl_multi_cleanup(multi)
+        activeCount.store(0, ordering: .relaxed)
+        let waiters = inbox.withLock { box -> [CheckedContinuation<Void, Never>] in
+            box.stopped = true
+            // Requests that raced with the stop are failed here.
+            let late = box.adds
+            box.adds.removeAll()
+            for transfer in late {
+                finish(transfer, .failure(HTTPClientError(.cancelled, "the client is shut down")))
+            }
+            defer { box.stopWaiters.removeAll() }
+            return box.stopWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func timeoutError(_ transfer: Transfer) -> HTTPClientError {
+        HTTPClientError(.timeout, "\(transfer.method) to \(transfer.host) did not complete within \(Int(transfer.timeout.milliseconds)) ms")
+    }
+
+    private func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPClientError>) {
+        let continuation = transfer.continuation
+        transfer.continuation = nil
+        transfer.releaseHandle()
+        liveHandles.subtract(1, ordering: .relaxed)
+        switch result {
+        case .success(let response): continuation?.resume(returning: response)
+        case .failure(let error): continuation?.resume(throwing: error)
+        }
+    }
+
+    private func complete(_ transfer: Transfer, _ code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {
+        let easy = transfer.easy
+        guard code == CURLE_OK else { return .failure(mapError(transfer, code)) }
+        var status = 0
+        _ = curlshim_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var headers = HTTPHeaders()
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let header = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
+            headers.add(name: String(cString: header.pointee.name), value: String(cString: header.pointee.value))
+            previous = header
+        }
+        let body = transfer.body
+        transfer.body = Data()
+        return .success(HTTPResponse(status: status, headers: headers, body: body))
+    }
+
+    private func mapError(_ transfer: Transfer, _ code: CURLcode) -> HTTPClientError {
+        let text = transfer.curlMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : transfer.curlMessage
+        let message = "\(transfer.method) to \(transfer.host): \(text) (curl \(code.rawValue))"
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return HTTPClientError(.hostNotFound, message)
+        case CURLE_COULDNT_CONNECT:
+            var osErrno = 0
+            _ = curlshim_getinfo_long(transfer.easy, CURLINFO_OS_ERRNO, &osErrno)
+            return HTTPClientError(osErrno == Int(ECONNREFUSED) ? .connectionRefused : .connectFailed, message)
+        case CURLE_OPERATION_TIMEDOUT:
+            return timeoutError(transfer)
+        case CURLE_WRITE_ERROR where transfer.tooLarge, CURLE_FILESIZE_EXCEEDED:
+            return HTTPClientError(.responseTooLarge, "\(transfer.method) to \(transfer.host): response body exceeds \(transfer.maxBytes) bytes")
+        case CURLE_TOO_MANY_REDIRECTS:
+            return HTTPClientError(.tooManyRedirects, message)
+        case CURLE_PARTIAL_FILE:
+            return HTTPClientError(.truncatedBody, message)
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            return HTTPClientError(.connectionReset, message)
+        case CURLE_GOT_NOTHING:
+            return HTTPClientError(.emptyResponse, message)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            return HTTPClientError(.tls, message)
+        case CURLE_URL_MALFORMAT:
+            return HTTPClientError(.invalidURL, message)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return HTTPClientError(.insecureURL, message)
+        case CURLE_BAD_CONTENT_ENCODING, CURLE_WEIRD_SERVER_REPLY:
+            return HTTPClientError(.invalidResponse, message)
+        default:
+            return HTTPClientError(.other, message)
+        }
+    }
+}

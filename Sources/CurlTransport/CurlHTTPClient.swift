@@ -1,0 +1,81 @@
+import AdMediation
+import CCurl
+import CurlShim
+import Foundation
+import Synchronization
+
+/// An ``HTTPClient`` on one libcurl multi handle driven by one dedicated thread.
+///
+/// - Connections, DNS and TLS sessions are shared by every request of the client; keep one client per process.
+/// - Every request has a deadline, enforced by the engine itself (so it also holds for requests queued behind a
+///   connection limit, which libcurl 7.88 does not time out).
+/// - Cancelling the calling task aborts the transfer and frees its handle.
+/// - TLS peer and host verification is always on. Plain `http://` is allowed only to loopback hosts unless
+///   ``Configuration/allowInsecureHTTP`` is set. Environment proxies are ignored; only ``Configuration/proxy`` is used.
+/// - Bodies are decoded from gzip/deflate/br/zstd and never buffered past ``Configuration/maxResponseBytes``.
+/// - SIGPIPE is ignored process-wide (required by libcurl with `NOSIGNAL`).
+public final class CurlHTTPClient: HTTPClient {
+    /// Settings of a client. Every field has a default.
+    public struct Configuration: Sendable {
+        /// Deadline of a request that does not set its own. Default 30 s.
+        public var defaultTimeout: Duration = .seconds(30)
+        /// Limit for DNS + TCP + TLS set-up, within the request's deadline. Default 10 s.
+        public var connectTimeout: Duration = .seconds(10)
+        /// Largest response body accepted; larger responses fail with `responseTooLarge`. Default 8 MiB.
+        public var maxResponseBytes: Int = 8 << 20
+        /// Redirects followed before failing with `tooManyRedirects`. Default 5; 0 disables following.
+        public var maxRedirects: Int = 5
+        /// Connections per host; requests beyond it queue (their deadlines still apply). Default unlimited.
+        public var maxConnectionsPerHost: Int?
+        /// Proxy URL (`http://host:port`). Default none; environment variables are never read.
+        public var proxy: String?
+        /// Allow plain `http://` to hosts other than loopback. Default false.
+        public var allowInsecureHTTP: Bool = false
+        /// Extra trusted CA certificates (PEM file) in addition to verification; verification itself cannot be
+        /// turned off. Default: the system bundle only.
+        public var caCertificatesPath: String?
+        /// `User-Agent` header. Default `AdMediation/1`.
+        public var userAgent: String = "AdMediation/1"
+        /// Idle connections older than this are not reused. Default 60 s.
+        public var maxIdleConnectionAge: Duration = .seconds(60)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Counters for tests and diagnostics.
+    public struct Statistics: Sendable, Hashable {
+        /// Easy handles that exist (created and not yet cleaned up).
+        public var liveHandles: Int
+        /// Transfers currently in the multi handle.
+        public var activeTransfers: Int
+    }
+
+    private let engine: CurlEngine
+    /// The configuration the client was created with.
+    public let configuration: Configuration
+
+    /// Creates a client and starts its engine thread.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.engine = CurlEngine(configuration: configuration)
+    }
+
+    deinit {
+        engine.requestStop()
+    }
+
+    /// Current counters.
+    public var statistics: Statistics { engine.statistics }
+
+    /// Sends a request. See ``HTTPClient/send(_:)``.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await engine.send(request)
+    }
+
+    /// Stops the engine: in-flight and queued requests fail with `cancelled`, every handle is freed, and later
+    /// requests fail with `cancelled`. Returns once the engine thread has finished.
+    public func shutdown() async {
+        await engine.stop()
+    }
+}

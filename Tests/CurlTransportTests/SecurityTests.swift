@@ -1,0 +1,124 @@
+import AdMediation
+import CurlShim
+import CurlTransport
+import Foundation
+import LoopbackServer
+import Testing
+
+@Suite("Security defaults", .serialized)
+struct SecurityTests {
+    @Test func plainHTTPToARemoteHostIsRefusedByDefault() async throws {
+        let client = CurlHTTPClient()
+        let error = await transportError { try await client.send(HTTPRequest(url: "http://example.com/ads")) }
+        #expect(error?.code == .insecureURL)
+        await client.shutdown()
+    }
+
+    @Test func unsupportedSchemeIsRefused() async throws {
+        let client = CurlHTTPClient()
+        let error = await transportError { try await client.send(HTTPRequest(url: "ftp://127.0.0.1/file")) }
+        #expect(error?.code == .insecureURL)
+        await client.shutdown()
+    }
+
+    @Test func sigpipeIsIgnoredOnceAClientExists() async throws {
+        let client = CurlHTTPClient()
+        #expect(curlshim_sigpipe_ignored() == 1)
+        await client.shutdown()
+    }
+
+    @Test func environmentProxiesAreIgnoredAndConfiguredProxyIsUsed() async throws {
+        let proxy = try LoopbackHTTPServer { request in .respond(.text("via-proxy \(request.target)")) }
+        defer { proxy.stop() }
+        try await withServer({ _ in .respond(.text("direct")) }) { server, client in
+            for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { setenv(name, proxy.baseURL, 1) }
+            defer { for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { unsetenv(name) } }
+            let direct = try await client.send(HTTPRequest(url: server.baseURL + "/x"))
+            #expect(String(decoding: direct.body, as: UTF8.self) == "direct")
+            #expect(proxy.requestsReceived == 0)
+
+            var configuration = CurlHTTPClient.Configuration()
+            configuration.proxy = proxy.baseURL
+            let proxied = CurlHTTPClient(configuration: configuration)
+            let response = try await proxied.send(HTTPRequest(url: server.baseURL + "/x"))
+            #expect(String(decoding: response.body, as: UTF8.self) == "via-proxy \(server.baseURL)/x")
+            await proxied.shutdown()
+        }
+    }
+
+    @Test func tlsPeerVerificationRejectsAnUntrustedCertificateAndAcceptsATrustedOne() async throws {
+        let tls = try SelfSignedTLSServer()
+        defer { tls.stop() }
+        let strict = CurlHTTPClient()
+        let error = await transportError { try await strict.send(HTTPRequest(url: tls.url, timeout: .seconds(5))) }
+        #expect(error?.code == .tls)
+        await strict.shutdown()
+
+        var configuration = CurlHTTPClient.Configuration()
+        configuration.caCertificatesPath = tls.certificatePath
+        let trusting = CurlHTTPClient(configuration: configuration)
+        let response = try await trusting.send(HTTPRequest(url: tls.url, timeout: .seconds(5)))
+        #expect(response.status == 200)
+        await trusting.shutdown()
+    }
+}
+
+/// `openssl s_server` with a fresh self-signed certificate for `localhost`.
+final class SelfSignedTLSServer: Sendable {
+    let url: String
+    let certificatePath: String
+    private let directory: URL
+    private let process: Process
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        certificatePath = cert
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        make.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                          "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
+        make.standardOutput = FileHandle.nullDevice
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        make.waitUntilExit()
+        guard make.terminationStatus == 0 else { throw ServerErrorText("openssl req failed") }
+        let port = try LoopbackHTTPServer.unusedPort()
+        url = "https://localhost:\(port)/"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl", "s_server", "-quiet", "-www", "-accept", "\(port)", "-cert", cert, "-key", key]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait until it accepts connections.
+        for _ in 0..<200 {
+            if Self.canConnect(port: port) { return }
+            usleep(10_000)
+        }
+        throw ServerErrorText("openssl s_server did not start")
+    }
+
+    func stop() {
+        // SIGKILL: the child may inherit a signal mask that blocks SIGTERM from the test runner's threads.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
+
+struct ServerErrorText: Error { let text: String; init(_ text: String) { self.text = text } }
