@@ -235,11 +235,12 @@ final class CurlEngine: @unchecked Sendable {
                 finish(transfer, .failure(HTTPClientError(.cancelled, "the task was cancelled")))
             }
             if stopping {
-                for (easy, transfer) in active {
+                let remaining = active
+                active.removeAll()
+                for (easy, transfer) in remaining {
                     curl_multi_remove_handle(multi, easy)
                     finish(transfer, .failure(HTTPClientError(.cancelled, "the client is shut down")))
                 }
-                active.removeAll()
                 break
             }
             activeCount.store(active.count, ordering: .relaxed)
@@ -294,6 +295,8 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     private func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPClientError>) {
+        // Callers have already taken the transfer out of `active`; publish the count before resuming the caller.
+        activeCount.store(active.count, ordering: .relaxed)
         let continuation = transfer.continuation
         transfer.continuation = nil
         transfer.releaseHandle()
