@@ -7,12 +7,16 @@ let package = Package(
     products: [
         .library(name: "AdMediation", targets: ["AdMediation"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
+        .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
     ],
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
         .target(name: "AdMediation"),
+
+        // The conformance kit for adapter authors (core only, no test framework).
+        .target(name: "AdNetworkConformance", dependencies: ["AdMediation"]),
 
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -28,7 +32,8 @@ let package = Package(
             path: "Examples/transport-demo"
         ),
 
-        .testTarget(name: "AdMediationTests", dependencies: ["AdMediation"]),
+        .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
+        .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],
     swiftLanguageModes: [.v6]

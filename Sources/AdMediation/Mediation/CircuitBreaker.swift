@@ -1,0 +1,91 @@
+/// A per-network circuit breaker: closed → open after `threshold` consecutive failures → half-open after the
+/// cool-down (one probe at a time) → closed on the probe's success, open again on its failure.
+public struct CircuitBreaker: Sendable, Hashable {
+    /// The breaker's state.
+    public enum State: Sendable, Hashable {
+        /// Requests pass; `failures` consecutive failures so far.
+        case closed(failures: Int)
+        /// Requests are skipped until `until`.
+        case open(until: AdInstant)
+        /// One probe may pass; `probing` while it runs.
+        case halfOpen(probing: Bool)
+    }
+
+    /// Whether a request may go to the network.
+    public enum Admission: Sendable, Hashable {
+        /// Closed: go ahead.
+        case allowed
+        /// Half-open: go ahead as the single probe.
+        case probe
+        /// Open, or a probe is already running: skip.
+        case rejected
+    }
+
+    /// The current state.
+    public private(set) var state: State = .closed(failures: 0)
+    let threshold: Int
+    let coolDown: Duration
+
+    /// Creates a closed breaker.
+    public init(threshold: Int, coolDown: Duration) {
+        self.threshold = threshold
+        self.coolDown = coolDown
+    }
+
+    /// Asks to send a request at `now`.
+    public mutating func admit(at now: AdInstant) -> Admission {
+        switch state {
+        case .closed:
+            return .allowed
+        case .open(let until):
+            guard now >= until else { return .rejected }
+            state = .halfOpen(probing: true)
+            return .probe
+        case .halfOpen(let probing):
+            if probing { return .rejected }
+            state = .halfOpen(probing: true)
+            return .probe
+        }
+    }
+
+    /// Records an answer that is not a failure (fill or no fill).
+    public mutating func recordSuccess() {
+        state = .closed(failures: 0)
+    }
+
+    /// Records a failure (error or timeout) at `now`.
+    public mutating func recordFailure(at now: AdInstant) {
+        switch state {
+        case .closed(let failures):
+            state = failures + 1 >= threshold ? .open(until: now + coolDown) : .closed(failures: failures + 1)
+        case .halfOpen, .open:
+            state = .open(until: now + coolDown)
+        }
+    }
+
+    /// Records that an admitted request ended without an answer (cancelled): frees a half-open probe slot.
+    public mutating func recordAbandoned() {
+        if case .halfOpen = state { state = .halfOpen(probing: false) }
+    }
+}
+
+/// Frequency cap and pacing of one placement.
+struct PlacementPacing: Sendable {
+    var impressions: [AdInstant] = []
+
+    /// Why a request at `now` may not be served, if it may not.
+    func block(at now: AdInstant, cap: Int?, window: Duration, minInterval: Duration?) -> SkipReason? {
+        if let minInterval, let last = impressions.last, now - last < minInterval { return .paced }
+        if let cap {
+            let since = now - window
+            if impressions.count(where: { $0 > since }) >= cap { return .capped }
+        }
+        return nil
+    }
+
+    mutating func record(_ instant: AdInstant, window: Duration) {
+        impressions.append(instant)
+        let since = instant - window
+        impressions.removeAll { $0 <= since }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+
+/// The mediator's configuration: placements with their waterfalls, plus breaker settings. `Codable` with
+/// snake_case keys; every field but `placements` and each placement's `format` and `lines` has a default.
+public struct MediationConfiguration: Codable, Sendable, Hashable {
+    /// Mediated placements by id.
+    public var placements: [String: PlacementConfiguration]
+    /// The circuit breaker applied to each network.
+    public var circuitBreaker: CircuitBreakerConfiguration
+
+    /// Creates a configuration.
+    public init(placements: [String: PlacementConfiguration], circuitBreaker: CircuitBreakerConfiguration = .init()) {
+        self.placements = placements
+        self.circuitBreaker = circuitBreaker
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case placements
+        case circuitBreaker = "circuit_breaker"
+    }
+
+    /// Decodes with defaults for missing optional fields.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        placements = try container.decode([String: PlacementConfiguration].self, forKey: .placements)
+        circuitBreaker = try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init()
+    }
+
+    /// Decodes JSON, turning decoding failures into a ``AdError/Code/configuration`` error that names the field
+    /// path (`placements.home.lines[1].timeout_ms: expected a number`).
+    public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
+        do {
+            return try JSONDecoder().decode(MediationConfiguration.self, from: json)
+        } catch let error as DecodingError {
+            throw AdError(.configuration, ConfigurationPath.describe(error))
+        } catch {
+            throw AdError(.configuration, "invalid configuration: \(error)")
+        }
+    }
+
+    /// Checks the configuration against the networks that exist (id → served format names). Throws
+    /// ``AdError/Code/configuration`` naming the first field at fault.
+    public func validate(networks: [String: Set<String>]) throws(AdError) {
+        try circuitBreaker.validate(path: "circuit_breaker")
+        if placements.isEmpty { throw AdError(.configuration, "placements: no placement configured") }
+        for (id, placement) in placements.sorted(by: { $0.key < $1.key }) {
+            try placement.validate(path: "placements.\(id)", networks: networks)
+        }
+    }
+}
+
+/// One mediated placement.
+public struct PlacementConfiguration: Codable, Sendable, Hashable {
+    /// How lines are tried.
+    public enum Mode: String, Codable, Sendable, Hashable {
+        /// Lines start concurrently (bounded by `max_in_flight`); priority still decides the winner.
+        case parallel
+        /// One line at a time, in order: the classic waterfall.
+        case sequential
+    }
+
+    /// The format name (see ``AdFormat/name``).
+    public var format: String
+    /// The banner size (`320x50`, `standard`, …), for banners.
+    public var size: String?
+    /// Parallel (default) or sequential.
+    public var mode: Mode
+    /// Ordered lines, highest priority first.
+    public var lines: [WaterfallLine]
+    /// Lines running at once in parallel mode. Default 4.
+    public var maxInFlight: Int
+    /// Deadline of the whole request in milliseconds, unless the request sets a shorter one. Default 5000.
+    public var deadlineMs: Int
+    /// At most this many impressions per `frequency_window_s`. Default: no cap.
+    public var frequencyCap: Int?
+    /// The window of the frequency cap, in seconds. Default 3600.
+    public var frequencyWindowS: Double
+    /// Minimum seconds between two impressions of this placement (pacing). Default: none.
+    public var minIntervalS: Double?
+
+    /// Creates a placement.
+    public init(
+        format: String,
+        size: String? = nil,
+        mode: Mode = .parallel,
+        lines: [WaterfallLine],
+        maxInFlight: Int = 4,
+        deadlineMs: Int = 5000,
+        frequencyCap: Int? = nil,
+        frequencyWindowS: Double = 3600,
+        minIntervalS: Double? = nil
+    ) {
+        self.format = format
+        self.size = size
+        self.mode = mode
+        self.lines = lines
+        self.maxInFlight = maxInFlight
+        self.deadlineMs = deadlineMs
+        self.frequencyCap = frequencyCap
+        self.frequencyWindowS = frequencyWindowS
+        self.minIntervalS = minIntervalS
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, size, mode, lines
+        case maxInFlight = "max_in_flight"
+        case deadlineMs = "deadline_ms"
+        case frequencyCap = "frequency_cap"
+        case frequencyWindowS = "frequency_window_s"
+        case minIntervalS = "min_interval_s"
+    }
+
+    /// Decodes with defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(String.self, forKey: .format)
+        size = try c.decodeIfPresent(String.self, forKey: .size)
+        mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
+        lines = try c.decode([WaterfallLine].self, forKey: .lines)
+        maxInFlight = try c.decodeIfPresent(Int.self, forKey: .maxInFlight) ?? 4
+        deadlineMs = try c.decodeIfPresent(Int.self, forKey: .deadlineMs) ?? 5000
+        frequencyCap = try c.decodeIfPresent(Int.self, forKey: .frequencyCap)
+        frequencyWindowS = try c.decodeIfPresent(Double.self, forKey: .frequencyWindowS) ?? 3600
+        minIntervalS = try c.decodeIfPresent(Double.self, forKey: .minIntervalS)
+    }
+
+    /// The parsed format; nil when the name is unknown or a banner has no valid size.
+    public var adFormat: AdFormat? {
+        AdFormat(name: format, size: size.flatMap(BannerSize.init(parsing:)))
+    }
+
+    func validate(path: String, networks: [String: Set<String>]) throws(AdError) {
+        guard AdFormat.allNames.contains(format) else {
+            throw AdError(.configuration, "\(path).format: unknown format \"\(format)\" (expected one of \(AdFormat.allNames.joined(separator: ", ")))")
+        }
+        if format == "banner" {
+            guard let size else { throw AdError(.configuration, "\(path).size: a banner placement needs a size such as \"320x50\"") }
+            guard BannerSize(parsing: size) != nil else { throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"") }
+        }
+        if lines.isEmpty { throw AdError(.configuration, "\(path).lines: the waterfall is empty") }
+        if maxInFlight < 1 { throw AdError(.configuration, "\(path).max_in_flight: must be at least 1, got \(maxInFlight)") }
+        if deadlineMs <= 0 { throw AdError(.configuration, "\(path).deadline_ms: must be positive, got \(deadlineMs)") }
+        if let cap = frequencyCap, cap < 1 { throw AdError(.configuration, "\(path).frequency_cap: must be at least 1, got \(cap)") }
+        if !(frequencyWindowS > 0) { throw AdError(.configuration, "\(path).frequency_window_s: must be positive, got \(frequencyWindowS)") }
+        if let interval = minIntervalS, !(interval >= 0) {
+            throw AdError(.configuration, "\(path).min_interval_s: must not be negative, got \(interval)")
+        }
+        var seen: [String: Int] = [:]
+        for (index, line) in lines.enumerated() {
+            let linePath = "\(path).lines[\(index)]"
+            try line.validate(path: linePath)
+            guard let formats = networks[line.network] else {
+                throw AdError(.configuration, "\(linePath).network: unknown network \"\(line.network)\"")
+            }
+            if !formats.contains(format) {
+                throw AdError(.configuration, "\(linePath).network: network \"\(line.network)\" does not serve format \"\(format)\"")
+            }
+            let key = "\(line.network)\u{0}\(line.placement)"
+            if let first = seen[key] {
+                throw AdError(.configuration, "\(linePath): duplicate of lines[\(first)] (network \"\(line.network)\", placement \"\(line.placement)\")")
+            }
+            seen[key] = index
+        }
+    }
+}
+
+/// One line of a waterfall.
+public struct WaterfallLine: Codable, Sendable, Hashable {
+    /// The network's id.
+    public var network: String
+    /// The network's own placement id.
+    public var placement: String
+    /// A fill priced under this eCPM counts as no fill. Unpriced fills pass.
+    public var floorEcpm: Double?
+    /// How long this line may take, in milliseconds. Default 1000.
+    public var timeoutMs: Int
+
+    /// Creates a line.
+    public init(network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 1000) {
+        self.network = network
+        self.placement = placement
+        self.floorEcpm = floorEcpm
+        self.timeoutMs = timeoutMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case network, placement
+        case floorEcpm = "floor_ecpm"
+        case timeoutMs = "timeout_ms"
+    }
+
+    /// Decodes with defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        network = try c.decode(String.self, forKey: .network)
+        placement = try c.decode(String.self, forKey: .placement)
+        floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
+        timeoutMs = try c.decodeIfPresent(Int.self, forKey: .timeoutMs) ?? 1000
+    }
+
+    func validate(path: String) throws(AdError) {
+        if network.isEmpty { throw AdError(.configuration, "\(path).network: must not be empty") }
+        if placement.isEmpty { throw AdError(.configuration, "\(path).placement: must not be empty") }
+        if timeoutMs <= 0 { throw AdError(.configuration, "\(path).timeout_ms: must be positive, got \(timeoutMs)") }
+        if let floor = floorEcpm, !(floor >= 0 && floor.isFinite) {
+            throw AdError(.configuration, "\(path).floor_ecpm: must be a non-negative number, got \(floor)")
+        }
+    }
+
+    var timeout: Duration { .milliseconds(timeoutMs) }
+}
+
+/// Rests a network after repeated failures. No fill is not a failure.
+public struct CircuitBreakerConfiguration: Codable, Sendable, Hashable {
+    /// Consecutive failures (errors or timeouts) that open the breaker. Default 5.
+    public var failureThreshold: Int
+    /// How long an open breaker rests before one half-open probe, in seconds. Default 30.
+    public var coolDownS: Double
+
+    /// Creates breaker settings.
+    public init(failureThreshold: Int = 5, coolDownS: Double = 30) {
+        self.failureThreshold = failureThreshold
+        self.coolDownS = coolDownS
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case failureThreshold = "failure_threshold"
+        case coolDownS = "cool_down_s"
+    }
+
+    /// Decodes with defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        failureThreshold = try c.decodeIfPresent(Int.self, forKey: .failureThreshold) ?? 5
+        coolDownS = try c.decodeIfPresent(Double.self, forKey: .coolDownS) ?? 30
+    }
+
+    func validate(path: String) throws(AdError) {
+        if failureThreshold < 1 { throw AdError(.configuration, "\(path).failure_threshold: must be at least 1, got \(failureThreshold)") }
+        if !(coolDownS >= 0) { throw AdError(.configuration, "\(path).cool_down_s: must not be negative, got \(coolDownS)") }
+    }
+}
+
+/// Turns `DecodingError`s into `a.b[2].c: problem` messages.
+enum ConfigurationPath {
+    static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)): expected \(typeName(type)) (\(context.debugDescription))"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)): missing \(typeName(type))"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])): required field is missing"
+        case .dataCorrupted(let context):
+            let at = context.codingPath.isEmpty ? "configuration" : path(context.codingPath)
+            return "\(at): \(context.debugDescription)"
+        @unknown default:
+            return "configuration: \(error)"
+        }
+    }
+
+    static func path(_ keys: [any CodingKey]) -> String {
+        var text = ""
+        for key in keys {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text.isEmpty ? "configuration" : text
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Double.Type: "a number"
+        case is Bool.Type: "a boolean"
+        default: "\(type)"
+        }
+    }
+}

@@ -1,0 +1,376 @@
+import AdMediation
+import Foundation
+import Synchronization
+
+/// A conformance scenario's failure: which scenario, what was expected, what happened.
+public struct ConformanceFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The scenario's name.
+    public var scenario: String
+    /// What the rule requires.
+    public var expectation: String
+    /// What the network did.
+    public var observed: String
+
+    /// Creates a failure.
+    public init(scenario: String, expectation: String, observed: String) {
+        self.scenario = scenario
+        self.expectation = expectation
+        self.observed = observed
+    }
+
+    /// `"privacySignalsReachTheWire: expected …; observed …"`.
+    public var description: String { "\(scenario): expected \(expectation); observed \(observed)" }
+}
+
+/// The network under test and the requests that exercise it.
+public struct ConformanceSubject: Sendable {
+    /// The network under test.
+    public var network: any AdNetwork
+    /// What reached the network's wire (a ``RecordingHTTPClient`` the adapter sends through, or the network itself).
+    public var wire: any WireProbe
+    /// A request the network fills.
+    public var fillRequest: AdRequest
+    /// A request the network answers with no fill, if one is known.
+    public var noFillRequest: AdRequest?
+    /// A request the network fails, and the error code it must fail with, if one is known.
+    public var failingRequest: (request: AdRequest, code: AdError.Code)?
+    /// A request that takes at least one second to answer (for cancellation and timeout scenarios), if known.
+    public var slowRequest: AdRequest?
+    /// The privacy fields the network's contract carries (default: TCF, US privacy and GPP strings).
+    public var privacyFields: Set<PrivacyField>
+    /// How long to watch for work that continues after a call returned. Default 150 ms.
+    public var quietPeriod: Duration
+
+    /// A privacy field a contract may carry.
+    public enum PrivacyField: String, Sendable, Hashable, CaseIterable {
+        /// The TCF consent string.
+        case tcfConsent = "tcf"
+        /// The US privacy string.
+        case usPrivacy = "us_privacy"
+        /// The GPP string.
+        case gpp
+    }
+
+    /// Describes a subject.
+    public init(
+        network: any AdNetwork,
+        wire: any WireProbe,
+        fillRequest: AdRequest,
+        noFillRequest: AdRequest? = nil,
+        failingRequest: (request: AdRequest, code: AdError.Code)? = nil,
+        slowRequest: AdRequest? = nil,
+        privacyFields: Set<PrivacyField> = [.tcfConsent, .usPrivacy, .gpp],
+        quietPeriod: Duration = .milliseconds(150)
+    ) {
+        self.network = network
+        self.wire = wire
+        self.fillRequest = fillRequest
+        self.noFillRequest = noFillRequest
+        self.failingRequest = failingRequest
+        self.slowRequest = slowRequest
+        self.privacyFields = privacyFields
+        self.quietPeriod = quietPeriod
+    }
+}
+
+/// The result of one scenario in ``AdNetworkConformance/runAll(_:)``.
+public struct ConformanceResult: Sendable {
+    /// The scenario's name.
+    public var scenario: String
+    /// Passed, failed, or skipped (the subject lacks the request the scenario needs).
+    public var status: Status
+    /// The outcome of a scenario.
+    public enum Status: Sendable, Hashable {
+        /// The rule holds.
+        case passed
+        /// The rule is broken.
+        case failed(ConformanceFailure)
+        /// Not run, with the reason.
+        case skipped(String)
+    }
+}
+
+/// The conformance kit: one function per rule of ``AdNetwork``. Each throws ``ConformanceFailure`` when the rule
+/// is broken; none imports a test framework, so call them from Swift Testing (`try await …`), XCTest, or the CLI.
+public enum AdNetworkConformance {
+    /// Every scenario with its name, in order.
+    public static let scenarios: [(name: String, run: @Sendable (ConformanceSubject) async throws -> Void)] = [
+        ("fillIsWellFormed", fillIsWellFormed),
+        ("noFillIsAValue", noFillIsAValue),
+        ("errorsMapToTheTaxonomy", errorsMapToTheTaxonomy),
+        ("completionHappensExactlyOnce", completionHappensExactlyOnce),
+        ("cancellationIsHonouredPromptly", cancellationIsHonouredPromptly),
+        ("timeoutsAreHonoured", timeoutsAreHonoured),
+        ("noEventsBeforeLoadOrAfterInvalidation", noEventsBeforeLoadOrAfterInvalidation),
+        ("impressionIsReportedOncePerShow", impressionIsReportedOncePerShow),
+        ("privacySignalsReachTheWire", privacySignalsReachTheWire),
+        ("concurrentLoadsAreSafe", concurrentLoadsAreSafe),
+    ]
+
+    /// Runs every scenario; scenarios whose request the subject lacks are skipped.
+    public static func runAll(_ subject: ConformanceSubject) async -> [ConformanceResult] {
+        var results: [ConformanceResult] = []
+        for (name, run) in scenarios {
+            do {
+                try await run(subject)
+                results.append(ConformanceResult(scenario: name, status: .passed))
+            } catch let failure as ConformanceFailure where failure.expectation == skipMarker {
+                results.append(ConformanceResult(scenario: name, status: .skipped(failure.observed)))
+            } catch let failure as ConformanceFailure {
+                results.append(ConformanceResult(scenario: name, status: .failed(failure)))
+            } catch {
+                results.append(ConformanceResult(scenario: name, status: .failed(
+                    ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)"))))
+            }
+        }
+        return results
+    }
+
+    static let skipMarker = "(skipped)"
+
+    private static func skip(_ scenario: String, _ why: String) -> ConformanceFailure {
+        ConformanceFailure(scenario: scenario, expectation: skipMarker, observed: why)
+    }
+
+    /// Rule 1: a fill is well formed.
+    @Sendable public static func fillIsWellFormed(_ subject: ConformanceSubject) async throws {
+        let name = "fillIsWellFormed"
+        let ad = try await requireFill(subject, name)
+        defer { ad.invalidate() }
+        func fail(_ expectation: String, _ observed: String) -> ConformanceFailure {
+            ConformanceFailure(scenario: name, expectation: expectation, observed: observed)
+        }
+        if !(subject.network is Mediator), ad.networkID != subject.network.id {
+            throw fail("the ad's networkID to be \"\(subject.network.id)\"", "\"\(ad.networkID)\"")
+        }
+        if ad.placement != subject.fillRequest.placement {
+            throw fail("the ad's placement to be \"\(subject.fillRequest.placement)\"", "\"\(ad.placement)\"")
+        }
+        if ad.format.name != subject.fillRequest.format.name {
+            throw fail("the ad's format to be \(subject.fillRequest.format.name)", ad.format.name)
+        }
+        if ad.creative.id.isEmpty { throw fail("a non-empty creative id", "an empty id") }
+        if let ecpm = ad.ecpm, !(ecpm.isFinite && ecpm >= 0) { throw fail("a finite, non-negative eCPM", "\(ecpm)") }
+        if let expiry = ad.expiresAt, expiry <= ad.loadedAt {
+            throw fail("an expiry after the load time", "expiresAt \(expiry) <= loadedAt \(ad.loadedAt)")
+        }
+        if ad.isInvalidated || !ad.reportedEvents.isEmpty {
+            throw fail("a fresh ad (not invalidated, no events)", "invalidated=\(ad.isInvalidated) events=\(ad.reportedEvents)")
+        }
+    }
+
+    /// Rule 2: no fill is returned as a value, never thrown.
+    @Sendable public static func noFillIsAValue(_ subject: ConformanceSubject) async throws {
+        let name = "noFillIsAValue"
+        guard let request = subject.noFillRequest else { throw skip(name, "the subject has no no-fill request") }
+        do {
+            let result = try await subject.network.load(request)
+            if let ad = result.ad {
+                ad.invalidate()
+                throw ConformanceFailure(scenario: name, expectation: "no fill", observed: "a fill (\(ad))")
+            }
+        } catch let failure as ConformanceFailure {
+            throw failure
+        } catch {
+            throw ConformanceFailure(scenario: name, expectation: "a .noFill value", observed: "a thrown error: \(error)")
+        }
+    }
+
+    /// Rule 3: failures are ``AdError``s with the contract's code.
+    @Sendable public static func errorsMapToTheTaxonomy(_ subject: ConformanceSubject) async throws {
+        let name = "errorsMapToTheTaxonomy"
+        guard let (request, code) = subject.failingRequest else { throw skip(name, "the subject has no failing request") }
+        do {
+            let result = try await subject.network.load(request)
+            result.ad?.invalidate()
+            throw ConformanceFailure(scenario: name, expectation: "an AdError \(code.name)", observed: "a result: \(result.ad.map { "\($0)" } ?? "no fill")")
+        } catch let failure as ConformanceFailure {
+            throw failure
+        } catch let error as AdError {
+            if error.code != code {
+                throw ConformanceFailure(scenario: name, expectation: "an AdError \(code.name)", observed: "an AdError \(error.code.name): \(error.message)")
+            }
+        } catch {
+            throw ConformanceFailure(scenario: name, expectation: "an AdError \(code.name)", observed: "a \(type(of: error)): \(error)")
+        }
+    }
+
+    /// Rule 4: a load completes once, and no work continues on the wire after it returned.
+    @Sendable public static func completionHappensExactlyOnce(_ subject: ConformanceSubject) async throws {
+        let name = "completionHappensExactlyOnce"
+        let ad = try await requireFill(subject, name)
+        defer { ad.invalidate() }
+        let after = subject.wire.requestCount
+        let inFlight = subject.wire.requestsInFlight
+        try await Task.sleep(for: subject.quietPeriod)
+        let later = subject.wire.requestCount
+        if inFlight > 0 || later != after {
+            throw ConformanceFailure(
+                scenario: name, expectation: "no wire activity after load returned",
+                observed: "\(inFlight) request(s) still in flight and \(later - after) new request(s) within \(Int(subject.quietPeriod.milliseconds)) ms")
+        }
+    }
+
+    /// Rule 5: cancelling the calling task ends the load within 100 ms, without a fill, and stops its I/O.
+    @Sendable public static func cancellationIsHonouredPromptly(_ subject: ConformanceSubject) async throws {
+        let name = "cancellationIsHonouredPromptly"
+        guard var request = subject.slowRequest else { throw skip(name, "the subject has no slow request") }
+        request.timeout = .seconds(10)
+        let before = subject.wire.requestCount
+        let task = Task { try await subject.network.load(request) }
+        // Let the load reach the wire.
+        for _ in 0..<200 where subject.wire.requestCount == before { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(20))
+        let start = ContinuousClock.now
+        task.cancel()
+        let outcome = await task.result
+        let elapsed = ContinuousClock.now - start
+        if case .success(let result) = outcome, let ad = result.ad {
+            ad.invalidate()
+            throw ConformanceFailure(scenario: name, expectation: "no fill after cancellation", observed: "a fill (\(ad))")
+        }
+        if case .failure(let error) = outcome, let adError = error as? AdError, adError.code != .cancelled {
+            throw ConformanceFailure(scenario: name, expectation: "AdError cancelled", observed: "AdError \(adError.code.name)")
+        }
+        if elapsed > .milliseconds(100) {
+            throw ConformanceFailure(scenario: name, expectation: "the load to end within 100 ms of cancellation", observed: "\(Int(elapsed.milliseconds)) ms")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        if subject.wire.requestsInFlight > 0 {
+            throw ConformanceFailure(scenario: name, expectation: "no request in flight after cancellation", observed: "\(subject.wire.requestsInFlight)")
+        }
+    }
+
+    /// Rule 6: `request.timeout` bounds the load, which then throws ``AdError/Code/timeout``.
+    @Sendable public static func timeoutsAreHonoured(_ subject: ConformanceSubject) async throws {
+        let name = "timeoutsAreHonoured"
+        guard var request = subject.slowRequest else { throw skip(name, "the subject has no slow request") }
+        request.timeout = .milliseconds(200)
+        let start = ContinuousClock.now
+        let outcome: Result<AdLoadResult, any Error>
+        do { outcome = .success(try await subject.network.load(request)) } catch { outcome = .failure(error) }
+        let elapsed = ContinuousClock.now - start
+        switch outcome {
+        case .success(let result):
+            result.ad?.invalidate()
+            throw ConformanceFailure(scenario: name, expectation: "AdError timeout after 200 ms", observed: "a result after \(Int(elapsed.milliseconds)) ms")
+        case .failure(let error):
+            guard let adError = error as? AdError, adError.code == .timeout else {
+                throw ConformanceFailure(scenario: name, expectation: "AdError timeout", observed: "\(error)")
+            }
+        }
+        if elapsed > .milliseconds(300) {
+            throw ConformanceFailure(scenario: name, expectation: "the timeout within 300 ms of a 200 ms deadline", observed: "\(Int(elapsed.milliseconds)) ms")
+        }
+    }
+
+    /// Rule 7: nothing is sent for an ad before an event is reported, and nothing after invalidation.
+    @Sendable public static func noEventsBeforeLoadOrAfterInvalidation(_ subject: ConformanceSubject) async throws {
+        let name = "noEventsBeforeLoadOrAfterInvalidation"
+        let ad = try await requireFill(subject, name)
+        let afterLoad = subject.wire.requestCount
+        try await Task.sleep(for: subject.quietPeriod)
+        if subject.wire.requestCount != afterLoad {
+            ad.invalidate()
+            throw ConformanceFailure(scenario: name, expectation: "no event sent before one is reported",
+                                     observed: "\(subject.wire.requestCount - afterLoad) request(s) after the load")
+        }
+        ad.invalidate()
+        let afterInvalidate = subject.wire.requestCount
+        do {
+            try await ad.report(.impression)
+            throw ConformanceFailure(scenario: name, expectation: "reporting after invalidation to fail", observed: "it succeeded")
+        } catch let error as AdError where error.code == .invalidState {
+        }
+        try await Task.sleep(for: subject.quietPeriod)
+        if subject.wire.requestCount != afterInvalidate {
+            throw ConformanceFailure(scenario: name, expectation: "nothing sent after invalidation",
+                                     observed: "\(subject.wire.requestCount - afterInvalidate) request(s)")
+        }
+    }
+
+    /// Rule 8: one impression per show: the first report sends at most one request, a repeat sends none.
+    @Sendable public static func impressionIsReportedOncePerShow(_ subject: ConformanceSubject) async throws {
+        let name = "impressionIsReportedOncePerShow"
+        let ad = try await requireFill(subject, name)
+        defer { ad.invalidate() }
+        let before = subject.wire.requestCount
+        let first = try await ad.report(.impression)
+        try await Task.sleep(for: subject.quietPeriod)
+        let afterFirst = subject.wire.requestCount
+        let second = try await ad.report(.impression)
+        try await Task.sleep(for: subject.quietPeriod)
+        let afterSecond = subject.wire.requestCount
+        if !first || second {
+            throw ConformanceFailure(scenario: name, expectation: "the first report to send and the second not", observed: "first=\(first) second=\(second)")
+        }
+        if afterFirst - before > 1 || afterSecond != afterFirst {
+            throw ConformanceFailure(scenario: name, expectation: "at most one wire request for one impression, none for a repeat",
+                                     observed: "\(afterFirst - before) for the first, \(afterSecond - afterFirst) for the repeat")
+        }
+    }
+
+    /// Rule 9: every privacy signal the contract carries reaches the wire.
+    @Sendable public static func privacySignalsReachTheWire(_ subject: ConformanceSubject) async throws {
+        let name = "privacySignalsReachTheWire"
+        let marker = UUID().uuidString.prefix(8)
+        var request = subject.fillRequest
+        request.privacy = PrivacySignals(
+            gdprApplies: true, tcfConsent: "CPTCF\(marker)", usPrivacy: "1YNN", gpp: "DBABGPP\(marker)", gppSectionIDs: [2, 7])
+        let before = subject.wire.requestCount
+        let result = try await subject.network.load(request)
+        result.ad?.invalidate()
+        let texts = subject.wire.requestTexts.dropFirst(before).joined(separator: "\n")
+        var missing: [String] = []
+        if subject.privacyFields.contains(.tcfConsent), !texts.contains("CPTCF\(marker)") { missing.append("TCF consent string") }
+        if subject.privacyFields.contains(.usPrivacy), !texts.contains("1YNN") { missing.append("US privacy string") }
+        if subject.privacyFields.contains(.gpp), !texts.contains("DBABGPP\(marker)") { missing.append("GPP string") }
+        if !missing.isEmpty {
+            throw ConformanceFailure(scenario: name, expectation: "the privacy signals on the wire", observed: "missing: \(missing.joined(separator: ", "))")
+        }
+    }
+
+    /// Rule 10: concurrent loads each get their own answer, without errors.
+    @Sendable public static func concurrentLoadsAreSafe(_ subject: ConformanceSubject) async throws {
+        let name = "concurrentLoadsAreSafe"
+        let outcomes = await withTaskGroup(of: Result<AdLoadResult, any Error>.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    do { return .success(try await subject.network.load(subject.fillRequest)) } catch { return .failure(error) }
+                }
+            }
+            var all: [Result<AdLoadResult, any Error>] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        var ads: [LoadedAd] = []
+        var errors: [String] = []
+        for outcome in outcomes {
+            switch outcome {
+            case .success(let result): if let ad = result.ad { ads.append(ad) }
+            case .failure(let error): errors.append("\(error)")
+            }
+        }
+        defer { ads.forEach { $0.invalidate() } }
+        if !errors.isEmpty {
+            throw ConformanceFailure(scenario: name, expectation: "16 concurrent loads without errors", observed: "\(errors.count) failed, first: \(errors[0])")
+        }
+        let distinct = Set(ads.map { ObjectIdentifier($0) }).count
+        if distinct != ads.count {
+            throw ConformanceFailure(scenario: name, expectation: "a distinct ad per load", observed: "\(ads.count) fills but \(distinct) distinct ads")
+        }
+    }
+
+    private static func requireFill(_ subject: ConformanceSubject, _ name: String) async throws -> LoadedAd {
+        let result: AdLoadResult
+        do {
+            result = try await subject.network.load(subject.fillRequest)
+        } catch {
+            throw ConformanceFailure(scenario: name, expectation: "the fill request to fill", observed: "an error: \(error)")
+        }
+        guard let ad = result.ad else {
+            throw ConformanceFailure(scenario: name, expectation: "the fill request to fill", observed: "no fill")
+        }
+        return ad
+    }
+}

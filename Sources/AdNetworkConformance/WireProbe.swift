@@ -1,0 +1,50 @@
+import AdMediation
+import Foundation
+import Synchronization
+
+/// What reached a network's wire, as the conformance kit sees it.
+public protocol WireProbe: Sendable {
+    /// Requests sent so far.
+    var requestCount: Int { get }
+    /// Requests currently in flight.
+    var requestsInFlight: Int { get }
+    /// A text rendering of each request sent (method, URL, headers, body), in order.
+    var requestTexts: [String] { get }
+}
+
+/// An ``HTTPClient`` wrapper that records every request for the conformance kit: give it to the adapter under
+/// test, and the kit to it as the ``WireProbe``.
+public final class RecordingHTTPClient: HTTPClient, WireProbe {
+    private struct State {
+        var texts: [String] = []
+        var inFlight = 0
+    }
+
+    private let base: any HTTPClient
+    private let state = Mutex(State())
+
+    /// Wraps `base`.
+    public init(wrapping base: any HTTPClient) {
+        self.base = base
+    }
+
+    /// Records the request, then sends it through the wrapped client.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var text = "\(request.method) \(request.url)\n"
+        for field in request.headers { text += "\(field.name): \(field.value)\n" }
+        if let body = request.body { text += String(decoding: body, as: UTF8.self) }
+        state.withLock {
+            $0.texts.append(text)
+            $0.inFlight += 1
+        }
+        defer { state.withLock { $0.inFlight -= 1 } }
+        return try await base.send(request)
+    }
+
+    /// Requests sent so far.
+    public var requestCount: Int { state.withLock { $0.texts.count } }
+    /// Requests in flight.
+    public var requestsInFlight: Int { state.withLock { $0.inFlight } }
+    /// Every request as text.
+    public var requestTexts: [String] { state.withLock { $0.texts } }
+}
