@@ -105,6 +105,10 @@ public final class Mediator: AdNetwork {
             return MediationOutcome(result: .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled")), trace: trace)
         }
         guard let ad = machine.winner else {
+            if end >= deadline {
+                let ms = Int((deadline - now).milliseconds)
+                return MediationOutcome(result: .failure(AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline")), trace: trace)
+            }
             return MediationOutcome(result: .success(.noFill(NoFill(reason: "waterfall exhausted"))), trace: trace)
         }
         let wrapped = LoadedAd(
@@ -138,6 +142,30 @@ public final class Mediator: AdNetwork {
         deadline: AdInstant
     ) async -> Bool {
         let (inputs, feed) = AsyncStream<Input>.makeStream()
+        // The loop runs in its own task: iterating an AsyncStream ends early when the iterating task is cancelled,
+        // and the caller's cancellation must instead arrive as an input so every line is cancelled and accounted.
+        let loop = Task.detached { [self, machine] in
+            await runLoop(machine, inputs: inputs, feed: feed, request: request, format: format, placement: placement, deadline: deadline)
+        }
+        let (final, cancelled) = await withTaskCancellationHandler {
+            await loop.value
+        } onCancel: {
+            feed.yield(.callerCancelled)
+        }
+        machine = final
+        return cancelled
+    }
+
+    private func runLoop(
+        _ initial: WaterfallStateMachine,
+        inputs: AsyncStream<Input>,
+        feed: AsyncStream<Input>.Continuation,
+        request: AdRequest,
+        format: AdFormat,
+        placement: PlacementConfiguration,
+        deadline: AdInstant
+    ) async -> (WaterfallStateMachine, Bool) {
+        var machine = initial
         var loads: [Int: Task<Void, Never>] = [:]
         var timer: (at: AdInstant, task: Task<Void, Never>)?
         var callerCancelled = false
@@ -210,10 +238,9 @@ public final class Mediator: AdNetwork {
             })
         }
 
-        await withTaskCancellationHandler {
-            perform(machine.begin(at: clock.now))
-            armTimer()
-            if machine.isFinished { return }
+        perform(machine.begin(at: clock.now))
+        armTimer()
+        if !machine.isFinished {
             for await input in inputs {
                 let now = clock.now
                 switch input {
@@ -229,8 +256,6 @@ public final class Mediator: AdNetwork {
                 if machine.isFinished { break }
                 armTimer()
             }
-        } onCancel: {
-            feed.yield(.callerCancelled)
         }
         timer?.task.cancel()
         feed.finish()
@@ -238,7 +263,7 @@ public final class Mediator: AdNetwork {
         for await input in inputs {
             if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
         }
-        return callerCancelled
+        return (machine, callerCancelled)
     }
 }
 

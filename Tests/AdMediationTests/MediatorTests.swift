@@ -1,0 +1,255 @@
+import AdMediation
+import AdNetworkConformance
+import Foundation
+import Testing
+
+@Suite("Mediator")
+struct MediatorTests {
+    @Test func priorityHoldsWhenALowerLineAnswersFirst() async throws {
+        let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
+        ]))
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await a.waitForLoads(); await b.waitForLoads()
+        b.answer(.success(.filled(b.fill("from-b"))))
+        a.answer(.success(.filled(a.fill("from-a"))))
+        let outcome = await task.value
+        #expect(try outcome.result.get().ad?.creative.id == "from-a")
+        #expect(outcome.trace.winnerIndex == 0)
+    }
+
+    @Test func lowerLineWinsOnceEveryHigherLineHasNoFill() async throws {
+        let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
+        ]))
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await a.waitForLoads(); await b.waitForLoads()
+        b.answer(.success(.filled(b.fill("from-b"))))
+        a.answer(.success(.noFill(NoFill(reason: "empty"))))
+        let outcome = await task.value
+        let ad = try #require(try outcome.result.get().ad)
+        #expect(ad.creative.id == "from-b")
+        #expect(ad.networkID == "b")
+        #expect(outcome.trace.lines.map(\.outcome.name) == ["no_fill", "fill"])
+    }
+
+    @Test func lateAnswerOfACancelledLineIsInvalidatedNotDelivered() async throws {
+        let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
+        ]))
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await a.waitForLoads(); await b.waitForLoads()
+        a.answer(.success(.filled(a.fill("winner"))))
+        let outcome = await task.value
+        #expect(outcome.trace.lines[1].outcome == .skipped(.cancelled))
+        let late = b.fill("late")
+        b.answer(.success(.filled(late)))   // b ignored the cancellation and answers anyway
+        await until { late.isInvalidated }
+        #expect(try outcome.result.get().ad?.creative.id == "winner")
+    }
+
+    @Test func lineTimeoutOnTheManualClockLetsTheNextLineWin() async throws {
+        let clock = ManualAdClock()
+        let slow = ScriptedAdNetwork(id: "slow", clock: clock, script: ["s": [.fill(ecpm: 5, latency: .seconds(2))]])
+        let fast = ScriptedAdNetwork(id: "fast", clock: clock, script: ["f": [.fill(ecpm: 1, latency: .milliseconds(50))]])
+        let mediator = try Mediator(networks: [slow, fast], configuration: .init(placements: [
+            "p": placement([.init(network: "slow", placement: "s", timeoutMs: 300), .init(network: "fast", placement: "f")]),
+        ]), clock: clock)
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await clock.waitForSleepers(3)   // two lines and the mediator's timer
+        await clock.advance(by: .milliseconds(50))
+        await until { fast.loadCount == 1 }
+        await clock.advance(to: .zero + .milliseconds(300))
+        let outcome = await task.value
+        #expect(try outcome.result.get().ad?.networkID == "fast")
+        #expect(outcome.trace.lines[0].outcome == .timeout)
+        #expect(outcome.trace.duration == .milliseconds(300))
+    }
+
+    @Test func parallelDecisionTakesTheSlowestLineAboveTheWinnerNotTheSum() async throws {
+        let clock = ManualAdClock()
+        let networks = (0..<3).map { i in
+            ScriptedAdNetwork(id: "n\(i)", clock: clock, script: ["x": [i < 2 ? .noFill(latency: .milliseconds(100 * (i + 1))) : .fill(latency: .milliseconds(50))]])
+        }
+        let mediator = try Mediator(networks: networks, configuration: .init(placements: [
+            "p": placement((0..<3).map { .init(network: "n\($0)", placement: "x") }),
+        ]), clock: clock)
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await clock.waitForSleepers(4)
+        await clock.advance(to: .zero + .milliseconds(200))
+        let outcome = await task.value
+        #expect(outcome.trace.winnerIndex == 2)
+        #expect(outcome.trace.duration == .milliseconds(200), "max(100, 200), not 100 + 200 + 50")
+    }
+
+    @Test func sequentialModeAsksOneLineAfterAnother() async throws {
+        let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")], mode: .sequential),
+        ]))
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await a.waitForLoads()
+        #expect(b.waiting == 0, "b must not start before a answered")
+        a.answer(.failure(AdError(.server(status: 500), "boom")))
+        await b.waitForLoads()
+        b.answer(.success(.filled(b.fill("b"))))
+        let outcome = await task.value
+        #expect(try outcome.result.get().ad?.creative.id == "b")
+        #expect(outcome.trace.lines[0].outcome == .error(AdError(.server(status: 500), "boom")))
+    }
+
+    @Test func overallDeadlineFromTheRequestEndsTheWaterfall() async throws {
+        let clock = ManualAdClock()
+        let hang = ScriptedAdNetwork(id: "hang", clock: clock, fallback: .hang)
+        let mediator = try Mediator(networks: [hang], configuration: .init(placements: [
+            "p": placement([.init(network: "hang", placement: "h", timeoutMs: 10_000)]),
+        ]), clock: clock)
+        var request = interstitial
+        request.timeout = .milliseconds(250)
+        let task = Task { await mediator.loadWithTrace(request) }
+        await clock.waitForSleepers(2)
+        await clock.advance(by: .milliseconds(250))
+        let outcome = await task.value
+        if case .failure(let error) = outcome.result { #expect(error.code == .timeout) } else { Issue.record("expected a timeout error") }
+        #expect(outcome.trace.lines[0].outcome == .timeout)
+        #expect(outcome.trace.duration == .milliseconds(250))
+    }
+
+    @Test func callerCancellationCancelsEveryLine() async throws {
+        let clock = ManualAdClock()
+        let a = ScriptedAdNetwork(id: "a", clock: clock, fallback: .hang)
+        let b = ScriptedAdNetwork(id: "b", clock: clock, fallback: .hang)
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "x"), .init(network: "b", placement: "x")]),
+        ]), clock: clock)
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await until { a.loadCount == 1 && b.loadCount == 1 }
+        task.cancel()
+        let outcome = await task.value
+        #expect(throws: AdError.self) { try outcome.result.get() }
+        #expect((try? outcome.result.get()) == nil)
+        if case .failure(let error) = outcome.result { #expect(error.code == .cancelled) }
+        await until { a.cancellationCount == 1 && b.cancellationCount == 1 }
+        #expect(outcome.trace.lines.map(\.outcome) == [.skipped(.cancelled), .skipped(.cancelled)])
+    }
+
+    @Test func frequencyCapTurnsRequestsIntoNoFillUntilTheWindowPasses() async throws {
+        let clock = ManualAdClock()
+        let net = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill(ecpm: 1))
+        let mediator = try Mediator(networks: [net], configuration: .init(placements: [
+            "p": PlacementConfiguration(format: "interstitial", lines: [.init(network: "n", placement: "x")], frequencyCap: 2, frequencyWindowS: 60),
+        ]), clock: clock)
+        for _ in 0..<2 {
+            let ad = try #require(try await mediator.load(interstitial).ad)
+            try await ad.report(.impression)
+        }
+        let capped = await mediator.loadWithTrace(interstitial)
+        #expect(try capped.result.get().ad == nil)
+        #expect(capped.trace.lines[0].outcome == .skipped(.capped))
+        #expect(net.loadCount == 2, "a capped request never reaches the network")
+        await clock.advance(by: .seconds(60))
+        #expect(try await mediator.load(interstitial).ad != nil)
+    }
+
+    @Test func pacingEnforcesAMinimumIntervalBetweenImpressions() async throws {
+        let clock = ManualAdClock()
+        let net = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
+        let mediator = try Mediator(networks: [net], configuration: .init(placements: [
+            "p": placement([.init(network: "n", placement: "x")], minIntervalS: 30),
+        ]), clock: clock)
+        let ad = try #require(try await mediator.load(interstitial).ad)
+        try await ad.report(.impression)
+        await clock.advance(by: .seconds(10))
+        let paced = await mediator.loadWithTrace(interstitial)
+        #expect(paced.trace.lines[0].outcome == .skipped(.paced))
+        await clock.advance(by: .seconds(20))
+        #expect(try await mediator.load(interstitial).ad != nil)
+    }
+
+    @Test func breakerOpensAfterConsecutiveFailuresAndProbesAfterTheCoolDown() async throws {
+        let clock = ManualAdClock()
+        let flaky = ScriptedAdNetwork(id: "flaky", clock: clock, script: ["x": [
+            .fail(AdError(.server(status: 503), "down")), .fail(AdError(.server(status: 503), "down")), .fill(),
+        ]])
+        let mediator = try Mediator(networks: [flaky], configuration: .init(
+            placements: ["p": placement([.init(network: "flaky", placement: "x")])],
+            circuitBreaker: .init(failureThreshold: 2, coolDownS: 30)), clock: clock)
+        _ = try await mediator.load(interstitial)
+        _ = try await mediator.load(interstitial)
+        let rested = await mediator.loadWithTrace(interstitial)
+        #expect(rested.trace.lines[0].outcome == .skipped(.breakerOpen))
+        #expect(flaky.loadCount == 2)
+        await clock.advance(by: .seconds(30))
+        let probe = await mediator.loadWithTrace(interstitial)
+        #expect(probe.trace.lines[0].outcome == .fill)
+        #expect(mediator.breakerState(of: "flaky") == .closed(failures: 0))
+    }
+
+    @Test func noFillDoesNotTripTheBreaker() async throws {
+        let net = ScriptedAdNetwork(id: "n", fallback: .noFill())
+        let mediator = try Mediator(networks: [net], configuration: .init(
+            placements: ["p": placement([.init(network: "n", placement: "x")])], circuitBreaker: .init(failureThreshold: 1)))
+        for _ in 0..<3 { _ = try await mediator.load(interstitial) }
+        #expect(net.loadCount == 3)
+        #expect(mediator.breakerState(of: "n") == .closed(failures: 0))
+    }
+
+    @Test func mediatorsNest() async throws {
+        let a = ScriptedAdNetwork(id: "a", fallback: .noFill())
+        let b = ScriptedAdNetwork(id: "b", fallback: .fill(ecpm: 3))
+        let inner = try Mediator(id: "inner", networks: [b], configuration: .init(placements: [
+            "inner_p": placement([.init(network: "b", placement: "b1")]),
+        ]))
+        let outer = try Mediator(networks: [a, inner], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "a1"), .init(network: "inner", placement: "inner_p")]),
+        ]))
+        let outcome = await outer.loadWithTrace(interstitial)
+        let ad = try #require(try outcome.result.get().ad)
+        #expect(ad.networkID == "b")
+        #expect(ad.ecpm == 3)
+        #expect(outcome.trace.winner?.network == "inner")
+        try await ad.report(.impression)
+        #expect(b.reportedEvents.map(\.event) == [.impression], "events reach the innermost network")
+    }
+
+    @Test func privacySignalsAndUserReachEachLine() async throws {
+        let net = ScriptedAdNetwork(id: "n", fallback: .fill())
+        let mediator = try Mediator(networks: [net], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
+        var request = interstitial
+        request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: "TCF", usPrivacy: "1YNN", coppa: true)
+        request.userID = "u1"
+        _ = try await mediator.load(request)
+        #expect(net.requests.first?.privacy == request.privacy)
+        #expect(net.requests.first?.userID == "u1")
+        #expect(net.requests.first?.placement == "x")
+    }
+
+    @Test func unknownPlacementIsAConfigurationError() async throws {
+        let mediator = try Mediator(networks: [ScriptedAdNetwork(id: "n")], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
+        await #expect(throws: AdError(.configuration, "unknown placement \"nope\"")) {
+            try await mediator.load(AdRequest(placement: "nope", format: .interstitial))
+        }
+    }
+
+    @Test func mediatorPassesTheConformanceKit() async throws {
+        let net = ScriptedAdNetwork(id: "n", script: [
+            "fill": [.fill(ecpm: 2)], "empty": [.noFill()], "broken": [.fail(AdError(.unauthorized, "bad key"))],
+            "slow": [.fill(latency: .seconds(5))],
+        ])
+        let lines = ["fill", "empty", "broken", "slow"].map { ($0, placement([.init(network: "n", placement: $0, timeoutMs: 10_000)])) }
+        let mediator = try Mediator(networks: [net], configuration: .init(placements: Dictionary(uniqueKeysWithValues: lines)))
+        let subject = ConformanceSubject(
+            network: mediator, wire: net,
+            fillRequest: AdRequest(placement: "fill", format: .interstitial),
+            noFillRequest: AdRequest(placement: "empty", format: .interstitial),
+            slowRequest: AdRequest(placement: "slow", format: .interstitial))
+        let results = await AdNetworkConformance.runAll(subject)
+        for result in results {
+            if case .failed(let failure) = result.status { Issue.record("\(failure)") }
+        }
+        #expect(results.filter { $0.status == .passed }.count == 9, "all but the error scenario (a mediator turns line errors into no fill)")
+    }
+}
