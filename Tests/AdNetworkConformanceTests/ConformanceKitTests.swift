@@ -1,0 +1,161 @@
+import AdMediation
+import AdNetworkConformance
+import Synchronization
+import Testing
+
+/// A deliberately broken adapter: wraps a good scripted network and breaks one rule.
+final class BrokenNetwork: AdNetwork, WireProbe {
+    enum Fault: Sendable {
+        case none, continuesAfterCompletion, throwsNoFill, ignoresCancellation, ignoresTimeout, dropsPrivacy,
+             duplicateImpression, wrongErrorCode, firesImpressionOnLoad
+    }
+
+    let inner: ScriptedAdNetwork
+    let fault: Fault
+    private let extra = Mutex<[String]>([])
+    var id: String { inner.id }
+    var capabilities: AdNetworkCapabilities { inner.capabilities }
+
+    init(_ fault: Fault) {
+        self.fault = fault
+        self.inner = ScriptedAdNetwork(id: "broken", script: [
+            "fill": [.fill(ecpm: 1.5)],
+            "empty": [.noFill()],
+            "denied": [.fail(AdError(.unauthorized, "bad key"))],
+            "slow": [.fill(latency: .milliseconds(800))],
+        ])
+    }
+
+    var requestCount: Int { inner.requestCount + extra.withLock { $0.count } }
+    var requestsInFlight: Int { inner.requestsInFlight }
+    var requestTexts: [String] { inner.requestTexts + extra.withLock { $0 } }
+
+    func load(_ request: AdRequest) async throws -> AdLoadResult {
+        var request = request
+        switch fault {
+        case .dropsPrivacy: request.privacy = PrivacySignals()
+        case .ignoresTimeout: request.timeout = nil
+        default: break
+        }
+        let result: AdLoadResult
+        do {
+            if fault == .ignoresCancellation {
+                let inner = inner
+                let copy = request
+                result = try await Task.detached { try await inner.load(copy) }.value
+            } else {
+                result = try await inner.load(request)
+            }
+        } catch let error as AdError where fault == .wrongErrorCode {
+            throw AdError(.network, error.message)
+        }
+        switch (fault, result) {
+        case (.throwsNoFill, .noFill):
+            throw AdError(.invalidResponse, "empty response")
+        case (.continuesAfterCompletion, .filled):
+            let inner = inner
+            Task.detached { _ = try? await inner.load(AdRequest(placement: "empty", format: .interstitial)) }
+            return result
+        case (.duplicateImpression, .filled(let ad)):
+            return .filled(LoadedAd(networkID: ad.networkID, placement: ad.placement, format: ad.format, creative: ad.creative,
+                                    ecpm: ad.ecpm, loadedAt: ad.loadedAt, expiresAt: ad.expiresAt, reporter: DoubleReporter(network: self)))
+        case (.firesImpressionOnLoad, .filled(let ad)):
+            let inner = ad
+            Task.detached { try? await Task.sleep(for: .milliseconds(20)); _ = try? await inner.report(.impression) }
+            return result
+        default:
+            return result
+        }
+    }
+
+    fileprivate func send(_ text: String) { extra.withLock { $0.append(text) } }
+
+    private struct DoubleReporter: AdEventReporter {
+        let network: BrokenNetwork
+        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+            network.send("event \(event.name)")
+            network.send("event \(event.name)")
+        }
+    }
+
+    var subject: ConformanceSubject {
+        ConformanceSubject(
+            network: self, wire: self,
+            fillRequest: AdRequest(placement: "fill", format: .interstitial),
+            noFillRequest: AdRequest(placement: "empty", format: .interstitial),
+            failingRequest: (AdRequest(placement: "denied", format: .interstitial), .unauthorized),
+            slowRequest: AdRequest(placement: "slow", format: .interstitial))
+    }
+}
+
+/// Expects `scenario` to fail for `subject`.
+func expectFailure(_ scenario: @Sendable (ConformanceSubject) async throws -> Void, _ subject: ConformanceSubject, sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        try await scenario(subject)
+        Issue.record("the scenario passed for a broken adapter", sourceLocation: sourceLocation)
+    } catch is ConformanceFailure {
+    } catch {
+        Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("Conformance kit")
+struct ConformanceKitTests {
+    @Test func wellBehavedScriptedNetworkPassesEveryScenario() async {
+        let results = await AdNetworkConformance.runAll(BrokenNetwork(.none).subject)
+        #expect(results.count == AdNetworkConformance.scenarios.count)
+        for result in results where result.status != .passed {
+            Issue.record("\(result.scenario): \(result.status)")
+        }
+    }
+
+    @Test func scenarioWithoutItsRequestIsSkippedNotPassed() async {
+        var subject = BrokenNetwork(.none).subject
+        subject.noFillRequest = nil
+        let results = await AdNetworkConformance.runAll(subject)
+        #expect(results.first { $0.scenario == "noFillIsAValue" }?.status == .skipped("the subject has no no-fill request"))
+    }
+
+    @Test func detectsWorkContinuingAfterCompletion() async {
+        await expectFailure(AdNetworkConformance.completionHappensExactlyOnce, BrokenNetwork(.continuesAfterCompletion).subject)
+    }
+
+    @Test func detectsNoFillThrownAsAnError() async {
+        await expectFailure(AdNetworkConformance.noFillIsAValue, BrokenNetwork(.throwsNoFill).subject)
+    }
+
+    @Test func detectsIgnoredCancellation() async {
+        await expectFailure(AdNetworkConformance.cancellationIsHonouredPromptly, BrokenNetwork(.ignoresCancellation).subject)
+    }
+
+    @Test func detectsIgnoredTimeout() async {
+        await expectFailure(AdNetworkConformance.timeoutsAreHonoured, BrokenNetwork(.ignoresTimeout).subject)
+    }
+
+    @Test func detectsDroppedPrivacySignals() async {
+        await expectFailure(AdNetworkConformance.privacySignalsReachTheWire, BrokenNetwork(.dropsPrivacy).subject)
+    }
+
+    @Test func detectsDuplicateImpression() async {
+        await expectFailure(AdNetworkConformance.impressionIsReportedOncePerShow, BrokenNetwork(.duplicateImpression).subject)
+    }
+
+    @Test func detectsErrorsOutsideTheTaxonomy() async {
+        await expectFailure(AdNetworkConformance.errorsMapToTheTaxonomy, BrokenNetwork(.wrongErrorCode).subject)
+    }
+
+    @Test func detectsEventsSentWithoutBeingReported() async {
+        await expectFailure(AdNetworkConformance.noEventsBeforeLoadOrAfterInvalidation, BrokenNetwork(.firesImpressionOnLoad).subject)
+    }
+
+    @Test func failureNamesScenarioExpectationAndObservation() async throws {
+        do {
+            try await AdNetworkConformance.noFillIsAValue(BrokenNetwork(.throwsNoFill).subject)
+            Issue.record("expected a failure")
+        } catch let failure as ConformanceFailure {
+            #expect(failure.scenario == "noFillIsAValue")
+            #expect(failure.expectation == "a .noFill value")
+            #expect(failure.observed.contains("invalid_response"))
+        }
+    }
+}
