@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+// Comparison benchmarks, kept out of the main package so AsyncHTTPClient (and SwiftNIO) stay out of its build.
+import PackageDescription
+
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "AdMediation", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "transport-bench",
+            dependencies: [
+                .product(name: "CurlTransport", package: "AdMediation"),
+                .product(name: "LoopbackServer", package: "AdMediation"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .executableTarget(
+            name: "mediator-bench",
+            dependencies: [
+                .product(name: "AdMediation", package: "AdMediation"),
+                .product(name: "AdNetworkConformance", package: "AdMediation"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
