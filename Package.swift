@@ -9,7 +9,15 @@ let package = Package(
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
+        .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
+        .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
@@ -26,6 +34,16 @@ let package = Package(
         // A raw HTTP/1.1 loopback server with fault injection, for transport tests and benchmarks.
         .target(name: "LoopbackServer"),
 
+        // Local servers speaking the four wire contracts, with scenarios, faults and records.
+        .target(name: "DemandSandbox", dependencies: [
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "demand-sandbox", dependencies: ["DemandSandbox"]),
+
         .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "LoopbackServer"],
@@ -33,6 +51,7 @@ let package = Package(
         ),
 
         .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
+        .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

@@ -14,7 +14,7 @@ if CommandLine.arguments.dropFirst().first == "serve" {
     let body = [UInt8](repeating: 0x61, count: 100)
     let server = try LoopbackHTTPServer { _ in .respond(.init(headers: [("Content-Type", "text/plain")], body: body)) }
     print(server.port)
-    fflush(stdout)
+    fflush(nil)
     while true { sleep(60) }
 }
 

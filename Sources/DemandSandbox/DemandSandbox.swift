@@ -1,0 +1,332 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The demand sandbox: one local HTTP server (Hummingbird, loopback, port chosen by the kernel unless given)
+/// that speaks the four wire contracts under per-network prefixes, with seeded scenarios, fault injection and
+/// records of everything it received.
+public enum DemandSandbox {
+    /// Starts the sandbox and returns once it accepts connections.
+    public static func start(
+        scenario: SandboxScenario = SandboxScenario(),
+        configuration: SandboxConfiguration = SandboxConfiguration()
+    ) async throws -> RunningSandbox {
+        let state = SandboxState(scenario: scenario, configuration: configuration)
+        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            responder: CallbackResponder<SandboxContext> { request, context in
+                try await state.handle(request, context: context)
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: configuration.port), serverName: nil),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: Logger(label: "DemandSandbox", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        let task = Task { try await app.run() }
+        var port = 0
+        for await value in portStream { port = value }
+        guard port > 0 else {
+            task.cancel()
+            throw SandboxError("the sandbox server did not start")
+        }
+        let running = RunningSandbox(port: port, state: state, task: task)
+        state.setBaseURL(running.rootURL)
+        return running
+    }
+}
+
+/// Settings of the sandbox itself (not of its scenario).
+public struct SandboxConfiguration: Sendable {
+    /// Port to listen on; 0 lets the kernel choose. Default 0.
+    public var port: Int = 0
+    /// Accepted GrowthCat API keys. Default `gc_test_demo`.
+    public var growthcatAPIKeys: Set<String> = ["gc_test_demo"]
+    /// Chartboost-style app ids and their app signatures (the HMAC keys). Default `cb_app_demo`.
+    public var chartboostApps: [String: String] = ["cb_app_demo": "cb_sig_demo_secret"]
+
+    /// The defaults.
+    public init() {}
+}
+
+/// A failure to start or use the sandbox.
+public struct SandboxError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A started sandbox: its base URLs, its records, its scenario, and a clean shutdown.
+public final class RunningSandbox: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    let state: SandboxState
+    private let task: Task<Void, any Error>
+
+    init(port: Int, state: SandboxState, task: Task<Void, any Error>) {
+        self.port = port
+        self.state = state
+        self.task = task
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var rootURL: String { "http://127.0.0.1:\(port)" }
+    /// GrowthCat's base URL (append `/v1/sdk/config`, …).
+    public var growthcatBaseURL: String { rootURL + "/growthcat" }
+    /// MARS's base URL, ending in `/v1/` (append `ads`).
+    public var marsBaseURL: String { rootURL + "/mars/v1/" }
+    /// The Chartboost-style network's base URL (append `/banner/v1/load`).
+    public var chartboostBaseURL: String { rootURL + "/chartboost" }
+    /// The app-open network's base URL (append `/appopen/v1/ad`).
+    public var appOpenBaseURL: String { rootURL + "/appopen" }
+    /// The admin endpoint (`GET/PUT {admin}/scenario`, `GET {admin}/records`, `POST {admin}/reset`).
+    public var adminURL: String { rootURL + "/admin" }
+
+    /// A snapshot of what arrived so far.
+    public var records: SandboxRecords { state.records }
+    /// The current scenario.
+    public var scenario: SandboxScenario { state.scenario }
+    /// Replaces the scenario (and re-seeds the generator) at runtime.
+    public func setScenario(_ scenario: SandboxScenario) { state.setScenario(scenario) }
+    /// Forgets every record.
+    public func resetRecords() { state.resetRecords() }
+
+    /// Stops the server and waits for it to finish.
+    public func shutdown() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+/// The request context: Hummingbird's core storage plus the channel, which fault injection needs.
+struct SandboxContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
+/// Everything mutable of a running sandbox, behind one lock.
+final class SandboxState: Sendable {
+    struct Mutable {
+        var scenario: SandboxScenario
+        var rng: SeededGenerator
+        var records = SandboxRecords()
+        var baseURL = ""
+        var serial = 0
+        var growthcatTokens: [String: IssuedToken] = [:]
+        var seenEventIDs: Set<String> = []
+    }
+
+    struct IssuedToken: Sendable {
+        var token: String
+        var minimumViewSeconds: Double
+        var rewardName: String?
+        var rewardAmount: Int?
+        var redeemed = false
+    }
+
+    let configuration: SandboxConfiguration
+    let mutable: Mutex<Mutable>
+
+    init(scenario: SandboxScenario, configuration: SandboxConfiguration) {
+        self.configuration = configuration
+        self.mutable = Mutex(Mutable(scenario: scenario, rng: SeededGenerator(seed: scenario.seed)))
+    }
+
+    var records: SandboxRecords { mutable.withLock { $0.records } }
+    var scenario: SandboxScenario { mutable.withLock { $0.scenario } }
+    var baseURL: String { mutable.withLock { $0.baseURL } }
+
+    func setBaseURL(_ url: String) { mutable.withLock { $0.baseURL = url } }
+    func setScenario(_ scenario: SandboxScenario) {
+        mutable.withLock {
+            $0.scenario = scenario
+            $0.rng = SeededGenerator(seed: scenario.seed)
+        }
+    }
+    func resetRecords() {
+        mutable.withLock {
+            $0.records = SandboxRecords()
+            $0.seenEventIDs = []
+        }
+    }
+
+    func nextSerial() -> Int { mutable.withLock { $0.serial += 1; return $0.serial } }
+
+    func record(_ update: (inout SandboxRecords) -> Void) { mutable.withLock { update(&$0.records) } }
+
+    /// Rolls the dice for one ad request of `network`/`placement`.
+    func draw(network: String, placement: String?) -> Draw {
+        mutable.withLock { m in
+            let scenario = m.scenario.scenario(network: network, placement: placement)
+            var fault: Fault?
+            let roll = m.rng.nextUnit()
+            var cumulative = 0.0
+            for candidate in scenario.faults {
+                cumulative += candidate.rate
+                if roll < cumulative { fault = candidate; break }
+            }
+            let fills = m.rng.nextUnit() < scenario.fillRate
+            let ecpm = (scenario.ecpm.sample(&m.rng) * 100).rounded() / 100
+            let latency = Duration.microseconds(Int64(scenario.latencyMs.sample(&m.rng) * 1000))
+            return Draw(fault: fault, fills: fills, ecpm: ecpm, latency: latency)
+        }
+    }
+
+    // MARK: Dispatch
+
+    func handle(_ request: Request, context: SandboxContext) async throws -> Response {
+        var request = request
+        let path = request.uri.path
+        let method = request.method.rawValue
+        let body = try await request.collectBody(upTo: 1 << 20)
+        let bodyBytes = Data(buffer: body)
+        let query = Self.decodeQuery(request.uri.query)
+        record { $0.requestCounts["\(method) \(path)", default: 0] += 1 }
+        let incoming = Incoming(method: method, path: path, pathWithQuery: request.head.path ?? path, query: query,
+                                headers: request.headers, body: bodyBytes)
+        if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
+        if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
+        if path.hasPrefix("/chartboost/") { return await chartboost(incoming, context: context) }
+        if path.hasPrefix("/appopen/") { return await appOpen(incoming, context: context) }
+        if path.hasPrefix("/admin/") { return admin(incoming) }
+        return Self.error(404, "not_found", "no route for \(method) \(path)")
+    }
+
+    struct Incoming: Sendable {
+        var method: String
+        var path: String
+        var pathWithQuery: String
+        var query: [String: String]
+        var headers: HTTPFields
+        var body: Data
+
+        func header(_ name: String) -> String? {
+            HTTPField.Name(name).flatMap { headers[$0] }
+        }
+    }
+
+    static func decodeQuery(_ query: String?) -> [String: String] {
+        guard let query, !query.isEmpty else { return [:] }
+        var items: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1])) : ""
+            items[key] = value
+        }
+        return items
+    }
+
+    // MARK: Admin
+
+    private func admin(_ incoming: Incoming) -> Response {
+        switch (incoming.method, incoming.path) {
+        case ("GET", "/admin/scenario"):
+            return Self.json(200, try? JSONEncoder().encode(scenario))
+        case ("PUT", "/admin/scenario"), ("POST", "/admin/scenario"):
+            do {
+                setScenario(try JSONDecoder().decode(SandboxScenario.self, from: incoming.body))
+                return Self.json(200, Data(#"{"ok":true}"#.utf8))
+            } catch {
+                return Self.error(400, "invalid_scenario", "\(error)")
+            }
+        case ("GET", "/admin/records"):
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            return Self.json(200, try? encoder.encode(records))
+        case ("POST", "/admin/reset"):
+            resetRecords()
+            return Self.json(200, Data(#"{"ok":true}"#.utf8))
+        default:
+            return Self.error(404, "not_found", "no admin route \(incoming.method) \(incoming.path)")
+        }
+    }
+
+    // MARK: Responses and faults
+
+    static func json(_ status: Int, _ data: Data?, headers: [(String, String)] = []) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json; charset=utf-8"
+        for (name, value) in headers { if let n = HTTPField.Name(name) { fields[n] = value } }
+        let data = data ?? Data("{}".utf8)
+        return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func json(_ status: Int, object: Any, headers: [(String, String)] = []) -> Response {
+        json(status, try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), headers: headers)
+    }
+
+    static func error(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) -> Response {
+        json(status, object: ["error": ["code": code, "message": message]], headers: headers)
+    }
+
+    static func empty(_ status: Int) -> Response {
+        Response(status: .init(code: status), headers: [:], body: .init())
+    }
+
+    /// Applies the drawn latency, then the fault if one was drawn; returns nil when the request proceeds normally.
+    func applyDraw(_ draw: Draw, validBody: @autoclosure () -> Data, context: SandboxContext) async -> Response? {
+        if draw.latency > .zero { try? await Task.sleep(for: draw.latency) }
+        guard let fault = draw.fault else { return nil }
+        switch fault.kind {
+        case .status:
+            let headers = fault.status == 429 ? [("Retry-After", "\(fault.retryAfterS)")] : []
+            return Self.error(fault.status, "injected_fault", "injected status \(fault.status)", headers: headers)
+        case .malformedJSON:
+            return Self.json(200, Data(#"{"ads": [ {"creative": "#.utf8))
+        case .wrongShape:
+            return Self.json(200, Data(#"{"ads": "not-a-list", "placements": 42, "error": null}"#.utf8))
+        case .oversized:
+            let padding = Data(repeating: 0x20, count: 9 << 20)
+            return Self.json(200, Data(#"{"padding": ""#.utf8) + padding + Data(#""}"#.utf8))
+        case .truncated:
+            let full = validBody()
+            let half = full.prefix(max(1, full.count / 2))
+            var fields = HTTPFields()
+            fields[.contentType] = "application/json; charset=utf-8"
+            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: full.count) { writer in
+                try await writer.write(ByteBuffer(bytes: half))
+                throw SandboxError("injected truncation")
+            })
+        case .reset:
+            let full = validBody()
+            let part = full.prefix(max(1, full.count / 2))
+            let channel = context.channel
+            var fields = HTTPFields()
+            fields[.contentType] = "application/json; charset=utf-8"
+            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: full.count) { writer in
+                try await writer.write(ByteBuffer(bytes: part))
+                // SO_LINGER 0 makes close() send a TCP RST instead of a FIN.
+                if let provider = channel as? any SocketOptionProvider {
+                    try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+                }
+                try? await channel.close().get()
+                throw SandboxError("injected reset")
+            })
+        case .slowDrip:
+            let full = validBody()
+            var fields = HTTPFields()
+            fields[.contentType] = "application/json; charset=utf-8"
+            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: full.count) { writer in
+                var offset = 0
+                while offset < full.count {
+                    let end = min(full.count, offset + 16)
+                    try await writer.write(ByteBuffer(bytes: full[offset..<end]))
+                    offset = end
+                    if offset < full.count { try await Task.sleep(for: .milliseconds(40)) }
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// What the sandbox received, for assertions. A snapshot: take a new one to see later arrivals.
+public struct SandboxRecords: Sendable, Codable {
+    /// Requests per route (`"POST /growthcat/v1/ads/events"`), query excluded.
+    public var requestCounts: [String: Int] = [:]
+    /// GrowthCat event batches accepted.
+    public var growthcatBatches: Int = 0
+    /// GrowthCat events, first arrival of each `sdk_event_id`, in arrival order.
+    public var growthcatEvents: [GrowthCatEventRecord] = []
+    /// GrowthCat events whose `sdk_event_id` had already arrived.
+    public var growthcatDuplicates: Int = 0
+    /// GrowthCat reward validations, in order.
+    public var rewardValidations: [RewardValidationRecord] = []
+    /// MARS callbacks (`/v1/t`), in order.
+    public var marsCallbacks: [CallbackRecord] = []
+    /// MARS ad request bodies (raw JSON), in order.
+    public var marsRequests: [String] = []
+    /// Context ids deleted through MARS `DELETE /v1//delete_user`.
+    public var marsDeletedContextIDs: [String] = []
+    /// Chartboost-style and app-open tracking hits.
+    public var trackingHits: [CallbackRecord] = []
+    /// Every ad request's query or body privacy fields, as received (for privacy assertions).
+    public var adRequestPrivacy: [String] = []
+
+    /// Requests to routes whose key contains `fragment`.
+    public func count(_ fragment: String) -> Int {
+        requestCounts.filter { $0.key.contains(fragment) }.values.reduce(0, +)
+    }
+}
+
+/// One GrowthCat event as received.
+public struct GrowthCatEventRecord: Sendable, Codable, Hashable {
+    /// The client's id for the event.
+    public var sdkEventID: String
+    /// The event name.
+    public var eventName: String
+    /// The placement key.
+    public var placementKey: String?
+    /// The creative id.
+    public var creativeID: String?
+    /// String metadata (`progress_pct`).
+    public var metadata: [String: String]
+}
+
+/// One reward validation as received, and the answer.
+public struct RewardValidationRecord: Sendable, Codable, Hashable {
+    /// The allocation id sent.
+    public var allocationID: String
+    /// The user id sent, if any.
+    public var appUserID: String?
+    /// Seconds viewed.
+    public var viewedSeconds: Double
+    /// Whether the reward was granted.
+    public var validated: Bool
+}
+
+/// A callback or tracking GET.
+public struct CallbackRecord: Sendable, Codable, Hashable {
+    /// `mars`, `chartboost` or `appopen`.
+    public var network: String
+    /// The path as received.
+    public var path: String
+    /// Query items as received (decoded).
+    public var query: [String: String]
+}
