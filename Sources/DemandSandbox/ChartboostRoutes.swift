@@ -6,19 +6,12 @@ import Hummingbird
 extension SandboxState {
     static let chartboostSizes: Set<[Int]> = [[320, 50], [300, 250], [728, 90]]
 
-    /// `hex(HMAC-SHA256(key: signature, METHOD + "\n" + path-with-query + "\n" + body))`.
-    static func chartboostSignature(secret: String, method: String, pathWithQuery: String, body: Data) -> String {
-        var message = Data("\(method)\n\(pathWithQuery)\n".utf8)
-        message.append(body)
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
-    }
 
     func chartboost(_ incoming: Incoming, context: SandboxContext) async -> Response {
         guard let appID = incoming.header("X-CB-App-Id"), let secret = configuration.chartboostApps[appID] else {
             return Self.error(401, "unauthorized", "missing or unknown X-CB-App-Id")
         }
-        let expected = Self.chartboostSignature(secret: secret, method: incoming.method, pathWithQuery: incoming.pathWithQuery, body: incoming.body)
+        let expected = chartboostSignature(secret: secret, method: incoming.method, pathWithQuery: incoming.pathWithQuery, body: incoming.body)
         guard let signature = incoming.header("X-CB-Signature"), signature.lowercased() == expected else {
             return Self.error(401, "invalid_signature", "missing or wrong X-CB-Signature")
         }
@@ -69,4 +62,12 @@ extension SandboxState {
         if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
         return Self.json(200, body)
     }
+}
+
+/// `hex(HMAC-SHA256(key: secret, METHOD + "\n" + path-with-query + "\n" + body))`, the Chartboost-style signature.
+public func chartboostSignature(secret: String, method: String, pathWithQuery: String, body: Data) -> String {
+    var message = Data("\(method)\n\(pathWithQuery)\n".utf8)
+    message.append(body)
+    let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
+    return mac.map { String(format: "%02x", $0) }.joined()
 }

@@ -34,13 +34,15 @@ extension SandboxState {
               configuration.growthcatAPIKeys.contains(String(auth.dropFirst("Bearer ".count))) else {
             return Self.error(401, "unauthorized", "missing or unknown API key")
         }
-        switch (incoming.method, path) {
+        // The app-scoped catalog alias is the same call as the plain catalog.
+        let isAppScopedCatalog = path.hasPrefix("/v1/sdk/apps/") && path.hasSuffix("/ads/catalog")
+        switch (incoming.method, isAppScopedCatalog ? "/v1/ads/catalog" : path) {
         case ("GET", "/v1/sdk/config"):
             return Self.json(200, object: [
                 "app_id": "app_sandbox", "workspace": "test",
                 "ads": ["ads_enabled": true, "formats": ["banner", "interstitial"], "ad_cache_ttl_seconds": 300, "max_offline_ad_events": 500],
             ])
-        case ("GET", "/v1/ads/catalog"), ("GET", _) where path.hasPrefix("/v1/sdk/apps/") && path.hasSuffix("/ads/catalog"):
+        case ("GET", "/v1/ads/catalog"):
             guard let key = incoming.query["placement_key"], !key.isEmpty else {
                 return Self.error(400, "missing_placement_key", "placement_key is required")
             }

@@ -1,0 +1,165 @@
+import AdMediation
+import CurlTransport
+import DemandSandbox
+import Foundation
+import Testing
+
+@Suite("Sandbox: scenarios, faults, records")
+struct ScenarioTests {
+    let catalog = "/v1/ads/catalog?placement_key=home_banner"
+
+    func faulted(_ kind: Fault.Kind, status: Int = 500) -> SandboxScenario {
+        SandboxScenario(networks: ["growthcat": NetworkScenario(faults: [Fault(kind, rate: 1, status: status, retryAfterS: 7)])])
+    }
+
+    @Test func injectedStatusCarriesAnErrorBody() async throws {
+        try await withSandbox(faulted(.status, status: 503)) { sandbox, client in
+            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            #expect(response.status == 503 && errorCode(response) == "injected_fault")
+        }
+    }
+
+    @Test func injected429CarriesRetryAfter() async throws {
+        try await withSandbox(faulted(.status, status: 429)) { sandbox, client in
+            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            #expect(response.status == 429)
+            #expect(response.retryAfter == .seconds(7))
+        }
+    }
+
+    @Test func injectedResetFailsTheTransfer() async throws {
+        try await withSandbox(faulted(.reset)) { sandbox, client in
+            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) } throws: { error in
+                guard let error = error as? HTTPClientError else { return false }
+                return [.connectionReset, .truncatedBody].contains(error.code)
+            }
+        }
+    }
+
+    @Test func injectedTruncationIsATruncatedBody() async throws {
+        try await withSandbox(faulted(.truncated)) { sandbox, client in
+            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) } throws: { error in
+                (error as? HTTPClientError)?.code == .truncatedBody
+            }
+        }
+    }
+
+    @Test func injectedMalformedJSONIsNotJSON() async throws {
+        try await withSandbox(faulted(.malformedJSON)) { sandbox, client in
+            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            #expect(response.status == 200)
+            #expect((try? JSONSerialization.jsonObject(with: response.body)) == nil)
+        }
+    }
+
+    @Test func injectedWrongShapeIsValidJSONWithoutAnAdsList() async throws {
+        try await withSandbox(faulted(.wrongShape)) { sandbox, client in
+            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            #expect(body["ads"] is String)
+        }
+    }
+
+    @Test func injectedOversizedBodyHitsTheClientCap() async throws {
+        try await withSandbox(faulted(.oversized)) { sandbox, client in
+            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) } throws: { error in
+                (error as? HTTPClientError)?.code == .responseTooLarge
+            }
+        }
+    }
+
+    @Test func injectedSlowDripStillDeliversTheWholeBodySlowly() async throws {
+        try await withSandbox(faulted(.slowDrip)) { sandbox, client in
+            let start = ContinuousClock.now
+            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            #expect(try json(response)["ads"] is [Any])
+            #expect(ContinuousClock.now - start > .milliseconds(200), "a ~1 KiB body in 16-byte chunks 40 ms apart")
+        }
+    }
+
+    @Test func slowDripTripsAShortClientDeadline() async throws {
+        try await withSandbox(faulted(.slowDrip)) { sandbox, client in
+            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth, timeout: .milliseconds(100))) } throws: { error in
+                (error as? HTTPClientError)?.code == .timeout
+            }
+        }
+    }
+
+    @Test func fixedLatencyDelaysTheAnswer() async throws {
+        try await withSandbox(SandboxScenario(networks: ["growthcat": NetworkScenario(latencyMs: .fixed(150))])) { sandbox, client in
+            let start = ContinuousClock.now
+            _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            #expect(ContinuousClock.now - start >= .milliseconds(150))
+        }
+    }
+
+    @Test func sameSeedGivesTheSameAnswers() async throws {
+        let scenario = SandboxScenario(seed: 7, networks: ["growthcat": NetworkScenario(fillRate: 0.5, ecpm: .logNormal(median: 2, sigma: 0.5))])
+        var runs: [[String]] = []
+        for _ in 0..<2 {
+            try await withSandbox(scenario) { sandbox, client in
+                var answers: [String] = []
+                for _ in 0..<20 {
+                    let ads = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))["ads"] as? [[String: Any]]
+                    answers.append(ads?.first.map { "\($0["ecpm"] ?? "")" } ?? "no-fill")
+                }
+                runs.append(answers)
+            }
+        }
+        #expect(runs[0] == runs[1])
+        #expect(Set(runs[0]).count > 2, "fills and no fills with varied prices")
+        #expect(runs[0].contains("no-fill"))
+    }
+
+    @Test func placementScenarioOverridesTheNetworkScenario() async throws {
+        let scenario = SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)], placements: ["growthcat/home_banner": NetworkScenario(fillRate: 1)])
+        try await withSandbox(scenario) { sandbox, client in
+            let banner = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            let other = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=level_complete", headers: gcAuth)))
+            #expect((banner["ads"] as? [Any])?.count == 1)
+            #expect((other["ads"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func scenarioChangesAtRuntimeThroughTheAdminEndpoint() async throws {
+        try await withSandbox { sandbox, client in
+            let put = HTTPRequest(method: .put, url: sandbox.adminURL + "/scenario", body: Data(#"{"networks":{"growthcat":{"fill_rate":0}}}"#.utf8))
+            #expect(try await client.send(put).status == 200)
+            #expect(sandbox.scenario.networks["growthcat"]?.fillRate == 0)
+            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            #expect((body["ads"] as? [Any])?.isEmpty == true)
+            let bad = try await client.send(HTTPRequest(method: .put, url: sandbox.adminURL + "/scenario", body: Data("{".utf8)))
+            #expect(bad.status == 400)
+        }
+    }
+
+    @Test func scenarioChangesAtRuntimeThroughTheAPI() async throws {
+        try await withSandbox { sandbox, client in
+            sandbox.setScenario(SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)]))
+            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            #expect((body["ads"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func recordsCountRequestsPerRouteAndAreServedByTheAdminEndpoint() async throws {
+        try await withSandbox { sandbox, client in
+            for _ in 0..<3 { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) }
+            #expect(sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 3)
+            let records = try json(try await client.send(HTTPRequest(url: sandbox.adminURL + "/records")))
+            #expect((records["request_counts"] as? [String: Int])?["GET /growthcat/v1/ads/catalog"] == 3)
+            _ = try await client.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/reset"))
+            #expect(sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == nil)
+        }
+    }
+
+    @Test func scenarioJSONUsesSnakeCaseAndDefaults() throws {
+        let scenario = try JSONDecoder().decode(SandboxScenario.self, from: Data("""
+        {"seed": 3, "networks": {"mars": {"fill_rate": 0.25, "latency_ms": {"uniform": {"min": 10, "max": 20}},
+          "faults": [{"kind": "status", "status": 429, "rate": 0.1, "retry_after_s": 2}]}}}
+        """.utf8))
+        #expect(scenario.seed == 3)
+        #expect(scenario.networks["mars"]?.fillRate == 0.25)
+        #expect(scenario.networks["mars"]?.latencyMs == .uniform(min: 10, max: 20))
+        #expect(scenario.networks["mars"]?.faults == [Fault(.status, rate: 0.1, status: 429, retryAfterS: 2)])
+        #expect(scenario.networks["mars"]?.ecpm == .uniform(min: 0.5, max: 5))
+    }
+}
