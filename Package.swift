@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
+        .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
         .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
     ],
@@ -44,6 +45,9 @@ let package = Package(
         ]),
         .executableTarget(name: "demand-sandbox", dependencies: ["DemandSandbox"]),
 
+        // Adapters: one module per network; they see the core only and never each other.
+        .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen"),
+
         .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "LoopbackServer"],
@@ -52,6 +56,7 @@ let package = Package(
 
         .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation"]),
+        .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

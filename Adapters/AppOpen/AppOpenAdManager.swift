@@ -1,0 +1,262 @@
+import AdMediation
+
+/// Loads an app-open ad ahead of time and shows it when the app comes to the foreground, with the seed's rules:
+/// one ad at a time, never loading while loading or while an unexpired ad is held, expiry at
+/// `min(ad TTL, 4 hours)` from load, completion reported and the next ad loaded after a dismissal or a failure to
+/// present, and the best-practice policies (cold starts only from a loading screen, not before the app has been
+/// opened N times, a minimum interval between app-open ads).
+///
+/// Works over any ``AdNetwork`` — a single network or a ``Mediator``. There is no UI: the app renders the ad it is
+/// given and reports presentation back (``adDidPresent()``, ``adDidDismiss()``, ``adDidFailToPresent(_:)``,
+/// ``adDidClick()``). All time comes from the injected clock.
+public actor AppOpenAdManager {
+    /// Best-practice policies.
+    public struct Policy: Sendable, Hashable {
+        /// The first N opens of the app never show an app-open ad. Default 0.
+        public var opensBeforeFirstAd: Int = 0
+        /// Minimum time between two app-open ads. Default none.
+        public var minimumInterval: Duration = .zero
+        /// Longest an ad stays showable after loading, whatever its own TTL. Default 4 hours.
+        public var maximumAge: Duration = .seconds(4 * 3600)
+
+        /// The defaults.
+        public init(opensBeforeFirstAd: Int = 0, minimumInterval: Duration = .zero, maximumAge: Duration = .seconds(4 * 3600)) {
+            self.opensBeforeFirstAd = opensBeforeFirstAd
+            self.minimumInterval = minimumInterval
+            self.maximumAge = maximumAge
+        }
+    }
+
+    /// Why ``showAdIfAvailable()`` did not present.
+    public enum NotShownReason: String, Sendable, Hashable {
+        /// An ad is already on screen.
+        case alreadyShowing = "already_showing"
+        /// No unexpired ad is loaded (a load was started).
+        case notReady = "not_ready"
+        /// The main content is on screen: app-open ads show only on a foreground or from a cold-start loading screen.
+        case mainContentVisible = "main_content_visible"
+        /// The app has not been opened often enough yet.
+        case tooFewOpens = "too_few_opens"
+        /// The last app-open ad was too recent.
+        case tooSoon = "too_soon"
+    }
+
+    /// The outcome of ``showAdIfAvailable()``.
+    public enum ShowResult: Sendable {
+        /// Present this ad now, then report ``adDidPresent()`` (or ``adDidFailToPresent(_:)``).
+        case present(LoadedAd)
+        /// Nothing to show; completion was reported unless the reason is ``NotShownReason/alreadyShowing``.
+        case notShown(NotShownReason)
+    }
+
+    /// What the manager did, in order.
+    public enum Event: Sendable, Equatable {
+        /// An ad was loaded.
+        case loaded(adID: String)
+        /// A load failed (or did not fill); the next foreground tries again.
+        case loadFailed(String)
+        /// An expired ad was discarded.
+        case expired(adID: String)
+        /// An ad was handed to the app for presentation.
+        case presenting(adID: String)
+        /// The impression was reported.
+        case impression(adID: String)
+        /// A click was reported.
+        case click(adID: String)
+        /// The app-open life cycle is complete (dismissed, failed to present, or nothing shown): continue.
+        case completed
+    }
+
+    private enum Screen { case background, loadingScreen, foreground, mainContent }
+
+    private let network: any AdNetwork
+    private let request: AdRequest
+    private let policy: Policy
+    private let clock: any AdClock
+    private var ad: LoadedAd?
+    private var validUntil: AdInstant?
+    private var showing: LoadedAd?
+    private var loadTask: Task<Void, Never>?
+    private var screen: Screen = .background
+    private var opens = 0
+    private var lastShownAt: AdInstant?
+    private var log: [Event] = []
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// The manager's events, for the app to observe (see also ``history``).
+    public nonisolated let events: AsyncStream<Event>
+
+    /// Creates a manager loading `adUnit` from `network`.
+    public init(network: any AdNetwork, adUnit: String, request: AdRequest? = nil, policy: Policy = Policy(), clock: any AdClock = SystemAdClock()) {
+        self.network = network
+        var request = request ?? AdRequest(placement: adUnit, format: .appOpen)
+        request.placement = adUnit
+        request.format = .appOpen
+        self.request = request
+        self.policy = policy
+        self.clock = clock
+        (events, continuation) = AsyncStream.makeStream()
+    }
+
+    /// A load is in progress.
+    public var isLoadingAd: Bool { loadTask != nil }
+    /// An ad is on screen.
+    public var isShowingAd: Bool { showing != nil }
+    /// An unexpired ad is held and ready to show.
+    public var isAdAvailable: Bool {
+        guard ad != nil, let validUntil else { return false }
+        return clock.now < validUntil
+    }
+    /// Every event so far.
+    public var history: [Event] { log }
+
+    // MARK: App life-cycle inputs
+
+    /// Cold start: the app launched and shows its loading screen. Counts an open and loads ahead.
+    public func applicationDidLaunch() {
+        opens += 1
+        screen = .loadingScreen
+        startLoad()
+    }
+
+    /// The loading screen is gone and the main content is on screen: no app-open ad may show until the next foreground.
+    public func mainContentDidAppear() {
+        if screen != .background { screen = .mainContent }
+    }
+
+    /// The app went to the background.
+    public func applicationDidEnterBackground() {
+        screen = .background
+    }
+
+    /// Warm start: the app comes back to the foreground. Counts an open and shows an ad if one is available.
+    @discardableResult
+    public func applicationWillEnterForeground() async -> ShowResult {
+        opens += 1
+        screen = .foreground
+        return showAdIfAvailable()
+    }
+
+    // MARK: Load and show
+
+    /// Loads an ad unless one is loading or an unexpired one is held. An expired ad is discarded first.
+    public func loadAd() async {
+        startLoad()
+        await loadTask?.value
+    }
+
+    /// Waits for a load in progress, if any.
+    public func waitForLoad() async {
+        await loadTask?.value
+    }
+
+    private func startLoad() {
+        discardIfExpired()
+        guard loadTask == nil, ad == nil else { return }
+        let network = network, request = request
+        loadTask = Task {
+            let result: Result<AdLoadResult, any Error>
+            do { result = .success(try await network.load(request)) } catch { result = .failure(error) }
+            self.finishLoad(result)
+        }
+    }
+
+    private func finishLoad(_ result: Result<AdLoadResult, any Error>) {
+        loadTask = nil
+        switch result {
+        case .success(.filled(let loaded)):
+            let now = clock.now
+            var until = now + policy.maximumAge
+            if let expiry = loaded.expiresAt { until = min(until, expiry) }
+            guard now < until else {
+                loaded.invalidate()
+                emit(.loadFailed("the ad arrived expired"))
+                return
+            }
+            ad = loaded
+            validUntil = until
+            emit(.loaded(adID: loaded.creative.id))
+        case .success(.noFill(let noFill)):
+            emit(.loadFailed("no fill: \(noFill.reason)"))
+        case .failure(let error):
+            emit(.loadFailed("\(error)"))
+        }
+    }
+
+    private func discardIfExpired() {
+        if let held = ad, !isAdAvailable {
+            held.invalidate()
+            ad = nil
+            validUntil = nil
+            emit(.expired(adID: held.creative.id))
+        }
+    }
+
+    /// Shows the held ad if it is available and the policies allow; otherwise reports completion and, when no ad is
+    /// ready, starts a load. Never presents two ads at once.
+    public func showAdIfAvailable() -> ShowResult {
+        if showing != nil { return .notShown(.alreadyShowing) }
+        if let reason = policyBlock() {
+            emit(.completed)
+            return .notShown(reason)
+        }
+        discardIfExpired()
+        guard let ready = ad else {
+            emit(.completed)
+            startLoad()
+            return .notShown(.notReady)
+        }
+        ad = nil
+        validUntil = nil
+        showing = ready
+        lastShownAt = clock.now
+        emit(.presenting(adID: ready.creative.id))
+        return .present(ready)
+    }
+
+    private func policyBlock() -> NotShownReason? {
+        if screen == .mainContent || screen == .background { return .mainContentVisible }
+        if opens <= policy.opensBeforeFirstAd { return .tooFewOpens }
+        if let last = lastShownAt, clock.now - last < policy.minimumInterval { return .tooSoon }
+        return nil
+    }
+
+    // MARK: Presentation inputs from the app
+
+    /// The ad is on screen: reports the impression (once).
+    public func adDidPresent() async {
+        guard let current = showing else { return }
+        if (try? await current.report(.impression)) == true { emit(.impression(adID: current.creative.id)) }
+    }
+
+    /// The user clicked the ad: reports the click (once).
+    public func adDidClick() async {
+        guard let current = showing else { return }
+        if (try? await current.report(.click)) == true { emit(.click(adID: current.creative.id)) }
+    }
+
+    /// The ad was dismissed: clears it, reports completion, loads the next.
+    public func adDidDismiss() {
+        finishShowing()
+    }
+
+    /// The ad could not be presented: clears it, reports completion, loads the next.
+    public func adDidFailToPresent(_ error: any Error) {
+        finishShowing()
+    }
+
+    private func finishShowing() {
+        guard let current = showing else { return }
+        current.invalidate()
+        showing = nil
+        // The content behind the ad is the app's main content now.
+        screen = .mainContent
+        emit(.completed)
+        startLoad()
+    }
+
+    private func emit(_ event: Event) {
+        log.append(event)
+        continuation.yield(event)
+    }
+}
