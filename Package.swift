@@ -49,6 +49,11 @@ let package = Package(
         .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen"),
 
         .executableTarget(
+            name: "app-open-day",
+            dependencies: ["AppOpenAds", "CurlTransport", "DemandSandbox"],
+            path: "Examples/app-open-day"
+        ),
+        .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "LoopbackServer"],
             path: "Examples/transport-demo"
