@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
+        .library(name: "ChartboostBanners", targets: ["ChartboostBanners"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
         .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
     ],
@@ -47,6 +48,9 @@ let package = Package(
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen"),
+        .target(name: "ChartboostBanners", dependencies: [
+            "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
+        ], path: "Adapters/Chartboost"),
 
         .executableTarget(
             name: "app-open-day",
@@ -62,6 +66,7 @@ let package = Package(
         .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport"]),
+        .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

@@ -1,0 +1,328 @@
+import AdMediation
+
+/// Why a banner's refresh timer is paused. The timer runs only while no reason holds.
+public enum BannerPauseReason: String, Sendable, Hashable, CaseIterable {
+    /// The banner is not visible on screen.
+    case hidden
+    /// The app is in the background.
+    case background
+    /// A full-screen ad covers the banner.
+    case coveredByFullScreenAd = "covered"
+}
+
+/// Refresh settings. Values follow Chartboost Mediation's banner controller.
+public struct BannerRefreshPolicy: Sendable, Hashable {
+    /// The configured refresh interval. Under 10 s disables refresh; over 240 s is clamped to 240 s. Default 30 s.
+    public var interval: Duration
+    /// Consecutive load failures after which retries back off. Default 4.
+    public var failuresBeforeBackoff: Int
+    /// The retry interval once backing off. Default 240 s.
+    public var backoffInterval: Duration
+    /// Load the next ad right after an impression, so it is ready when the timer fires. Default true.
+    public var preloadAfterImpression: Bool
+
+    /// Creates a policy.
+    public init(interval: Duration = .seconds(30), failuresBeforeBackoff: Int = 4, backoffInterval: Duration = .seconds(240), preloadAfterImpression: Bool = true) {
+        self.interval = interval
+        self.failuresBeforeBackoff = failuresBeforeBackoff
+        self.backoffInterval = backoffInterval
+        self.preloadAfterImpression = preloadAfterImpression
+    }
+
+    /// The interval in force: nil (refresh off) under 10 s, at most 240 s.
+    public var effectiveInterval: Duration? {
+        if interval < .seconds(10) { return nil }
+        return min(interval, .seconds(240))
+    }
+}
+
+/// The refresh rules as a value type fed with explicit instants.
+struct BannerRefreshMachine: Sendable {
+    enum Action: Sendable {
+        case load
+        case show(LoadedAd)
+        case armTimer(AdInstant)
+        case cancelTimer
+        case discard(LoadedAd)
+    }
+
+    let policy: BannerRefreshPolicy
+    private(set) var pauses: Set<BannerPauseReason> = []
+    private(set) var deadline: AdInstant?
+    private(set) var remaining: Duration?
+    private(set) var consecutiveFailures = 0
+    private(set) var loading = false
+    private(set) var preloaded: LoadedAd?
+    private(set) var started = false
+    /// The timer fired (or a click asked for a refresh) while nothing was ready: show the next load at once.
+    private var showWhenLoaded = false
+
+    init(policy: BannerRefreshPolicy) { self.policy = policy }
+
+    var isPaused: Bool { !pauses.isEmpty }
+
+    mutating func start(with initial: LoadedAd? = nil, at now: AdInstant) -> [Action] {
+        guard !started else { return [] }
+        started = true
+        showWhenLoaded = true
+        if let initial {
+            preloaded = initial
+            return isPaused ? [] : showPreloaded(at: now)
+        }
+        return requestLoad()
+    }
+
+    private mutating func requestLoad() -> [Action] {
+        if loading { return [] }
+        loading = true
+        return [.load]
+    }
+
+    mutating func loadFinished(_ ad: LoadedAd?, at now: AdInstant) -> [Action] {
+        loading = false
+        guard let ad else {
+            consecutiveFailures += 1
+            // A failed preload leaves the running refresh timer alone: the next refresh tries again.
+            guard deadline == nil, remaining == nil, let interval = policy.effectiveInterval else { return [] }
+            return arm(after: consecutiveFailures >= policy.failuresBeforeBackoff ? policy.backoffInterval : interval, at: now)
+        }
+        consecutiveFailures = 0
+        var actions: [Action] = []
+        if let old = preloaded { actions.append(.discard(old)) }
+        preloaded = ad
+        if showWhenLoaded && !isPaused {
+            actions += showPreloaded(at: now)
+        }
+        return actions
+    }
+
+    private mutating func showPreloaded(at now: AdInstant) -> [Action] {
+        guard let ad = preloaded else { return [] }
+        preloaded = nil
+        showWhenLoaded = false
+        var actions: [Action] = [.show(ad)]
+        if let interval = policy.effectiveInterval {
+            actions += arm(after: interval, at: now)
+        } else {
+            deadline = nil
+            remaining = nil
+            actions.append(.cancelTimer)
+        }
+        return actions
+    }
+
+    /// The impression of the ad just shown was recorded: preload the next one.
+    mutating func impressionRecorded() -> [Action] {
+        guard policy.preloadAfterImpression, policy.effectiveInterval != nil, preloaded == nil else { return [] }
+        return requestLoad()
+    }
+
+    mutating func timerFired(at now: AdInstant) -> [Action] {
+        guard let deadline, now >= deadline, !isPaused else { return [] }
+        self.deadline = nil
+        return refresh(at: now)
+    }
+
+    /// Refresh now: show a preloaded ad, or load and show when it arrives.
+    mutating func refresh(at now: AdInstant) -> [Action] {
+        if preloaded != nil && !isPaused { return showPreloaded(at: now) }
+        showWhenLoaded = true
+        var actions: [Action] = [.cancelTimer]
+        deadline = nil
+        actions += requestLoad()
+        return actions
+    }
+
+    mutating func pause(_ reason: BannerPauseReason, at now: AdInstant) -> [Action] {
+        let wasPaused = isPaused
+        pauses.insert(reason)
+        guard !wasPaused, let deadline else { return [] }
+        remaining = max(.zero, deadline - now)
+        self.deadline = nil
+        return [.cancelTimer]
+    }
+
+    mutating func resume(_ reason: BannerPauseReason, at now: AdInstant) -> [Action] {
+        guard pauses.remove(reason) != nil, !isPaused else { return [] }
+        if let remaining {
+            self.remaining = nil
+            return arm(after: remaining, at: now)
+        }
+        if showWhenLoaded && preloaded != nil { return showPreloaded(at: now) }
+        return []
+    }
+
+    private mutating func arm(after wait: Duration, at now: AdInstant) -> [Action] {
+        if isPaused {
+            remaining = wait
+            deadline = nil
+            return [.cancelTimer]
+        }
+        deadline = now + wait
+        remaining = nil
+        return [.armTimer(now + wait)]
+    }
+}
+
+/// Keeps a banner slot filled: loads, shows, reports impressions, and refreshes on a timer with the Chartboost
+/// rules (default 30 s, under 10 s off, over 240 s clamped; refresh after a click; paused while hidden,
+/// backgrounded or covered, resuming with the remaining time; 240 s back-off after 4 consecutive failures;
+/// the next ad preloaded after an impression). Generic over any ``AdNetwork``, so it refreshes through a
+/// ``Mediator`` as well as through one network. All time comes from the injected clock.
+public actor BannerRefreshController {
+    /// What happened, in order.
+    public enum Event: Sendable, Equatable {
+        /// A new ad is on screen (the app renders it).
+        case shown(adID: String, network: String)
+        /// A load failed or did not fill.
+        case loadFailed(String)
+        /// The refresh timer was set to fire at this instant.
+        case scheduled(AdInstant)
+        /// The timer paused (with this much time left) or resumed.
+        case paused(remaining: Duration?)
+        /// The timer resumed.
+        case resumed
+        /// A click was reported; a refresh follows.
+        case clicked(adID: String)
+    }
+
+    private let network: any AdNetwork
+    private let request: AdRequest
+    private let clock: any AdClock
+    private var machine: BannerRefreshMachine
+    private var timer: Task<Void, Never>?
+    private var loadTask: Task<Void, Never>?
+    private var current: LoadedAd?
+    private var log: [Event] = []
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// The controller's events (see also ``history``).
+    public nonisolated let events: AsyncStream<Event>
+
+    /// Creates a controller for `request` (a banner placement) on `network`.
+    public init(network: any AdNetwork, request: AdRequest, policy: BannerRefreshPolicy = BannerRefreshPolicy(), clock: any AdClock = SystemAdClock()) {
+        self.network = network
+        self.request = request
+        self.clock = clock
+        self.machine = BannerRefreshMachine(policy: policy)
+        (events, continuation) = AsyncStream.makeStream()
+    }
+
+    /// Every event so far.
+    public var history: [Event] { log }
+    /// The ad on screen.
+    public var currentAd: LoadedAd? { current }
+    /// When the refresh timer fires next, if it runs.
+    public var nextRefresh: AdInstant? { machine.deadline }
+    /// Consecutive failed loads.
+    public var consecutiveFailures: Int { machine.consecutiveFailures }
+    /// A load is in progress.
+    public var isLoading: Bool { loadTask != nil }
+    /// A preloaded ad waits for the next refresh.
+    public var hasPreloadedAd: Bool { machine.preloaded != nil }
+
+    /// Shows `initial` (an ad the app already cached) or loads and shows the first ad, then keeps refreshing.
+    public func start(with initial: LoadedAd? = nil) { perform(machine.start(with: initial, at: clock.now)) }
+
+    /// Stops refreshing and invalidates the ads held.
+    public func stop() {
+        timer?.cancel(); timer = nil
+        loadTask?.cancel(); loadTask = nil
+        current?.invalidate()
+        current = nil
+        machine.preloaded?.invalidate()
+        machine = BannerRefreshMachine(policy: machine.policy)
+    }
+
+    /// Pauses the timer for `reason` (hidden, background, covered).
+    public func pause(_ reason: BannerPauseReason) {
+        let wasPaused = machine.isPaused
+        perform(machine.pause(reason, at: clock.now))
+        if !wasPaused && machine.isPaused { emit(.paused(remaining: machine.remaining)) }
+    }
+
+    /// Lifts `reason`; the timer resumes with the time it had left once no reason holds.
+    public func resume(_ reason: BannerPauseReason) {
+        let wasPaused = machine.isPaused
+        perform(machine.resume(reason, at: clock.now))
+        if wasPaused && !machine.isPaused { emit(.resumed) }
+    }
+
+    /// The user clicked the ad on screen: the click is reported once and the banner refreshes.
+    public func adClicked() async {
+        guard let ad = current else { return }
+        if (try? await ad.report(.click)) == true { emit(.clicked(adID: ad.creative.id)) }
+        perform(machine.refresh(at: clock.now))
+    }
+
+    /// Waits until no load is in progress.
+    public func waitForLoad() async {
+        while let task = loadTask { await task.value }
+    }
+
+    private func perform(_ actions: [BannerRefreshMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .load:
+                let network = network, request = request
+                loadTask = Task {
+                    let ad: LoadedAd?
+                    var failure: String?
+                    do {
+                        switch try await network.load(request) {
+                        case .filled(let loaded): ad = loaded
+                        case .noFill(let noFill): ad = nil; failure = "no fill: \(noFill.reason)"
+                        }
+                    } catch {
+                        ad = nil
+                        failure = "\(error)"
+                    }
+                    self.loaded(ad, failure: failure)
+                }
+            case .show(let ad):
+                current?.invalidate()
+                current = ad
+                emit(.shown(adID: ad.creative.id, network: ad.networkID))
+                let impression = Task { try? await ad.report(.impression) }
+                Task {
+                    _ = await impression.value
+                    self.impressionDone(ad)
+                }
+            case .armTimer(let at):
+                timer?.cancel()
+                emit(.scheduled(at))
+                let clock = clock
+                timer = Task {
+                    do { try await clock.sleep(until: at) } catch { return }
+                    self.fire()
+                }
+            case .cancelTimer:
+                timer?.cancel()
+                timer = nil
+            case .discard(let ad):
+                ad.invalidate()
+            }
+        }
+    }
+
+    private func loaded(_ ad: LoadedAd?, failure: String?) {
+        loadTask = nil
+        if let failure { emit(.loadFailed(failure)) }
+        perform(machine.loadFinished(ad, at: clock.now))
+    }
+
+    private func impressionDone(_ ad: LoadedAd) {
+        guard current === ad else { return }
+        perform(machine.impressionRecorded())
+    }
+
+    private func fire() {
+        timer = nil
+        perform(machine.timerFired(at: clock.now))
+    }
+
+    private func emit(_ event: Event) {
+        log.append(event)
+        continuation.yield(event)
+    }
+}

@@ -1,0 +1,252 @@
+import AdMediation
+
+/// What a banner event is about.
+public struct BannerAdEvent: Sendable, Hashable {
+    /// The banner's location.
+    public var location: String
+    /// The banner's size.
+    public var size: BannerSize
+    /// The ad concerned, if any.
+    public var adID: String?
+}
+
+/// Why a banner operation failed.
+public struct BannerAdError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The failure kind.
+    public enum Code: String, Sendable, Hashable {
+        /// Loading failed (the message carries the ad error).
+        case loadFailed = "load_failed"
+        /// The network had no ad.
+        case noFill = "no_fill"
+        /// `show()` was called with no cached ad.
+        case noCachedAd = "no_cached_ad"
+        /// The cached ad expired before it was shown.
+        case expired
+        /// Reporting the click failed.
+        case clickFailed = "click_failed"
+    }
+
+    /// The failure kind.
+    public var code: Code
+    /// Details.
+    public var message: String
+
+    /// `"no_cached_ad: …"`.
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// Decides a paused click: call it once with true (the click goes ahead) or false (no click).
+public final class ClickConfirmationHandler: Sendable {
+    private let action: @Sendable (Bool) -> Void
+
+    init(_ action: @escaping @Sendable (Bool) -> Void) { self.action = action }
+
+    /// Confirms (true) or cancels (false) the click. Only the first call counts.
+    public func callAsFunction(_ confirmed: Bool) { action(confirmed) }
+}
+
+/// The banner's delegate, as in the seed. Every method is optional.
+public protocol ChartboostBannerDelegate: AnyObject, Sendable {
+    /// After `cache()`: an ad is cached (error nil) or caching failed.
+    func didCacheAd(_ event: BannerAdEvent, error: BannerAdError?)
+    /// Right before an ad is presented (or the presentation failed).
+    func willShowAd(_ event: BannerAdEvent, error: BannerAdError?)
+    /// The ad was presented and its impression logged (or the presentation failed).
+    func didShowAd(_ event: BannerAdEvent, error: BannerAdError?)
+    /// Return true to pause the click until `confirmationHandler` is called; false (the default) handles it at once.
+    func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool
+    /// The ad was clicked (error when the click could not be handled).
+    func didClickAd(_ event: BannerAdEvent, error: BannerAdError?)
+    /// The click's destination was closed and the user is back.
+    func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?)
+}
+
+extension ChartboostBannerDelegate {
+    /// Does nothing.
+    public func didCacheAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    /// Does nothing.
+    public func willShowAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    /// Does nothing.
+    public func didShowAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    /// Handles clicks without confirmation.
+    public func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool { false }
+    /// Does nothing.
+    public func didClickAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    /// Does nothing.
+    public func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?) {}
+}
+
+/// A banner with the seed's model: `cache()`, `show()`, `isCached`, `automaticallyRefreshesContent` (default true)
+/// and the delegate events, including the click-confirmation gate. Rendering is the app's: it draws
+/// ``displayedAd`` and reports clicks with ``click()``.
+///
+/// With auto-refresh on, `show()` hands the slot to a ``BannerRefreshController`` (30 s default, refresh after a
+/// click, pauses); with it off, the app drives `cache()`/`show()` itself.
+public actor ChartboostBanner {
+    /// The banner's size.
+    public nonisolated let size: BannerSize
+    /// The banner's location.
+    public nonisolated let location: String
+    private let network: any AdNetwork
+    private let request: AdRequest
+    private let clock: any AdClock
+    private let refreshPolicy: BannerRefreshPolicy
+    private weak var delegate: (any ChartboostBannerDelegate)?
+    private var cached: LoadedAd?
+    private var shown: LoadedAd?
+    private var controller: BannerRefreshController?
+    private var controllerEvents: Task<Void, Never>?
+    private var pendingClick: (ad: LoadedAd, id: Int)?
+    private var clickSerial = 0
+    /// Whether the banner refreshes by itself after `show()`. Default true.
+    public private(set) var automaticallyRefreshesContent = true
+
+    /// Creates a banner of `size` at `location`, loading from `network` (a Chartboost network or a mediator).
+    public init(size: BannerSize, location: String, network: any AdNetwork, delegate: (any ChartboostBannerDelegate)? = nil,
+                refreshPolicy: BannerRefreshPolicy = BannerRefreshPolicy(), privacy: PrivacySignals = PrivacySignals(),
+                clock: any AdClock = SystemAdClock()) {
+        self.size = size
+        self.location = location
+        self.network = network
+        self.request = AdRequest(placement: location, format: .banner(size), privacy: privacy)
+        self.delegate = delegate
+        self.refreshPolicy = refreshPolicy
+        self.clock = clock
+    }
+
+    /// Sets the delegate (held weakly).
+    public func setDelegate(_ delegate: (any ChartboostBannerDelegate)?) { self.delegate = delegate }
+
+    /// Turns auto-refresh on or off. Turning it off stops a running refresh controller.
+    public func setAutomaticallyRefreshesContent(_ value: Bool) async {
+        automaticallyRefreshesContent = value
+        if !value, let controller {
+            await controller.stop()
+            self.controller = nil
+            controllerEvents?.cancel()
+        }
+    }
+
+    /// An unexpired ad is cached and ready to show.
+    public var isCached: Bool {
+        guard let cached else { return false }
+        return !cached.isExpired(at: clock.now)
+    }
+
+    /// The ad on screen, for the app to render.
+    public var displayedAd: LoadedAd? {
+        get async {
+            if let controller { return await controller.currentAd }
+            return shown
+        }
+    }
+
+    /// The refresh controller while auto-refresh runs (to pause it while hidden, backgrounded or covered).
+    public var refreshController: BannerRefreshController? { controller }
+
+    private func event(_ ad: LoadedAd?) -> BannerAdEvent {
+        BannerAdEvent(location: location, size: size, adID: ad?.creative.id)
+    }
+
+    /// Loads an ad and keeps it for `show()`; `didCacheAd` reports the outcome.
+    public func cache() async {
+        do {
+            switch try await network.load(request) {
+            case .filled(let ad):
+                cached?.invalidate()
+                cached = ad
+                delegate?.didCacheAd(event(ad), error: nil)
+            case .noFill(let noFill):
+                delegate?.didCacheAd(event(nil), error: BannerAdError(code: .noFill, message: noFill.reason))
+            }
+        } catch {
+            delegate?.didCacheAd(event(nil), error: BannerAdError(code: .loadFailed, message: "\(error)"))
+        }
+    }
+
+    /// Shows the cached ad (`willShowAd`, impression, `didShowAd`). With auto-refresh on, the banner then keeps
+    /// itself filled (a cached ad is shown first; without one, the first ad is loaded).
+    public func show() async {
+        if automaticallyRefreshesContent {
+            guard controller == nil else { return }
+            let controller = BannerRefreshController(network: network, request: request, policy: refreshPolicy, clock: clock)
+            self.controller = controller
+            let events = controller.events
+            controllerEvents = Task { [weak self] in
+                for await event in events { await self?.controllerEvent(event) }
+            }
+            let initial = isCached ? cached : nil
+            cached = nil
+            await controller.start(with: initial)
+            return
+        }
+        guard let ad = cached, !ad.isExpired(at: clock.now) else {
+            let error = cached == nil ? BannerAdError(code: .noCachedAd, message: "call cache() first")
+                                      : BannerAdError(code: .expired, message: "the cached ad expired")
+            cached?.invalidate()
+            cached = nil
+            delegate?.willShowAd(event(nil), error: error)
+            delegate?.didShowAd(event(nil), error: error)
+            return
+        }
+        cached = nil
+        delegate?.willShowAd(event(ad), error: nil)
+        shown?.invalidate()
+        shown = ad
+        do {
+            try await ad.report(.impression)
+            delegate?.didShowAd(event(ad), error: nil)
+        } catch {
+            delegate?.didShowAd(event(ad), error: BannerAdError(code: .loadFailed, message: "impression: \(error)"))
+        }
+    }
+
+    private func controllerEvent(_ event: BannerRefreshController.Event) {
+        switch event {
+        case .shown(let adID, _):
+            let e = BannerAdEvent(location: location, size: size, adID: adID)
+            delegate?.willShowAd(e, error: nil)
+            delegate?.didShowAd(e, error: nil)
+        case .loadFailed(let message):
+            delegate?.didCacheAd(self.event(nil), error: BannerAdError(code: .loadFailed, message: message))
+        default:
+            break
+        }
+    }
+
+    /// The user clicked the banner. Asks the delegate's confirmation gate; the click is reported (once) and
+    /// `didClickAd` sent at once, after a confirmation of true, or never (false, or no answer).
+    public func click() async {
+        guard let ad = await displayedAd else { return }
+        clickSerial += 1
+        let id = clickSerial
+        pendingClick = (ad, id)
+        let handler = ClickConfirmationHandler { [weak self] confirmed in
+            Task { await self?.confirmClick(id: id, confirmed: confirmed) }
+        }
+        let pause = delegate?.shouldConfirmClick(event(ad), confirmationHandler: handler) ?? false
+        if !pause { await confirmClick(id: id, confirmed: true) }
+    }
+
+    private func confirmClick(id: Int, confirmed: Bool) async {
+        guard let pending = pendingClick, pending.id == id else { return }
+        pendingClick = nil
+        guard confirmed else { return }
+        do {
+            try await pending.ad.report(.click)
+            delegate?.didClickAd(event(pending.ad), error: nil)
+        } catch {
+            delegate?.didClickAd(event(pending.ad), error: BannerAdError(code: .clickFailed, message: "\(error)"))
+        }
+        // Banners refresh once clicked.
+        await controller?.adClicked()
+    }
+
+    /// The click's destination (browser, store sheet) was closed: `didFinishHandlingClick`.
+    public func clickDestinationClosed() {
+        delegate?.didFinishHandlingClick(event(shown), error: nil)
+    }
+
+    /// A click is waiting for its confirmation.
+    public var isClickPending: Bool { pendingClick != nil }
+}

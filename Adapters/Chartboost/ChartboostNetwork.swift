@@ -1,0 +1,187 @@
+import AdMediation
+import Crypto
+import Foundation
+
+/// The Chartboost-style banner network (`specs/chartboost-style.md`) as an ``AdNetwork``: HMAC-signed requests,
+/// the three banner sizes, locations as placements, size-mismatch discard, tracking fired once.
+///
+/// The app signature is a secret: it signs requests and appears in no log, error or description.
+public struct ChartboostNetwork: AdNetwork {
+    /// Settings of the adapter.
+    public struct Configuration: Sendable, CustomStringConvertible {
+        /// The network id used in mediation. Default `chartboost`.
+        public var id: String = "chartboost"
+        /// The server's base URL (`/banner/v1/load` is appended).
+        public var baseURL: String
+        /// The app id (`X-CB-App-Id`).
+        public var appID: String
+        /// The app signature, the HMAC key. Secret.
+        public var appSignature: String
+        /// Deadline of a load whose request sets none. Default 15 s (Chartboost's banner load timeout).
+        public var defaultTimeout: Duration = .seconds(15)
+
+        /// Creates a configuration.
+        public init(baseURL: String, appID: String, appSignature: String) {
+            self.baseURL = baseURL
+            self.appID = appID
+            self.appSignature = appSignature
+        }
+
+        /// Describes the configuration without the signature.
+        public var description: String { "ChartboostNetwork(id: \(id), baseURL: \(baseURL), appID: \(appID), appSignature: <redacted>)" }
+    }
+
+    /// The banner sizes the network serves.
+    public static let sizes: [BannerSize] = [.standard, .medium, .leaderboard]
+
+    /// The network id.
+    public var id: String { configuration.id }
+    /// Banners, priced.
+    public let capabilities = AdNetworkCapabilities(formats: ["banner"], loadsWhileShowing: true, reportsPrice: true)
+    private let configuration: Configuration
+    private let http: any HTTPClient
+    private let clock: any AdClock
+
+    /// Creates the adapter.
+    public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
+        self.configuration = configuration
+        self.http = http
+        self.clock = clock
+    }
+
+    /// Loads a banner of `request.format`'s size for the location `request.placement`.
+    public func load(_ request: AdRequest) async throws -> AdLoadResult {
+        guard case .banner(let size) = request.format, Self.sizes.contains(size) else {
+            throw AdError(.configuration, "Chartboost banners are 320x50, 300x250 or 728x90, not \(request.format)")
+        }
+        var body: [String: Any] = [
+            "request_id": UUID().uuidString.lowercased(),
+            "location": request.placement,
+            "size": ["width": size.width, "height": size.height],
+            "test_mode": request.testMode,
+        ]
+        var privacy: [String: Any] = [:]
+        let p = request.privacy
+        if let gdpr = p.gdprApplies { privacy["gdpr"] = gdpr ? 1 : 0 }
+        if let tcf = p.tcfConsent { privacy["gdpr_consent"] = tcf }
+        if let usp = p.usPrivacy { privacy["us_privacy"] = usp }
+        if let gpp = p.gpp { privacy["gpp"] = gpp }
+        if !p.gppSectionIDs.isEmpty { privacy["gpp_sid"] = p.gppSectionIDs }
+        if p.coppa || p.underAgeOfConsent { privacy["coppa"] = 1 }
+        if !privacy.isEmpty { body["privacy"] = privacy }
+        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        let url = Self.join(configuration.baseURL, "/banner/v1/load")
+        let response = try await send(HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data,
+                                                  timeout: request.timeout ?? configuration.defaultTimeout))
+        switch response.status {
+        case 200:
+            return try parse(response.body, request: request, size: size)
+        case 204:
+            return .noFill(NoFill(reason: "204 no fill"))
+        default:
+            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: Self.errorMessage(response))
+        }
+    }
+
+    /// Signs and sends a request. Transport failures become ``AdError``s.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var request = request
+        request.headers.replaceOrAdd(name: "X-CB-App-Id", value: configuration.appID)
+        request.headers.replaceOrAdd(name: "X-CB-Signature", value: Self.signature(
+            secret: configuration.appSignature, method: request.method.rawValue,
+            pathWithQuery: Self.pathWithQuery(request.url), body: request.body ?? Data()))
+        do {
+            return try await http.send(request)
+        } catch let error as HTTPClientError {
+            throw AdError(error)
+        }
+    }
+
+    /// `hex(HMAC-SHA256(key: secret, METHOD + "\n" + path-with-query + "\n" + body))`.
+    public static func signature(secret: String, method: String, pathWithQuery: String, body: Data) -> String {
+        var message = Data("\(method)\n\(pathWithQuery)\n".utf8)
+        message.append(body)
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
+        return mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func pathWithQuery(_ url: String) -> String {
+        guard let components = URLComponents(string: url) else { return "/" }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { return path + "?" + query }
+        return path
+    }
+
+    private struct Wire: Decodable {
+        struct Size: Decodable { var width: Int; var height: Int }
+        struct Creative: Decodable { var type: String; var url: String?; var markup: String? }
+        struct Tracking: Decodable { var impression: String; var click: String }
+        var ad_id: String
+        var size: Size
+        var creative: Creative
+        var click_url: String?
+        var tracking: Tracking
+        var ecpm: Double?
+        var expires_in_seconds: Double?
+    }
+
+    private func parse(_ body: Data, request: AdRequest, size: BannerSize) throws -> AdLoadResult {
+        let wire: Wire
+        do {
+            wire = try JSONDecoder().decode(Wire.self, from: body)
+        } catch {
+            throw AdError(.invalidResponse, "Chartboost banner for \(request.placement) could not be read: \(error)")
+        }
+        guard wire.size.width == size.width && wire.size.height == size.height else {
+            return .noFill(NoFill(reason: "size mismatch: asked \(size), got \(wire.size.width)x\(wire.size.height)"))
+        }
+        guard ["image", "html"].contains(wire.creative.type), wire.creative.type == "image" ? wire.creative.url != nil : wire.creative.markup != nil else {
+            throw AdError(.invalidResponse, "Chartboost creative of type \(wire.creative.type) without its url or markup")
+        }
+        let now = clock.now
+        return .filled(LoadedAd(
+            networkID: id,
+            placement: request.placement,
+            format: request.format,
+            creative: AdCreative(id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: wire.click_url,
+                                 markup: wire.creative.markup, width: wire.size.width, height: wire.size.height),
+            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil },
+            loadedAt: now,
+            expiresAt: wire.expires_in_seconds.map { now + .milliseconds(Int64($0 * 1000)) },
+            reporter: Tracker(network: self, impression: wire.tracking.impression, click: wire.tracking.click)))
+    }
+
+    /// Fires the signed tracking URLs for impressions and clicks.
+    private struct Tracker: AdEventReporter {
+        let network: ChartboostNetwork
+        let impression: String
+        let click: String
+
+        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+            let url: String
+            switch event {
+            case .impression: url = impression
+            case .click: url = click
+            default: return
+            }
+            let response = try await network.send(HTTPRequest(url: url, timeout: .seconds(10)))
+            guard response.status == 200 || response.status == 204 else {
+                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(ChartboostNetwork.errorMessage(response))")
+            }
+        }
+    }
+
+    static func errorMessage(_ response: HTTPResponse) -> String {
+        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
+        if let body = try? JSONDecoder().decode(Body.self, from: response.body) {
+            return "HTTP \(response.status) \(body.error.code ?? ""): \(body.error.message ?? "")"
+        }
+        return "HTTP \(response.status)"
+    }
+
+    static func join(_ base: String, _ path: String) -> String {
+        var base = base
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + path
+    }
+}
