@@ -58,6 +58,11 @@ let package = Package(
             path: "Examples/app-open-day"
         ),
         .executableTarget(
+            name: "banner-timeline",
+            dependencies: ["ChartboostBanners", "CurlTransport", "DemandSandbox"],
+            path: "Examples/banner-timeline"
+        ),
+        .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "LoopbackServer"],
             path: "Examples/transport-demo"

@@ -1,0 +1,73 @@
+// Runs a 320x50 banner slot against the demand sandbox for a few simulated minutes on a manual clock and prints
+// the refresh timeline: refreshes every 30 s, a click, the app going to the background, a full-screen ad covering
+// the banner, and failures backing off.
+import AdMediation
+import ChartboostBanners
+import CurlTransport
+import DemandSandbox
+import Foundation
+
+let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 3, networks: ["chartboost": NetworkScenario(fillRate: 0.9)]))
+let http = CurlHTTPClient()
+let clock = ManualAdClock()
+let network = ChartboostNetwork(
+    configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
+    http: http, clock: clock)
+let slot = BannerRefreshController(network: network, request: AdRequest(placement: "Main Menu", format: .banner(.standard)), clock: clock)
+
+func time() -> String { String(format: "t=%5.0fs", Double(clock.now.nanoseconds) / 1e9) }
+var printed = 0
+@MainActor func flush() async {
+    let history = await slot.history
+    for event in history.dropFirst(printed) {
+        switch event {
+        case .shown(let id, let network): print("\(time())  shown \(id) from \(network)")
+        case .loadFailed(let why): print("\(time())  load failed: \(why)")
+        case .scheduled(let at): print("\(time())  next refresh at \(Int(Double(at.nanoseconds) / 1e9))s")
+        case .paused(let remaining): print("\(time())  paused with \(remaining.map { "\(Int($0.seconds))s" } ?? "no timer") left")
+        case .resumed: print("\(time())  resumed")
+        case .clicked(let id): print("\(time())  clicked \(id)")
+        }
+    }
+    printed = history.count
+}
+
+/// Advances the clock second by second, letting loads finish between steps.
+@MainActor func run(for seconds: Int) async {
+    for _ in 0..<seconds {
+        await clock.advance(by: .seconds(1))
+        await slot.waitForLoad()
+        await flush()
+    }
+}
+
+await slot.start()
+await slot.waitForLoad()
+await flush()
+await run(for: 65)
+print("\(time())  -- the user clicks the banner")
+await slot.adClicked()
+await slot.waitForLoad()
+await flush()
+await run(for: 20)
+print("\(time())  -- the app goes to the background for 2 minutes")
+await slot.pause(.background)
+await flush()
+await run(for: 120)
+await slot.resume(.background)
+await flush()
+await run(for: 15)
+print("\(time())  -- an interstitial covers the banner for 40 s")
+await slot.pause(.coveredByFullScreenAd)
+await flush()
+await run(for: 40)
+await slot.resume(.coveredByFullScreenAd)
+await flush()
+await run(for: 40)
+print("\(time())  -- the network starts failing")
+sandbox.setScenario(SandboxScenario(networks: ["chartboost": NetworkScenario(faults: [Fault(.status, status: 503)])]))
+await run(for: 400)
+await slot.stop()
+print("impressions tracked at the sandbox: \(sandbox.records.trackingHits.filter { $0.query["e"] == "impression" }.count)")
+await http.shutdown()
+await sandbox.shutdown()
