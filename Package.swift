@@ -11,7 +11,9 @@ let package = Package(
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
+        .library(name: "AdStorage", targets: ["AdStorage"]),
         .library(name: "ChartboostBanners", targets: ["ChartboostBanners"]),
+        .library(name: "MARSAds", targets: ["MARSAds"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
         .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
     ],
@@ -20,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
@@ -36,6 +39,9 @@ let package = Package(
         // A raw HTTP/1.1 loopback server with fault injection, for transport tests and benchmarks.
         .target(name: "LoopbackServer"),
 
+        // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
+        .target(name: "AdStorage", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
         .target(name: "DemandSandbox", dependencies: [
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -51,6 +57,9 @@ let package = Package(
         .target(name: "ChartboostBanners", dependencies: [
             "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Adapters/Chartboost"),
+        .target(name: "MARSAds", dependencies: [
+            "AdMediation", "AdStorage", .product(name: "Crypto", package: "swift-crypto"),
+        ], path: "Adapters/MARS"),
 
         .executableTarget(
             name: "app-open-day",
@@ -72,6 +81,7 @@ let package = Package(
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport"]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
+        .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

@@ -1,0 +1,95 @@
+import AdMediation
+import Foundation
+
+/// MARS as an ``AdNetwork``: `tile`, `spoc` and `image` placements become formats the mediator can request.
+/// Events map to the callbacks: impression, click, and `reported(reason:)` (a ``MozAdsReportReason`` wire value).
+///
+/// Privacy: MARS's ad request carries only a GPP string (`consent.gpp`), which is sent when set; the other
+/// signals have no field in the contract.
+public struct MarsNetwork: AdNetwork {
+    /// The network id.
+    public let id: String
+    /// Tiles, spocs and images; unpriced.
+    public let capabilities = AdNetworkCapabilities(formats: ["tile", "spoc", "image"], loadsWhileShowing: true, reportsPrice: false)
+    private let client: MozAdsClient
+    private let clock: any AdClock
+    private let adTTL: Duration
+
+    /// Wraps `client`. Ads expire `adTTL` after loading (default 30 minutes).
+    public init(id: String = "mars", client: MozAdsClient, clock: any AdClock = SystemAdClock(), adTTL: Duration = .seconds(1800)) {
+        self.id = id
+        self.client = client
+        self.clock = clock
+        self.adTTL = adTTL
+    }
+
+    /// Requests one ad for the placement.
+    public func load(_ request: AdRequest) async throws -> AdLoadResult {
+        guard [AdFormat.tile, .spoc, .image].contains(request.format) else {
+            throw AdError(.configuration, "MARS serves tile, spoc and image, not \(request.format)")
+        }
+        let spec = MozAdsClient.PlacementSpec(id: request.placement, count: 1, content: nil)
+        let ads: [String: [MozAdsClient.DecodedAd]]
+        do {
+            ads = try await client.fetch([spec], options: MozAdsRequestOptions(), timeout: request.timeout, gpp: request.privacy.gpp)
+        } catch {
+            throw Self.adError(error)
+        }
+        try Task.checkCancellation()
+        guard let ad = ads[request.placement]?.first else { return .noFill(NoFill(reason: "placement absent from the response")) }
+        let creative: AdCreative
+        switch request.format {
+        case .tile:
+            guard let tile = MozAdsClient.tile(ad) else { return .noFill(NoFill(reason: "not a tile")) }
+            creative = AdCreative(id: tile.blockKey, kind: "tile", assetURL: tile.imageUrl, clickURL: tile.url, fields: ["name": tile.name, "format": tile.format])
+        case .spoc:
+            guard let spoc = MozAdsClient.spoc(ad) else { return .noFill(NoFill(reason: "not a spoc")) }
+            creative = AdCreative(id: spoc.blockKey, kind: "spoc", assetURL: spoc.imageUrl, clickURL: spoc.url,
+                                  fields: ["title": spoc.title, "domain": spoc.domain, "excerpt": spoc.excerpt, "sponsor": spoc.sponsoredByOverride ?? spoc.sponsor])
+        default:
+            guard let image = MozAdsClient.image(ad) else { return .noFill(NoFill(reason: "not an image")) }
+            creative = AdCreative(id: image.blockKey, kind: "image", assetURL: image.imageUrl, clickURL: image.url, fields: ["format": image.format, "alt_text": image.altText ?? ""])
+        }
+        let now = clock.now
+        return .filled(LoadedAd(networkID: id, placement: request.placement, format: request.format, creative: creative,
+                                loadedAt: now, expiresAt: now + adTTL, reporter: Callbacks(client: client, callbacks: ad.callbacks)))
+    }
+
+    static func adError(_ error: MozAdsClientError) -> AdError {
+        switch error.code {
+        case .badRequest: AdError(.badRequest, error.description)
+        case .server(let status): AdError(.server(status: status), error.description)
+        case .unexpected(let status): AdError(.server(status: status), error.description)
+        case .transport(let kind) where kind == HTTPClientError.Code.timeout.rawValue: AdError(.timeout, error.description)
+        case .transport(let kind) where kind == HTTPClientError.Code.cancelled.rawValue: AdError(.cancelled, error.description)
+        case .transport: AdError(.network, error.description)
+        case .json: AdError(.invalidResponse, error.description)
+        case .ohttpNotConfigured: AdError(.unsupported, error.description)
+        case .buildRequest, .invalidCallbackURL, .cache: AdError(.configuration, error.description)
+        }
+    }
+
+    private struct Callbacks: AdEventReporter {
+        let client: MozAdsClient
+        let callbacks: MozAdsCallbacks
+
+        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+            do {
+                switch event {
+                case .impression: try await client.recordImpression(callbacks.impression)
+                case .click: try await client.recordClick(callbacks.click)
+                case .reported(let reason):
+                    guard let url = callbacks.report else { throw AdError(.unsupported, "this ad has no report callback") }
+                    guard let wire = MozAdsReportReason(rawValue: reason) else {
+                        throw AdError(.configuration, "report reason must be one of \(MozAdsReportReason.allCases.map(\.rawValue)), got \(reason)")
+                    }
+                    try await client.reportAd(url, reason: wire)
+                default:
+                    return
+                }
+            } catch let error as MozAdsClientError {
+                throw MarsNetwork.adError(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,427 @@
+import AdMediation
+import AdStorage
+import Crypto
+import Foundation
+
+/// Builds a ``MozAdsClient``.
+public struct MozAdsClientBuilder: Sendable {
+    private var environment: MozAdsEnvironment = .prod
+    private var cacheConfig: MozAdsCacheConfig?
+    private var telemetry: any MozAdsTelemetry = NoOpMozAdsTelemetry()
+    private var contextIDProvider: (any MozAdsContextIDProvider)?
+    private var http: (any HTTPClient)?
+    private var now: @Sendable () -> Date = { Date() }
+
+    /// A builder with defaults: prod, no cache, no-op telemetry, rotating context id.
+    public init() {}
+
+    /// Sets the environment.
+    public func environment(_ environment: MozAdsEnvironment) -> Self { var b = self; b.environment = environment; return b }
+    /// Enables the SQLite cache.
+    public func cacheConfig(_ config: MozAdsCacheConfig) -> Self { var b = self; b.cacheConfig = config; return b }
+    /// Sets the telemetry sink.
+    public func telemetry(_ telemetry: any MozAdsTelemetry) -> Self { var b = self; b.telemetry = telemetry; return b }
+    /// Replaces the default rotating context id.
+    public func contextIDProvider(_ provider: any MozAdsContextIDProvider) -> Self { var b = self; b.contextIDProvider = provider; return b }
+    /// The HTTP client to send through (required).
+    public func httpClient(_ http: any HTTPClient) -> Self { var b = self; b.http = http; return b }
+    /// The wall clock (cache times and context-id age); tests inject one.
+    public func wallClock(_ now: @escaping @Sendable () -> Date) -> Self { var b = self; b.now = now; return b }
+
+    /// Builds the client. A bad cache configuration disables the cache and reports `recordBuildCacheError`;
+    /// it never fails the build.
+    public func build() -> MozAdsClient {
+        guard let http else { preconditionFailure("MozAdsClientBuilder.httpClient(_:) is required") }
+        var cache: MarsHTTPCache?
+        if let cacheConfig {
+            switch MarsHTTPCache.make(cacheConfig) {
+            case .success(let built): cache = built
+            case .failure(let failure): telemetry.recordBuildCacheError(label: failure.label, value: failure.message)
+            }
+        }
+        let provider = contextIDProvider ?? RotatingContextID(environment: environment, http: http, now: now)
+        telemetry.recordClientOperationTotal(label: "new")
+        return MozAdsClient(environment: environment, cache: cache, telemetry: telemetry, contextID: provider, http: http, now: now)
+    }
+}
+
+/// The MARS client: tile, spoc and image requests, callbacks, and the SQLite HTTP cache. Calls are serialised
+/// (an actor), as upstream serialises them behind one mutex.
+public actor MozAdsClient {
+    let environment: MozAdsEnvironment
+    let cache: MarsHTTPCache?
+    private var telemetry: any MozAdsTelemetry
+    private let contextIDProvider: any MozAdsContextIDProvider
+    private let http: any HTTPClient
+    private let now: @Sendable () -> Date
+    private var isShutDown = false
+
+    init(environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
+         contextID: any MozAdsContextIDProvider, http: any HTTPClient, now: @escaping @Sendable () -> Date) {
+        self.environment = environment
+        self.cache = cache
+        self.telemetry = telemetry
+        self.contextIDProvider = contextID
+        self.http = http
+        self.now = now
+    }
+
+    /// Whether the SQLite cache is enabled.
+    public nonisolated var isCacheEnabled: Bool { cache != nil }
+
+    // MARK: Requests
+
+    /// One tile per placement; placements without fill are absent.
+    public func requestTileAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: MozAdsTile] {
+        let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
+        let ads = try await fetch(specs, options: options ?? .init(), timeout: nil)
+        return ads.compactMapValues { $0.first.flatMap(Self.tile) }
+    }
+
+    /// One image per placement; placements without fill are absent.
+    public func requestImageAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: MozAdsImage] {
+        let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
+        let ads = try await fetch(specs, options: options ?? .init(), timeout: nil)
+        return ads.compactMapValues { $0.first.flatMap(Self.image) }
+    }
+
+    /// Spocs per placement, in server order; placements without fill are absent.
+    public func requestSpocAds(_ placements: [MozAdsPlacementRequestWithCount], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: [MozAdsSpoc]] {
+        let specs = placements.map { PlacementSpec(id: $0.placementId, count: Int($0.count), content: $0.iabContent) }
+        let ads = try await fetch(specs, options: options ?? .init(), timeout: nil)
+        return ads.compactMapValues { items in
+            let spocs = items.compactMap(Self.spoc)
+            return spocs.isEmpty ? nil : spocs
+        }
+    }
+
+    struct PlacementSpec: Sendable, Hashable {
+        var id: String
+        var count: Int
+        var content: MozAdsIABContent?
+    }
+
+    /// Validated, decoded and enriched ads per placement (kind decided by the caller).
+    func fetch(_ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?, gpp: String? = nil) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
+        do {
+            let result = try await fetchUnrecorded(placements, options: options, timeout: timeout, gpp: gpp)
+            telemetry.recordClientOperationTotal(label: "request_ads")
+            return result
+        } catch {
+            telemetry.recordClientError(label: "request_ads", value: error.description)
+            throw error
+        }
+    }
+
+    private func fetchUnrecorded(_ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?, gpp: String?) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
+        if placements.isEmpty { throw MozAdsClientError(code: .buildRequest, message: "Could not build request with empty placement configs") }
+        var seen: Set<String> = []
+        for placement in placements where !seen.insert(placement.id).inserted {
+            throw MozAdsClientError(code: .buildRequest, message: "Duplicate placement_id found: \(placement.id). Placement_ids must be unique.")
+        }
+        if options.ohttp {
+            throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay, which this client does not have; nothing was sent")
+        }
+        let contextID = await contextIDProvider.contextID()
+        let body = Self.requestBody(contextID: contextID, placements: placements, flags: options.flags, gpp: gpp)
+        let hash = Self.requestHash(environment: environment, placements: placements, flags: options.flags, ohttp: options.ohttp, gpp: gpp)
+        let response = try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout)
+        return try parse(response, placements: placements, hash: hash)
+    }
+
+    /// The JSON body, keys sorted as serde writes them (`context_id`, `flags` when not empty, `placements`).
+    static func requestBody(contextID: String, placements: [PlacementSpec], flags: [String: Bool], gpp: String? = nil) -> Data {
+        var object: [String: Any] = [
+            "context_id": contextID,
+            "placements": placements.map { p -> [String: Any] in
+                [
+                    "placement": p.id,
+                    "count": p.count,
+                    "content": p.content.map { ["taxonomy": $0.taxonomy.rawValue, "categories": $0.categoryIds] as [String: Any] } ?? NSNull(),
+                ]
+            },
+        ]
+        if !flags.isEmpty { object["flags"] = flags }
+        if let gpp { object["consent"] = ["gpp": gpp] }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    }
+
+    /// The cache key: endpoint, environment, flags (when any, sorted), ohttp, and the ordered placements — never the
+    /// context id.
+    static func requestHash(environment: MozAdsEnvironment, placements: [PlacementSpec], flags: [String: Bool], ohttp: Bool, gpp: String? = nil) -> String {
+        var text = "/ads\n\(environment.hashName)\n"
+        if !flags.isEmpty { text += flags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + "\n" }
+        text += "ohttp=\(ohttp)\n"
+        if let gpp { text += "gpp=\(gpp)\n" }
+        for p in placements {
+            let content = p.content.map { "\($0.taxonomy.rawValue):\($0.categoryIds.joined(separator: ","))" } ?? "-"
+            text += "\(p.id)|\(p.count)|\(content)\n"
+        }
+        let digest = SHA256.hash(data: Data(text.utf8))
+        return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func send(body: Data, hash: String, policy: MozAdsRequestCachePolicy?, timeout: Duration?) async throws(MozAdsClientError) -> HTTPResponse {
+        let url = environment.url("ads")
+        let nowSeconds = Int64(now().timeIntervalSince1970)
+        if let cache {
+            if let error = cache.cleanup(now: nowSeconds) { telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error) }
+            if (policy?.mode ?? .cacheFirst) == .cacheFirst {
+                switch cache.lookup(hash: hash) {
+                case .success(let cached?):
+                    telemetry.recordHttpCacheOutcome(label: "hit", value: "")
+                    var headers = HTTPHeaders()
+                    for (name, value) in cached.headers { headers.add(name: name, value: value) }
+                    return HTTPResponse(status: cached.status, headers: headers, body: cached.body)
+                case .success(nil):
+                    break
+                case .failure(let error):
+                    telemetry.recordHttpCacheOutcome(label: "lookup_failed", value: error.description)
+                }
+            }
+        }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: body, timeout: timeout ?? .seconds(60)))
+        } catch let error as HTTPClientError {
+            throw MozAdsClientError(code: .transport(error.code.rawValue), message: error.message)
+        } catch {
+            throw MozAdsClientError(code: .transport("other"), message: "\(error)")
+        }
+        // Only 200 responses are cached (a project decision: upstream can store and replay a 500).
+        if let cache, response.status == 200 {
+            let control = CacheControl(response.headers["Cache-Control"])
+            if control.noStore {
+                telemetry.recordHttpCacheOutcome(label: "miss_not_cacheable", value: "")
+            } else {
+                let ttl = cache.effectiveTTL(serverMaxAge: control.maxAge, requestTTL: policy?.ttlSeconds)
+                if ttl == 0 {
+                    telemetry.recordHttpCacheOutcome(label: "no_cache", value: "")
+                } else {
+                    var headers: [String: String] = [:]
+                    for field in response.headers { headers[field.name] = field.value }
+                    if let error = cache.store(hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl, now: nowSeconds) {
+                        telemetry.recordHttpCacheOutcome(label: "store_failed", value: error)
+                    } else {
+                        telemetry.recordHttpCacheOutcome(label: "miss_stored", value: "")
+                        if let error = cache.trim() { telemetry.recordHttpCacheOutcome(label: "trim_failed", value: error) }
+                    }
+                }
+            }
+        }
+        return response
+    }
+
+    static func statusError(_ response: HTTPResponse) -> MozAdsClientError? {
+        let body = String(decoding: response.body, as: UTF8.self)
+        switch response.status {
+        case 200: return nil
+        case 400: return MozAdsClientError(code: .badRequest, message: body)
+        case 500...599: return MozAdsClientError(code: .server(status: response.status), message: body)
+        default: return MozAdsClientError(code: .unexpected(status: response.status), message: body)
+        }
+    }
+
+    // MARK: Parsing
+
+    /// One ad item as decoded, before it is turned into a tile, spoc or image.
+    struct DecodedAd: Sendable {
+        var object: [String: AnySendableJSON]
+        var callbacks: MozAdsCallbacks
+    }
+
+    private func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+        if let error = Self.statusError(response) { throw error }
+        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+            throw MozAdsClientError(code: .json, message: "the response is not a JSON object")
+        }
+        var result: [String: [DecodedAd]] = [:]
+        for (placementID, value) in object {
+            guard let items = value as? [Any] else { continue }
+            var ads: [DecodedAd] = []
+            for item in items {
+                switch Self.decodeItem(item) {
+                case .success(var ad):
+                    ad.callbacks = Self.enrich(ad.callbacks, hash: hash, capKey: (ad.object["caps"]?.object?["cap_key"]?.string),
+                                               placementID: placementID, position: ads.count)
+                    ads.append(ad)
+                case .failure(let message):
+                    telemetry.recordDeserializationError(label: "invalid_ad_item", value: message)
+                }
+            }
+            if !ads.isEmpty { result[placementID] = ads }
+        }
+        return result
+    }
+
+    private enum ItemResult { case success(DecodedAd), failure(String) }
+
+    private static func decodeItem(_ item: Any) -> ItemResult {
+        guard let dict = item as? [String: Any] else { return .failure("an ad item is not an object") }
+        guard let callbacks = dict["callbacks"] as? [String: Any] else { return .failure("missing field `callbacks`") }
+        guard let click = callbacks["click"] as? String, isAbsoluteURL(click) else { return .failure("callbacks.click is missing or not a URL") }
+        guard let impression = callbacks["impression"] as? String, isAbsoluteURL(impression) else { return .failure("callbacks.impression is missing or not a URL") }
+        var report: String?
+        if let value = callbacks["report"], !(value is NSNull) {
+            guard let url = value as? String, isAbsoluteURL(url) else { return .failure("callbacks.report is not a URL") }
+            report = url
+        }
+        return .success(DecodedAd(object: dict.compactMapValues(AnySendableJSON.init), callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
+    }
+
+    static func isAbsoluteURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, url.host != nil else { return false }
+        return true
+    }
+
+    /// Adds `request_hash` to click and impression (and `cap_key` to spoc impressions), `placement_id` and
+    /// `position` to report.
+    static func enrich(_ callbacks: MozAdsCallbacks, hash: String, capKey: String?, placementID: String, position: Int) -> MozAdsCallbacks {
+        var result = callbacks
+        result.click = appendQuery(callbacks.click, [("request_hash", hash)])
+        var impressionPairs = [("request_hash", hash)]
+        if let capKey { impressionPairs.append(("cap_key", capKey)) }
+        result.impression = appendQuery(callbacks.impression, impressionPairs)
+        result.report = callbacks.report.map { appendQuery($0, [("placement_id", placementID), ("position", String(position))]) }
+        return result
+    }
+
+    static func appendQuery(_ url: String, _ pairs: [(String, String)]) -> String {
+        let encoded = pairs.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&")
+        return url + (url.contains("?") ? "&" : "?") + encoded
+    }
+
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(of: "%20", with: "+")
+    }
+
+    static func tile(_ ad: DecodedAd) -> MozAdsTile? {
+        let o = ad.object
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
+              let name = o["name"]?.string, let url = o["url"]?.string else { return nil }
+        return MozAdsTile(blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, name: name, url: url)
+    }
+
+    static func image(_ ad: DecodedAd) -> MozAdsImage? {
+        let o = ad.object
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
+              let url = o["url"]?.string else { return nil }
+        return MozAdsImage(altText: o["alt_text"]?.string, blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, url: url)
+    }
+
+    static func spoc(_ ad: DecodedAd) -> MozAdsSpoc? {
+        let o = ad.object
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
+              let url = o["url"]?.string, let title = o["title"]?.string, let domain = o["domain"]?.string,
+              let excerpt = o["excerpt"]?.string, let sponsor = o["sponsor"]?.string,
+              let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string, let day = caps["day"]?.number,
+              let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number, let score = ranking["item_score"]?.number else { return nil }
+        let models = (ranking["personalization_models"]?.object ?? [:]).compactMapValues { $0.number.map { UInt32(max(0, $0)) } }
+        return MozAdsSpoc(blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: UInt32(max(0, day))),
+                          domain: domain, excerpt: excerpt, format: format, imageUrl: imageURL,
+                          ranking: MozAdsSpocRanking(priority: UInt32(max(0, priority)), personalizationModels: models, itemScore: score),
+                          sponsor: sponsor, sponsoredByOverride: o["sponsored_by_override"]?.string, title: title, url: url)
+    }
+
+    // MARK: Callbacks
+
+    /// Fires an impression callback, without its `cap_key`. Success is status 200 only.
+    public func recordImpression(_ impressionURL: String, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
+        try await callback(label: "record_impression", url: impressionURL, options: options) { Self.removingQueryItem("cap_key", from: $0) }
+    }
+
+    /// Fires a click callback exactly as given.
+    public func recordClick(_ clickURL: String, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
+        try await callback(label: "record_click", url: clickURL, options: options) { $0 }
+    }
+
+    /// Reports an ad with a reason (`&reason=<wire value>`).
+    public func reportAd(_ reportURL: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
+        try await callback(label: "report_ad", url: reportURL, options: options) { Self.appendQuery($0, [("reason", reason.rawValue)]) }
+    }
+
+    private func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String) async throws(MozAdsClientError) {
+        guard Self.isAbsoluteURL(url) else {
+            // Caught at the API edge: not reported to telemetry, nothing sent.
+            throw MozAdsClientError(code: .invalidCallbackURL, message: url)
+        }
+        do {
+            if options?.ohttp == true {
+                throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay; nothing was sent")
+            }
+            let response: HTTPResponse
+            do {
+                response = try await http.send(HTTPRequest(url: rewrite(url), timeout: .seconds(60)))
+            } catch let error as HTTPClientError {
+                throw MozAdsClientError(code: .transport(error.code.rawValue), message: error.message)
+            } catch {
+                throw MozAdsClientError(code: .transport("other"), message: "\(error)")
+            }
+            if let error = Self.statusError(response) { throw error }
+            telemetry.recordClientOperationTotal(label: label)
+        } catch let error as MozAdsClientError {
+            telemetry.recordClientError(label: label, value: error.description)
+            throw error
+        } catch {
+            throw MozAdsClientError(code: .transport("other"), message: "\(error)")
+        }
+    }
+
+    static func removingQueryItem(_ name: String, from url: String) -> String {
+        guard var components = URLComponents(string: url), let items = components.queryItems else { return url }
+        let kept = items.filter { $0.name != name }
+        components.queryItems = kept.isEmpty ? nil : kept
+        return components.string ?? url
+    }
+
+    // MARK: Cache and life cycle
+
+    /// Deletes every cached response. Without a cache it does nothing.
+    public func clearCache() throws(MozAdsClientError) {
+        guard let cache else { return }
+        if let error = cache.clear() { throw MozAdsClientError(code: .cache, message: error) }
+    }
+
+    /// Drops the telemetry sink. Idempotent; never throws.
+    public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        telemetry = NoOpMozAdsTelemetry()
+    }
+}
+
+/// `Cache-Control` directives the client reads.
+struct CacheControl {
+    var maxAge: Int64?
+    var noStore = false
+
+    init(_ header: String?) {
+        guard let header else { return }
+        for directive in header.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            if directive == "no-store" { noStore = true }
+            if directive.hasPrefix("max-age="), let value = Int64(directive.dropFirst("max-age=".count)) { maxAge = max(0, value) }
+        }
+    }
+}
+
+/// A JSON value that is `Sendable` (what `JSONSerialization` gives is not).
+enum AnySendableJSON: Sendable, Hashable {
+    case string(String), number(Double), bool(Bool), array([AnySendableJSON]), object([String: AnySendableJSON])
+
+    init?(_ value: Any) {
+        switch value {
+        case let s as String: self = .string(s)
+        case let b as Bool where type(of: value) == type(of: NSNumber(value: true)): self = .bool(b)
+        case let n as NSNumber: self = .number(n.doubleValue)
+        case let a as [Any]: self = .array(a.compactMap(AnySendableJSON.init))
+        case let o as [String: Any]: self = .object(o.compactMapValues(AnySendableJSON.init))
+        default: return nil
+        }
+    }
+
+    var string: String? { if case .string(let s) = self { s } else { nil } }
+    var number: Double? { if case .number(let n) = self { n } else { nil } }
+    var object: [String: AnySendableJSON]? { if case .object(let o) = self { o } else { nil } }
+}

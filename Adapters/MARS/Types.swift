@@ -1,0 +1,333 @@
+import Foundation
+
+/// The MARS environment.
+public enum MozAdsEnvironment: Sendable, Hashable {
+    /// `https://ads.mozilla.org/v1/`.
+    case prod
+    /// `https://ads.allizom.org/v1/`.
+    case staging
+    /// A test or custom server (the demand sandbox, a mock). Plain http is allowed for loopback hosts only.
+    case custom(baseURL: String)
+
+    /// The base URL, ending in `/v1/`-style slash.
+    public var baseURL: String {
+        switch self {
+        case .prod: "https://ads.mozilla.org/v1/"
+        case .staging: "https://ads.allizom.org/v1/"
+        case .custom(let url): url.hasSuffix("/") ? url : url + "/"
+        }
+    }
+
+    /// `base` joined with `path` as URL path segments: leading, trailing and doubled slashes are normalised.
+    public func url(_ path: String) -> String {
+        baseURL + path.split(separator: "/").joined(separator: "/")
+    }
+
+    var hashName: String {
+        switch self {
+        case .prod: "prod"
+        case .staging: "staging"
+        case .custom(let url): "custom:\(url)"
+        }
+    }
+}
+
+/// IAB content taxonomy versions.
+public enum MozAdsIABContentTaxonomy: String, Sendable, Hashable, CaseIterable {
+    /// IAB-1.0.
+    case iab1_0 = "IAB-1.0"
+    /// IAB-2.0.
+    case iab2_0 = "IAB-2.0"
+    /// IAB-2.1.
+    case iab2_1 = "IAB-2.1"
+    /// IAB-2.2.
+    case iab2_2 = "IAB-2.2"
+    /// IAB-3.0.
+    case iab3_0 = "IAB-3.0"
+}
+
+/// IAB content classification of a placement.
+public struct MozAdsIABContent: Sendable, Hashable {
+    /// The taxonomy version.
+    public var taxonomy: MozAdsIABContentTaxonomy
+    /// Category ids.
+    public var categoryIds: [String]
+    /// Creates content.
+    public init(taxonomy: MozAdsIABContentTaxonomy, categoryIds: [String]) {
+        self.taxonomy = taxonomy
+        self.categoryIds = categoryIds
+    }
+}
+
+/// A tile or image placement to request.
+public struct MozAdsPlacementRequest: Sendable, Hashable {
+    /// The placement id (unique within one call).
+    public var placementId: String
+    /// Optional IAB content.
+    public var iabContent: MozAdsIABContent?
+    /// Creates a placement request.
+    public init(placementId: String, iabContent: MozAdsIABContent? = nil) {
+        self.placementId = placementId
+        self.iabContent = iabContent
+    }
+}
+
+/// A spoc placement to request, with a count.
+public struct MozAdsPlacementRequestWithCount: Sendable, Hashable {
+    /// How many spocs.
+    public var count: UInt32
+    /// The placement id (unique within one call).
+    public var placementId: String
+    /// Optional IAB content.
+    public var iabContent: MozAdsIABContent?
+    /// Creates a placement request.
+    public init(count: UInt32, placementId: String, iabContent: MozAdsIABContent? = nil) {
+        self.count = count
+        self.placementId = placementId
+        self.iabContent = iabContent
+    }
+}
+
+/// How a request uses the cache.
+public enum MozAdsCacheMode: Sendable, Hashable {
+    /// Use a stored response when there is one; otherwise fetch and store.
+    case cacheFirst
+    /// Always fetch, then store.
+    case networkFirst
+}
+
+/// Per-request cache policy.
+public struct MozAdsRequestCachePolicy: Sendable, Hashable {
+    /// The mode.
+    public var mode: MozAdsCacheMode
+    /// TTL override in seconds; 0 disables storing for this request.
+    public var ttlSeconds: UInt64?
+    /// Creates a policy.
+    public init(mode: MozAdsCacheMode, ttlSeconds: UInt64? = nil) {
+        self.mode = mode
+        self.ttlSeconds = ttlSeconds
+    }
+}
+
+/// Options of one ad request.
+public struct MozAdsRequestOptions: Sendable, Hashable {
+    /// The cache policy; nil means cacheFirst with the client's default TTL.
+    public var cachePolicy: MozAdsRequestCachePolicy?
+    /// Flags passed through to MARS (`contextual_placement`, …).
+    public var flags: [String: Bool]
+    /// Route through OHTTP. Not available yet: such requests fail with `ohttpNotConfigured`.
+    public var ohttp: Bool
+    /// Creates options.
+    public init(cachePolicy: MozAdsRequestCachePolicy? = nil, flags: [String: Bool] = [:], ohttp: Bool = false) {
+        self.cachePolicy = cachePolicy
+        self.flags = flags
+        self.ohttp = ohttp
+    }
+}
+
+/// Options of a callback.
+public struct MozAdsCallbackOptions: Sendable, Hashable {
+    /// Route through OHTTP. Not available yet.
+    public var ohttp: Bool
+    /// Creates options.
+    public init(ohttp: Bool = false) { self.ohttp = ohttp }
+}
+
+/// Why the user reported an ad.
+public enum MozAdsReportReason: String, Sendable, Hashable, CaseIterable {
+    /// Inappropriate.
+    case inappropriate
+    /// Not interesting to the user.
+    case notInterested = "not_interested"
+    /// Shown too often.
+    case seenTooManyTimes = "seen_too_many_times"
+}
+
+/// Callback URLs of an ad (already enriched by the client).
+public struct MozAdsCallbacks: Sendable, Hashable {
+    /// Click URL.
+    public var click: String
+    /// Impression URL.
+    public var impression: String
+    /// Report URL, if any.
+    public var report: String?
+}
+
+/// A tile ad.
+public struct MozAdsTile: Sendable, Hashable {
+    /// Block key.
+    public var blockKey: String
+    /// Callbacks.
+    public var callbacks: MozAdsCallbacks
+    /// Format (`tile`).
+    public var format: String
+    /// Image URL.
+    public var imageUrl: String
+    /// Name.
+    public var name: String
+    /// Destination URL.
+    public var url: String
+}
+
+/// An image ad.
+public struct MozAdsImage: Sendable, Hashable {
+    /// Alt text.
+    public var altText: String?
+    /// Block key.
+    public var blockKey: String
+    /// Callbacks.
+    public var callbacks: MozAdsCallbacks
+    /// Format (`billboard`, `skyscraper`, …).
+    public var format: String
+    /// Image URL.
+    public var imageUrl: String
+    /// Destination URL.
+    public var url: String
+}
+
+/// Frequency caps of a spoc.
+public struct MozAdsSpocFrequencyCaps: Sendable, Hashable {
+    /// Cap key.
+    public var capKey: String
+    /// Day.
+    public var day: UInt32
+}
+
+/// Ranking of a spoc.
+public struct MozAdsSpocRanking: Sendable, Hashable {
+    /// Priority.
+    public var priority: UInt32
+    /// Personalization model scores (empty when absent).
+    public var personalizationModels: [String: UInt32]
+    /// Item score.
+    public var itemScore: Double
+}
+
+/// A sponsored story.
+public struct MozAdsSpoc: Sendable, Hashable {
+    /// Block key.
+    public var blockKey: String
+    /// Callbacks.
+    public var callbacks: MozAdsCallbacks
+    /// Caps.
+    public var caps: MozAdsSpocFrequencyCaps
+    /// Domain.
+    public var domain: String
+    /// Excerpt.
+    public var excerpt: String
+    /// Format (`spoc`).
+    public var format: String
+    /// Image URL.
+    public var imageUrl: String
+    /// Ranking.
+    public var ranking: MozAdsSpocRanking
+    /// Sponsor.
+    public var sponsor: String
+    /// Sponsor override.
+    public var sponsoredByOverride: String?
+    /// Title.
+    public var title: String
+    /// Destination URL.
+    public var url: String
+}
+
+/// The on-disk cache settings.
+public struct MozAdsCacheConfig: Sendable, Hashable {
+    /// SQLite file path (must not be blank).
+    public var dbPath: String
+    /// Default TTL (1 s … 7 days). Default 300.
+    public var defaultCacheTtlSeconds: UInt64?
+    /// Size limit (1 … 100 MiB). Default 10.
+    public var maxSizeMib: UInt64?
+    /// Creates a cache configuration.
+    public init(dbPath: String, defaultCacheTtlSeconds: UInt64? = nil, maxSizeMib: UInt64? = nil) {
+        self.dbPath = dbPath
+        self.defaultCacheTtlSeconds = defaultCacheTtlSeconds
+        self.maxSizeMib = maxSizeMib
+    }
+}
+
+/// Telemetry sink with the upstream client's labels. Every method has a no-op default.
+public protocol MozAdsTelemetry: Sendable {
+    /// The cache could not be built (`empty_db_path`, `database_error`, `invalid_max_size`, `invalid_ttl`).
+    func recordBuildCacheError(label: String, value: String)
+    /// An operation failed (`request_ads`, `record_click`, `record_impression`, `report_ad`).
+    func recordClientError(label: String, value: String)
+    /// An operation succeeded (`new`, `request_ads`, `record_click`, `record_impression`, `report_ad`).
+    func recordClientOperationTotal(label: String)
+    /// An ad item could not be decoded (`invalid_ad_item`).
+    func recordDeserializationError(label: String, value: String)
+    /// A cache outcome (`hit`, `lookup_failed`, `no_cache`, `miss_not_cacheable`, `miss_stored`, `store_failed`,
+    /// `trim_failed`, `cleanup_failed`).
+    func recordHttpCacheOutcome(label: String, value: String)
+}
+
+extension MozAdsTelemetry {
+    /// Does nothing.
+    public func recordBuildCacheError(label: String, value: String) {}
+    /// Does nothing.
+    public func recordClientError(label: String, value: String) {}
+    /// Does nothing.
+    public func recordClientOperationTotal(label: String) {}
+    /// Does nothing.
+    public func recordDeserializationError(label: String, value: String) {}
+    /// Does nothing.
+    public func recordHttpCacheOutcome(label: String, value: String) {}
+}
+
+/// Telemetry that records nothing (the default).
+public struct NoOpMozAdsTelemetry: MozAdsTelemetry {
+    /// Creates it.
+    public init() {}
+}
+
+/// Supplies the context id sent with ad requests.
+public protocol MozAdsContextIDProvider: Sendable {
+    /// The id to send now.
+    func contextID() async -> String
+}
+
+/// An error of the MARS client.
+public struct MozAdsClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What failed.
+    public enum Code: Sendable, Hashable {
+        /// The request could not be built (empty or duplicate placements).
+        case buildRequest
+        /// MARS answered 400; the message is the body.
+        case badRequest
+        /// MARS answered 5xx; the message is the body.
+        case server(status: Int)
+        /// MARS answered anything else but 200; the message is the body.
+        case unexpected(status: Int)
+        /// The transport failed.
+        case transport(String)
+        /// The body is not a JSON object.
+        case json
+        /// A callback URL is not a valid absolute URL.
+        case invalidCallbackURL
+        /// OHTTP was requested but no relay is configured.
+        case ohttpNotConfigured
+        /// The cache failed (clearCache).
+        case cache
+    }
+
+    /// What failed.
+    public var code: Code
+    /// Details: for HTTP status errors, the response body.
+    public var message: String
+
+    /// `"Bad request (400): <body>"`-style text.
+    public var description: String {
+        switch code {
+        case .badRequest: "Bad request (400): \(message)"
+        case .server(let status): "Server error (\(status)): \(message)"
+        case .unexpected(let status): "Unexpected response (\(status)): \(message)"
+        case .buildRequest: "Could not build request: \(message)"
+        case .transport(let kind): "Request failed (\(kind)): \(message)"
+        case .json: "JSON error: \(message)"
+        case .invalidCallbackURL: "Invalid callback URL: \(message)"
+        case .ohttpNotConfigured: "OHTTP relay not configured: \(message)"
+        case .cache: "Failed to clear cache: \(message)"
+        }
+    }
+}
