@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "MARSAds", targets: ["MARSAds"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
         .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
+        .executable(name: "mediate", targets: ["mediate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -23,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
@@ -60,6 +63,13 @@ let package = Package(
         .target(name: "MARSAds", dependencies: [
             "AdMediation", "AdStorage", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Adapters/MARS"),
+
+        // The CLI.
+        .executableTarget(name: "mediate", dependencies: [
+            "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ]),
 
         .executableTarget(
             name: "app-open-day",

@@ -25,6 +25,15 @@ let package = Package(
                 .product(name: "AdNetworkConformance", package: "AdMediation"),
             ]
         ),
+        .executableTarget(
+            name: "sandbox-bench",
+            dependencies: [
+                .product(name: "CurlTransport", package: "AdMediation"),
+                .product(name: "LoopbackServer", package: "AdMediation"),
+                .product(name: "DemandSandbox", package: "AdMediation"),
+                .product(name: "MARSAds", package: "AdMediation"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

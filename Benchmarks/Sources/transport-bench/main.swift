@@ -79,7 +79,9 @@ let clients: [(String, @Sendable () async throws -> Void)] = [
 ]
 
 var table: [String: [Int: Cell]] = [:]
-for (name, send) in clients {
+// BENCH_ONLY=CurlHTTPClient runs one client (for profiling); the table then shows that client alone.
+let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
+for (name, send) in clients where only == nil || only == name {
     for concurrency in [1, 8, 64] {
         // URLSession is ~10x slower: give it fewer requests so a run stays short.
         let total = name == "URLSession" ? max(500, requestsPerCell / 5) : requestsPerCell
@@ -91,6 +93,7 @@ for (name, send) in clients {
 try await ahc.shutdown()
 await curl.shutdown()
 
+if only != nil { exit(0) }
 print("| client | c=1 req/s | c=8 req/s | c=64 req/s | CPU µs/req c=1 | CPU µs/req c=8 | CPU µs/req c=64 |")
 print("|---|---|---|---|---|---|---|")
 for (name, _) in clients {

@@ -1,0 +1,80 @@
+// Sandbox and cache benchmark, in one run:
+// 1. the demand sandbox's own throughput on loopback (requests/s with CurlHTTPClient at c=8) per route, next to
+//    the raw LoopbackHTTPServer as the ceiling, so client benchmarks know they measure the client;
+// 2. MARS requestTileAds served from the SQLite cache vs a network round trip to the sandbox (p50/p99 µs).
+import AdMediation
+import CurlTransport
+import DemandSandbox
+import Foundation
+import LoopbackServer
+import MARSAds
+
+let total = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 4000
+let client = CurlHTTPClient()
+
+func throughput(_ request: HTTPRequest, concurrency: Int = 8) async throws -> Double {
+    for _ in 0..<100 { _ = try await client.send(request) }
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<concurrency {
+            group.addTask {
+                var i = worker
+                while i < total {
+                    let response = try await client.send(request)
+                    precondition(response.status < 500, "status \(response.status)")
+                    i += concurrency
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    return Double(total) / (ContinuousClock.now - start).seconds
+}
+
+let raw = try LoopbackHTTPServer { _ in .respond(.init(headers: [("Content-Type", "application/json")], body: Array("{}".utf8))) }
+let sandbox = try await DemandSandbox.start()
+let gcAuth: HTTPHeaders = ["Authorization": "Bearer gc_test_demo"]
+let marsBody = Data(#"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":null}]}"#.utf8)
+let routes: [(String, HTTPRequest)] = [
+    ("raw LoopbackHTTPServer (ceiling)", HTTPRequest(url: raw.baseURL + "/")),
+    ("sandbox: unknown route (404)", HTTPRequest(url: sandbox.rootURL + "/nothing")),
+    ("sandbox: GrowthCat catalog", HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=home_banner", headers: gcAuth)),
+    ("sandbox: MARS POST /v1/ads", HTTPRequest(method: .post, url: sandbox.marsBaseURL + "ads", headers: ["Content-Type": "application/json"], body: marsBody)),
+    ("sandbox: app-open ad", HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=ca-app-pub-3940256099942544/5575463023&request_id=r")),
+]
+print("| route (CurlHTTPClient, c=8, \(total) requests) | requests/s |")
+print("|---|---|")
+for (name, request) in routes {
+    let rps = try await throughput(request)
+    print("| \(name) | \(Int(rps)) |")
+}
+
+// MARS cache hit vs network.
+let path = FileManager.default.temporaryDirectory.appendingPathComponent("mars-bench-\(UUID().uuidString).sqlite").path
+let mars = MozAdsClientBuilder().environment(.custom(baseURL: sandbox.marsBaseURL))
+    .cacheConfig(MozAdsCacheConfig(dbPath: path)).httpClient(client).build()
+let placements = [MozAdsPlacementRequest(placementId: "mock_tile_1")]
+func percentiles(_ options: MozAdsRequestOptions?, count: Int) async throws -> (p50: Double, p99: Double) {
+    var samples: [Double] = []
+    for _ in 0..<count {
+        let start = ContinuousClock.now
+        let tiles = try await mars.requestTileAds(placements, options: options)
+        samples.append((ContinuousClock.now - start).milliseconds * 1000)
+        precondition(tiles["mock_tile_1"] != nil)
+    }
+    samples.sort()
+    return (samples[samples.count / 2], samples[samples.count * 99 / 100])
+}
+_ = try await mars.requestTileAds(placements)   // store once
+let hit = try await percentiles(nil, count: 2000)
+let network = try await percentiles(MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst)), count: 2000)
+print("")
+print("| MARS requestTileAds (2000 each) | p50 µs | p99 µs |")
+print("|---|---|---|")
+print(String(format: "| cache hit (cacheFirst, SQLite WAL) | %.0f | %.0f |", hit.p50, hit.p99))
+print(String(format: "| network round trip to the sandbox (networkFirst, stores too) | %.0f | %.0f |", network.p50, network.p99))
+print(String(format: "| ratio network / hit at p50 | %.1fx | |", network.p50 / hit.p50))
+await client.shutdown()
+await sandbox.shutdown()
+raw.stop()
+try? FileManager.default.removeItem(atPath: path)

@@ -1,0 +1,106 @@
+import AdMediation
+import AppOpenAds
+import ChartboostBanners
+import CurlTransport
+import Foundation
+import MARSAds
+
+/// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md).
+struct CLIConfiguration: Sendable {
+    struct Network: Sendable {
+        var id: String
+        var type: String
+        var baseURL: String
+        var settings: [String: String]
+    }
+
+    var networks: [String: Network]
+    var mediation: MediationConfiguration
+
+    static let types = ["growthcat", "mars", "chartboost", "appopen"]
+    static let secretKeys: Set<String> = ["api_key", "app_signature"]
+
+    /// Parses and validates the file; errors name the JSON path and never contain secret values.
+    static func parse(_ data: Data) throws(AdError) -> CLIConfiguration {
+        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw AdError(.configuration, "configuration: not a JSON object")
+        }
+        guard let networksObject = root["networks"] as? [String: Any], !networksObject.isEmpty else {
+            throw AdError(.configuration, "networks: required, an object of named networks")
+        }
+        var networks: [String: Network] = [:]
+        for (id, value) in networksObject.sorted(by: { $0.key < $1.key }) {
+            let path = "networks.\(id)"
+            guard let object = value as? [String: Any] else { throw AdError(.configuration, "\(path): expected an object") }
+            guard let type = object["type"] as? String else { throw AdError(.configuration, "\(path).type: required (one of \(types.joined(separator: ", ")))") }
+            guard types.contains(type) else { throw AdError(.configuration, "\(path).type: unknown type \"\(type)\" (one of \(types.joined(separator: ", ")))") }
+            guard let base = object["base_url"] as? String, let url = URL(string: base), url.scheme != nil, url.host != nil else {
+                throw AdError(.configuration, "\(path).base_url: required, an absolute URL")
+            }
+            var settings: [String: String] = [:]
+            for (key, setting) in object where key != "type" && key != "base_url" {
+                switch setting {
+                case let s as String: settings[key] = s
+                case let n as NSNumber: settings[key] = n.stringValue
+                default: throw AdError(.configuration, "\(path).\(key): expected a string or a number")
+                }
+            }
+            let required: [String] = switch type {
+            case "growthcat": ["api_key"]
+            case "chartboost": ["app_id", "app_signature"]
+            default: []
+            }
+            for key in required where (settings[key] ?? "").isEmpty {
+                throw AdError(.configuration, "\(path).\(key): required for type \(type)")
+            }
+            networks[id] = Network(id: id, type: type, baseURL: base, settings: settings)
+        }
+        var mediationRoot = root
+        mediationRoot.removeValue(forKey: "networks")
+        let mediationData = (try? JSONSerialization.data(withJSONObject: mediationRoot)) ?? Data()
+        let mediation = try MediationConfiguration.decode(json: mediationData)
+        let formats = networks.mapValues { Set(Self.formats(of: $0.type)) }
+        try mediation.validate(networks: formats)
+        return CLIConfiguration(networks: networks, mediation: mediation)
+    }
+
+    static func formats(of type: String) -> [String] {
+        switch type {
+        case "growthcat": ["banner", "interstitial", "rewarded"]
+        case "mars": ["tile", "spoc", "image"]
+        case "chartboost": ["banner"]
+        case "appopen": ["app_open"]
+        default: []
+        }
+    }
+
+    /// The adapters, built over one shared HTTP client.
+    func makeNetworks(http: any HTTPClient) throws(AdError) -> [String: any AdNetwork] {
+        var built: [String: any AdNetwork] = [:]
+        for (id, network) in networks {
+            switch network.type {
+            case "mars":
+                var builder = MozAdsClientBuilder().environment(.custom(baseURL: network.baseURL)).httpClient(http)
+                if let path = network.settings["cache_path"] {
+                    builder = builder.cacheConfig(MozAdsCacheConfig(
+                        dbPath: path,
+                        defaultCacheTtlSeconds: network.settings["cache_ttl_s"].flatMap(UInt64.init),
+                        maxSizeMib: network.settings["cache_max_mib"].flatMap(UInt64.init)))
+                }
+                built[id] = MarsNetwork(id: id, client: builder.build())
+            case "chartboost":
+                var configuration = ChartboostNetwork.Configuration(
+                    baseURL: network.baseURL, appID: network.settings["app_id"] ?? "", appSignature: network.settings["app_signature"] ?? "")
+                configuration.id = id
+                built[id] = ChartboostNetwork(configuration: configuration, http: http)
+            case "appopen":
+                var configuration = AppOpenNetwork.Configuration(baseURL: network.baseURL)
+                configuration.id = id
+                built[id] = AppOpenNetwork(configuration: configuration, http: http)
+            default:
+                throw AdError(.unsupported, "networks.\(id).type: the \(network.type) adapter is not available in this build yet")
+            }
+        }
+        return built
+    }
+}

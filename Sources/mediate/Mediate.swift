@@ -1,0 +1,341 @@
+import AdMediation
+import AdNetworkConformance
+import ArgumentParser
+import CurlTransport
+import DemandSandbox
+import Foundation
+
+/// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
+/// Exit codes: 0 success, 1 a failed check, 2 bad usage or configuration.
+@main
+struct Mediate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mediate",
+        abstract: "Compare fill across ad networks, debug a request, run the demand sandbox and the conformance kit.",
+        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self],
+        defaultSubcommand: Compare.self)
+
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as AdError {
+            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+            Foundation.exit(error.code == .configuration || error.code == .unsupported ? 2 : 1)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Options shared by the commands that read a configuration.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "Configuration file (JSON). Without it, the demand sandbox starts in-process with the demo configuration.")
+    var config: String?
+}
+
+/// A loaded configuration with its networks, mediator, HTTP client and (for the demo) sandbox.
+struct Environment {
+    let configuration: CLIConfiguration
+    let networks: [String: any AdNetwork]
+    let mediator: Mediator
+    let http: CurlHTTPClient
+    let sandbox: RunningSandbox?
+
+    static func load(_ path: String?, progress: Progress) async throws -> Environment {
+        var sandbox: RunningSandbox?
+        let data: Data
+        if let path {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw AdError(.configuration, "--config: cannot read \(path)")
+            }
+            data = contents
+        } else {
+            let started = try await DemandSandbox.start(scenario: Demo.scenario)
+            progress.say("demo: demand sandbox on \(started.rootURL)")
+            sandbox = started
+            data = Demo.configuration(started)
+        }
+        let configuration = try CLIConfiguration.parse(data)
+        let http = CurlHTTPClient()
+        let networks = try configuration.makeNetworks(http: http)
+        let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation)
+        return Environment(configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox)
+    }
+
+    func close() async {
+        await http.shutdown()
+        await sandbox?.shutdown()
+    }
+}
+
+struct Compare: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run N mediated requests per placement and N per line's network alone; report fill, latency, errors, win share.")
+
+    @OptionGroup var options: ConfigOptions
+    @Option(name: .long, help: "Placements to compare (repeatable; default: all).") var placement: [String] = []
+    @Option(name: .long, help: "Requests per placement and per line.") var requests: Int = 200
+    @Option(name: .long, help: "Requests in flight at once.") var concurrency: Int = 8
+    @Option(name: .long, help: "Output format: table, json, csv, html.") var format: String = "table"
+    @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
+    @Flag(name: .long, help: "No progress on stderr.") var quiet = false
+
+    func validate() throws {
+        guard requests > 0 else { throw ValidationError("--requests must be positive, got \(requests)") }
+        guard concurrency > 0 else { throw ValidationError("--concurrency must be positive, got \(concurrency)") }
+        guard ReportFormat(rawValue: format) != nil else { throw ValidationError("--format must be one of table, json, csv, html; got \(format)") }
+    }
+
+    func run() async throws {
+        let progress = Progress(enabled: !quiet)
+        let env = try await Environment.load(options.config, progress: progress)
+        let all = env.configuration.mediation.placements.keys.sorted()
+        for id in placement where !all.contains(id) {
+            await env.close()
+            throw AdError(.configuration, "--placement: unknown placement \"\(id)\" (configured: \(all.joined(separator: ", ")))")
+        }
+        let chosen = placement.isEmpty ? all : placement
+        progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
+        let runner = CompareRunner(configuration: env.configuration, networks: env.networks, mediator: env.mediator,
+                                   requests: requests, concurrency: concurrency, progress: progress)
+        let reports = await runner.run(placements: chosen)
+        await env.close()
+        let text = Reports.render(reports, as: ReportFormat(rawValue: format)!)
+        if let output {
+            do { try (text + "\n").write(toFile: output, atomically: true, encoding: .utf8) } catch {
+                throw AdError(.configuration, "--output: cannot write \(output): \(error.localizedDescription)")
+            }
+            progress.say("wrote \(output)")
+        } else {
+            print(text)
+        }
+    }
+}
+
+struct Load: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "One request (mediated, or one network alone) with its full trace.")
+
+    @OptionGroup var options: ConfigOptions
+    @Option(name: .long, help: "The mediated placement.") var placement: String
+    @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.") var network: String?
+    @Flag(name: .long, help: "JSON output.") var json = false
+
+    func run() async throws {
+        let env = try await Environment.load(options.config, progress: Progress(enabled: false))
+        defer { Task { await env.close() } }
+        guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
+            await env.close()
+            throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
+        }
+        var trace: [[String: Any]] = []
+        var winner: [String: Any]? = nil
+        var filled = false
+        if let network {
+            guard let line = placementConfig.lines.first(where: { $0.network == network }), let adapter = env.networks[network] else {
+                await env.close()
+                throw AdError(.configuration, "--network: no line of \(placement) uses network \"\(network)\"")
+            }
+            let start = ContinuousClock.now
+            var entry: [String: Any] = ["network": network, "placement": line.placement]
+            do {
+                let result = try await adapter.load(AdRequest(placement: line.placement, format: format, testMode: true, timeout: .milliseconds(line.timeoutMs)))
+                entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
+                entry["ecpm"] = result.ad?.ecpm ?? NSNull()
+                entry["error"] = NSNull()
+                if let ad = result.ad {
+                    filled = true
+                    winner = ["network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id]
+                    ad.invalidate()
+                }
+            } catch let error as AdError {
+                entry["outcome"] = "error"
+                entry["ecpm"] = NSNull()
+                entry["error"] = ["code": error.code.name, "message": error.message]
+            }
+            entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
+            entry["reason"] = NSNull()
+            trace.append(entry)
+        } else {
+            let outcome = await env.mediator.loadWithTrace(AdRequest(placement: placement, format: format, testMode: true))
+            if case .success(let result) = outcome.result, let ad = result.ad {
+                filled = true
+                winner = ["network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id]
+                ad.invalidate()
+            }
+            for line in outcome.trace.lines {
+                var entry: [String: Any] = ["network": line.network, "placement": line.placement, "outcome": line.outcome.name,
+                                            "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(), "ecpm": line.ecpm ?? NSNull()]
+                switch line.outcome {
+                case .error(let error): entry["error"] = ["code": error.code.name, "message": error.message]; entry["reason"] = NSNull()
+                case .skipped(let reason): entry["error"] = NSNull(); entry["reason"] = reason.rawValue
+                case .noFill(let reason): entry["error"] = NSNull(); entry["reason"] = reason
+                default: entry["error"] = NSNull(); entry["reason"] = NSNull()
+                }
+                trace.append(entry)
+            }
+            if case .failure(let error) = outcome.result, error.code != .timeout {
+                await env.close()
+                throw error
+            }
+        }
+        await env.close()
+        if json {
+            let object: [String: Any] = ["placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("\(placement): \(filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill")")
+            for entry in trace {
+                let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
+                var line = "  \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
+                if let ecpm = entry["ecpm"] as? Double { line += String(format: "  eCPM %.2f", ecpm) }
+                if let reason = entry["reason"] as? String { line += "  (\(reason))" }
+                if let error = entry["error"] as? [String: String] { line += "  \(error["code"] ?? ""): \(error["message"] ?? "")" }
+                print(line)
+            }
+        }
+    }
+}
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Load, then drive the ad's presentation headlessly: impression, optional click, close; print what was sent.")
+
+    @OptionGroup var options: ConfigOptions
+    @Option(name: .long, help: "The mediated placement.") var placement: String
+    @Option(name: .customLong("app-user-id"), help: "The app's user id.") var appUserID: String?
+    @Flag(name: .long, help: "Click the ad.") var click = false
+    @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds: Double = 5
+    @Flag(name: .long, help: "JSON output.") var json = false
+
+    func run() async throws {
+        let env = try await Environment.load(options.config, progress: Progress(enabled: false))
+        guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
+            await env.close()
+            throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
+        }
+        let clock = ManualAdClock()
+        let outcome = await env.mediator.loadWithTrace(AdRequest(placement: placement, format: format, userID: appUserID, testMode: true))
+        guard case .success(let result) = outcome.result, let ad = result.ad else {
+            await env.close()
+            print(json ? #"{"placement":"\#(placement)","filled":false,"events":[]}"# : "\(placement): no fill, nothing shown")
+            throw ExitCode(1)
+        }
+        var sent: [[String: Any]] = []
+        func report(_ event: AdEvent) async {
+            do {
+                let first = try await ad.report(event)
+                sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": first, "error": NSNull()])
+            } catch {
+                sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": false, "error": "\(error)"])
+            }
+        }
+        await report(.impression)
+        if click {
+            await clock.advance(by: .milliseconds(Int64(watchSeconds * 500)))
+            await report(.click)
+        }
+        await clock.advance(to: .zero + .milliseconds(Int64(watchSeconds * 1000)))
+        await report(.closed)
+        ad.invalidate()
+        await env.close()
+        let failures = sent.filter { !($0["error"] is NSNull) }.count
+        if json {
+            let object: [String: Any] = ["placement": placement, "filled": true, "network": ad.networkID, "ad_id": ad.creative.id,
+                                         "events": sent, "reward": NSNull()]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))")
+            for event in sent {
+                print(String(format: "  t=%5.1fs  %@  %@", event["at_s"] as? Double ?? 0, event["event"] as? String ?? "",
+                             (event["error"] as? String) ?? ((event["sent"] as? Bool) == true ? "sent" : "already sent")))
+            }
+            print("  reward: none (no rewarded network in this configuration)")
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
+
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sandbox", abstract: "Run the demand sandbox in the foreground and print its base URLs.")
+
+    @Option(name: .long, help: "Scenario file (JSON).") var scenario: String?
+    @Option(name: .long, help: "Port (0 = any free port).") var port: Int = 0
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
+    }
+
+    func run() async throws {
+        var loaded = SandboxScenario()
+        if let scenario {
+            guard let data = FileManager.default.contents(atPath: scenario) else { throw AdError(.configuration, "--scenario: cannot read \(scenario)") }
+            do { loaded = try JSONDecoder().decode(SandboxScenario.self, from: data) } catch {
+                throw AdError(.configuration, "--scenario: \(error)")
+            }
+        }
+        var configuration = SandboxConfiguration()
+        configuration.port = port
+        let sandbox = try await DemandSandbox.start(scenario: loaded, configuration: configuration)
+        print("growthcat  \(sandbox.growthcatBaseURL)")
+        print("mars       \(sandbox.marsBaseURL)")
+        print("chartboost \(sandbox.chartboostBaseURL)")
+        print("appopen    \(sandbox.appOpenBaseURL)")
+        print("admin      \(sandbox.adminURL)")
+        fflush(nil)
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+}
+
+struct Conformance: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.")
+
+    @OptionGroup var options: ConfigOptions
+    @Option(name: .long, help: "The network to check.") var network: String
+    @Option(name: .long, help: "The mediated placement whose line for this network gives the fill request (default: the first that uses it).") var placement: String?
+
+    func run() async throws {
+        let env = try await Environment.load(options.config, progress: Progress(enabled: false))
+        guard let base = env.configuration.networks[network] else {
+            await env.close()
+            throw AdError(.configuration, "--network: unknown network \"\(network)\"")
+        }
+        let candidates = env.configuration.mediation.placements.sorted { $0.key < $1.key }
+            .filter { placement == nil || $0.key == placement }
+            .compactMap { id, config -> (PlacementConfiguration, WaterfallLine)? in
+                config.lines.first { $0.network == network }.map { (config, $0) }
+            }
+        guard let (placementConfig, line) = candidates.first, let format = placementConfig.adFormat else {
+            await env.close()
+            throw AdError(.configuration, "--placement: no placement has a line for network \"\(network)\"")
+        }
+        // The kit watches the wire through a recording client wrapped around the real one.
+        let recording = RecordingHTTPClient(wrapping: env.http)
+        let single = CLIConfiguration(networks: [network: base], mediation: env.configuration.mediation)
+        guard let adapter = try single.makeNetworks(http: recording)[network] else { await env.close(); throw ExitCode(2) }
+        let subject = ConformanceSubject(network: adapter, wire: recording, fillRequest: AdRequest(placement: line.placement, format: format))
+        let results = await AdNetworkConformance.runAll(subject)
+        await env.close()
+        var failed = 0
+        for result in results {
+            switch result.status {
+            case .passed: print("PASS  \(result.scenario)")
+            case .skipped(let why): print("SKIP  \(result.scenario): \(why)")
+            case .failed(let failure):
+                failed += 1
+                print("FAIL  \(result.scenario): expected \(failure.expectation); observed \(failure.observed)")
+            }
+        }
+        print("\(results.count - failed) of \(results.count) scenarios did not fail (\(failed) failed)")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}
