@@ -1,0 +1,198 @@
+import DemandSandbox
+import Foundation
+import Testing
+
+/// Runs the built `mediate` binary and returns its exit code, stdout and stderr.
+func mediate(_ arguments: [String], timeout: Duration = .seconds(120)) throws -> (code: Int32, out: String, err: String) {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediate")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes fully (they would block the child if left unread).
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+func writeConfig(_ json: String) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("mediate-\(UUID().uuidString).json").path
+    try json.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+func sandboxConfig(_ sandbox: RunningSandbox, signature: String = "cb_sig_demo_secret") -> String {
+    """
+    {"networks": {
+       "ao": {"type": "appopen", "base_url": "\(sandbox.appOpenBaseURL)"},
+       "cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", "app_signature": "\(signature)"}},
+     "placements": {
+       "launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "ca-app-pub-3940256099942544/5575463023", "timeout_ms": 2000}]},
+       "banner": {"format": "banner", "size": "320x50", "lines": [{"network": "cb", "placement": "Main Menu", "timeout_ms": 2000}]}}}
+    """
+}
+
+@Suite("mediate CLI (end to end)", .serialized)
+struct CLITests {
+    @Test func compareWithoutConfigRunsTheDemoAndPrintsATable() throws {
+        let run = try mediate(["compare", "--requests", "20"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(run.out.contains("waterfall") && run.out.contains("fill rate") && run.out.contains("win share"))
+        #expect(run.err.contains("demo: demand sandbox on http://127.0.0.1:"), "progress goes to stderr")
+        #expect(!run.out.contains("demand sandbox"), "results only on stdout")
+    }
+
+    @Test func compareJSONHasTheDocumentedShape() throws {
+        let run = try mediate(["compare", "--requests", "10", "--format", "json", "--quiet", "--placement", "home_tile"])
+        #expect(run.code == 0)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let placement = try #require((root["placements"] as? [[String: Any]])?.first)
+        #expect(placement["id"] as? String == "home_tile")
+        #expect(placement["requests"] as? Int == 10)
+        for key in ["fills", "fill_rate", "latency_ms"] { #expect(placement[key] != nil, "missing \(key)") }
+        #expect(Set((placement["latency_ms"] as? [String: Double])?.keys ?? [:].keys) == ["p50", "p95", "p99"])
+        let line = try #require((placement["lines"] as? [[String: Any]])?.first)
+        for key in ["network", "requests", "fills", "fill_rate", "wins", "errors", "latency_ms"] { #expect(line[key] != nil, "missing lines[].\(key)") }
+        #expect(run.err.isEmpty, "--quiet prints no progress")
+    }
+
+    @Test func compareCSVHasAHeaderAndARowPerSource() throws {
+        let run = try mediate(["compare", "--requests", "5", "--format", "csv", "--quiet", "--placement", "home_tile"])
+        let lines = run.out.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("placement,source,network") == true)
+        #expect(lines.count == 4, "header, waterfall, two lines")
+    }
+
+    @Test func compareHTMLIsOneSelfContainedFileWithCharts() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let run = try mediate(["compare", "--requests", "5", "--format", "html", "--output", path, "--quiet"])
+        #expect(run.code == 0)
+        let html = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(html.contains("<svg") && html.contains("</html>"))
+        #expect(!html.contains("<script src") && !html.contains("<link") && !html.contains("<img"), "no external assets")
+    }
+
+    @Test func loadPrintsTheTraceAsJSON() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try mediate(["load", "--config", config, "--placement", "launch", "--json"])
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        #expect(root["placement"] as? String == "launch" && root["filled"] as? Bool == true)
+        #expect((root["winner"] as? [String: Any])?["network"] as? String == "ao")
+        let trace = try #require((root["trace"] as? [[String: Any]])?.first)
+        #expect(trace["outcome"] as? String == "fill")
+        for key in ["network", "latency_ms", "ecpm", "error", "reason"] { #expect(trace.keys.contains(key), "missing trace[].\(key)") }
+    }
+
+    @Test func loadCanAskOneNetworkAlone() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try mediate(["load", "--config", config, "--placement", "banner", "--network", "cb"])
+        await sandbox.shutdown()
+        #expect(run.code == 0)
+        #expect(run.out.hasPrefix("banner: filled by cb"))
+    }
+
+    @Test func showDrivesImpressionClickAndClose() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try mediate(["show", "--config", config, "--placement", "launch", "--click", "--json"])
+        let hits = sandbox.records.trackingHits.map { $0.query["e"] ?? "" }
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(hits == ["impression", "click"])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        #expect((root["events"] as? [[String: Any]])?.map { $0["event"] as? String } == ["impression", "click", "ad_closed"])
+    }
+
+    @Test func conformancePassesForAWellBehavedNetwork() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try mediate(["conformance", "--config", config, "--network", "ao"])
+        await sandbox.shutdown()
+        #expect(run.code == 0, "\(run.out)")
+        #expect(run.out.contains("PASS  fillIsWellFormed"))
+        #expect(!run.out.contains("FAIL"))
+    }
+
+    @Test func conformanceExitsOneWhenAScenarioFails() async throws {
+        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 500)])]))
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try mediate(["conformance", "--config", config, "--network", "ao"])
+        await sandbox.shutdown()
+        #expect(run.code == 1)
+        #expect(run.out.contains("FAIL  fillIsWellFormed"))
+    }
+
+    @Test func unknownNetworkInAConfigurationNamesThePathAndExitsTwo() throws {
+        let config = try writeConfig("""
+        {"networks": {"mars": {"type": "mars", "base_url": "http://127.0.0.1:9/v1/"}},
+         "placements": {"home_tile": {"format": "tile", "lines": [
+            {"network": "mars", "placement": "mock_tile_1"}, {"network": "gx", "placement": "home_banner"}]}}}
+        """)
+        let run = try mediate(["compare", "--config", config, "--quiet"])
+        #expect(run.code == 2)
+        #expect(run.err.contains(#"placements.home_tile.lines[1].network: unknown network "gx""#))
+    }
+
+    @Test(arguments: [
+        (#"{"networks": {}}"#, "networks: required"),
+        (#"{"networks": {"x": {"type": "adsense", "base_url": "http://h/"}}, "placements": {}}"#, "networks.x.type: unknown type"),
+        (#"{"networks": {"x": {"type": "mars"}}, "placements": {}}"#, "networks.x.base_url: required"),
+        (#"{"networks": {"x": {"type": "chartboost", "base_url": "http://127.0.0.1/"}}, "placements": {}}"#, "networks.x.app_id: required"),
+        (#"{"networks": {"x": {"type": "mars", "base_url": "http://127.0.0.1/"}}, "placements": {"p": {"format": "tile", "lines": [{"network": "x", "placement": "a", "timeout_ms": -1}]}}}"#, "placements.p.lines[0].timeout_ms"),
+        ("not json", "configuration: not a JSON object"),
+    ])
+    func badConfigurationExitsTwoWithTheFieldAtFault(json: String, message: String) throws {
+        let run = try mediate(["compare", "--config", try writeConfig(json), "--quiet"])
+        #expect(run.code == 2)
+        #expect(run.err.contains(message), "stderr: \(run.err)")
+    }
+
+    @Test func secretsAreNeverEchoed() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let secret = "zz-very-secret-signature-zz"
+        let config = try writeConfig(sandboxConfig(sandbox, signature: secret))
+        let load = try mediate(["load", "--config", config, "--placement", "banner", "--json"])
+        let compare = try mediate(["compare", "--config", config, "--requests", "3", "--placement", "banner"])
+        let broken = try writeConfig(sandboxConfig(sandbox, signature: secret).replacingOccurrences(of: "\"timeout_ms\": 2000}]},", with: "\"timeout_ms\": 0}]},"))
+        let bad = try mediate(["compare", "--config", broken])
+        await sandbox.shutdown()
+        for run in [load, compare, bad] {
+            #expect(!run.out.contains(secret) && !run.err.contains(secret))
+        }
+        #expect(load.out.contains("unauthorized"), "the wrong signature was rejected, and the error still does not show it")
+        #expect(bad.code == 2)
+    }
+
+    @Test(arguments: [["compare", "--requests", "0"], ["compare", "--format", "xml"], ["compare", "--no-such-flag"], ["sandbox", "--port", "70000"]])
+    func badUsageExitsTwo(arguments: [String]) throws {
+        #expect(try mediate(arguments).code == 2)
+    }
+
+    @Test func sandboxCommandPrintsItsBaseURLs() throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediate")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["sandbox", "--port", "0"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var text = ""
+        while !text.contains("admin") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(text.contains("growthcat  http://127.0.0.1:"))
+        #expect(text.contains("mars       http://127.0.0.1:") && text.contains("/mars/v1/"))
+    }
+}
