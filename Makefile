@@ -10,7 +10,7 @@ build: deps
 	$(SWIFT) build --build-tests
 
 demo: deps
-	$(SWIFT) run transport-demo
+	$(SWIFT) run mediate compare
 
 test: deps
 	$(SWIFT) build --build-tests
