@@ -32,6 +32,7 @@ let package = Package(
                 .product(name: "LoopbackServer", package: "AdMediation"),
                 .product(name: "DemandSandbox", package: "AdMediation"),
                 .product(name: "MARSAds", package: "AdMediation"),
+                .product(name: "AdStorage", package: "AdMediation"),
             ]
         ),
     ],

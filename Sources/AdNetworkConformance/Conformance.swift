@@ -268,9 +268,14 @@ public enum AdNetworkConformance {
     @Sendable public static func noEventsBeforeLoadOrAfterInvalidation(_ subject: ConformanceSubject) async throws {
         let name = "noEventsBeforeLoadOrAfterInvalidation"
         let ad = try await requireFill(subject, name)
+        if !ad.reportedEvents.isEmpty {
+            ad.invalidate()
+            throw ConformanceFailure(scenario: name, expectation: "no event reported by the adapter itself",
+                                     observed: "events already reported at load: \(ad.reportedEvents.map(\.description).sorted())")
+        }
         let afterLoad = subject.wire.requestCount
         try await Task.sleep(for: subject.quietPeriod)
-        if subject.wire.requestCount != afterLoad {
+        if subject.wire.requestCount != afterLoad || !ad.reportedEvents.isEmpty {
             ad.invalidate()
             throw ConformanceFailure(scenario: name, expectation: "no event sent before one is reported",
                                      observed: "\(subject.wire.requestCount - afterLoad) request(s) after the load")

@@ -42,6 +42,9 @@ public final class HTTPCacheStore: Sendable {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
+            // WAL with synchronous=NORMAL never corrupts the file; a power cut may lose the last commits, which is
+            // fine for a cache and saves an fsync per write.
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             db = try DatabasePool(path: path, configuration: configuration)
             try db.write { db in
                 do {
@@ -124,6 +127,9 @@ public final class HTTPCacheStore: Sendable {
     @discardableResult
     public func deleteExpired(now: Int64) throws(StorageError) -> Int {
         do {
+            // A read first: most sends find nothing expired and need no write transaction.
+            let anyExpired = try db.read { try Bool.fetchOne($0, sql: "SELECT EXISTS(SELECT 1 FROM http_cache WHERE expires_at <= ?)", arguments: [now]) ?? false }
+            guard anyExpired else { return 0 }
             return try db.write { db in
                 try db.execute(sql: "DELETE FROM http_cache WHERE expires_at <= ?", arguments: [now])
                 return db.changesCount

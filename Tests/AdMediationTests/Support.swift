@@ -21,7 +21,7 @@ final class GateNetwork: AdNetwork {
     var waiting: Int { pending.withLock { $0.count } }
 
     func waitForLoads(_ count: Int = 1) async {
-        while waiting < count { await Task.yield() }
+        while waiting < count { await Task.pollPause() }
     }
 
     /// Answers the oldest waiting load.
@@ -38,7 +38,7 @@ final class GateNetwork: AdNetwork {
 
 /// Waits, by yielding, until `condition` holds.
 func until(_ condition: () -> Bool) async {
-    while !condition() { await Task.yield() }
+    while !condition() { await Task.pollPause() }
 }
 
 func placement(_ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .parallel, format: String = "interstitial",

@@ -10,7 +10,7 @@ func shownIDs(_ events: [BannerRefreshController.Event]) -> [String] {
 
 /// Waits (by yielding) until the controller has shown `count` ads.
 func waitForShown(_ controller: BannerRefreshController, _ count: Int) async {
-    while shownIDs(await controller.history).count < count { await Task.yield() }
+    while shownIDs(await controller.history).count < count { await Task.pollPause() }
 }
 
 @Suite("Banner refresh controller")
@@ -57,7 +57,7 @@ struct BannerRefreshTests {
         await clock.advance(by: .seconds(5))
         await c.adClicked()
         await waitForShown(c, 2)
-        while network.reportedEvents.count < 3 { await Task.yield() }
+        while network.reportedEvents.count < 3 { await Task.pollPause() }
         #expect(network.reportedEvents.map(\.event) == [.impression, .click, .impression])
         #expect(await c.nextRefresh == .zero + .seconds(35), "the timer restarts from the refresh")
     }
@@ -97,7 +97,7 @@ struct BannerRefreshTests {
         for failures in 1...5 {
             var next = await c.nextRefresh
             while await c.consecutiveFailures < failures || next == nil {
-                await Task.yield()
+                await Task.pollPause()
                 next = await c.nextRefresh
             }
             let due = next!
@@ -113,7 +113,7 @@ struct BannerRefreshTests {
         for failures in 1...4 {
             var next = await c.nextRefresh
             while await c.consecutiveFailures < failures || next == nil {
-                await Task.yield()
+                await Task.pollPause()
                 next = await c.nextRefresh
             }
             await clock.advance(to: next!)
@@ -127,7 +127,7 @@ struct BannerRefreshTests {
         let (c, network, clock) = make(policy: .init())
         await c.start()
         await waitForShown(c, 1)
-        while !(await c.hasPreloadedAd) { await Task.yield() }
+        while !(await c.hasPreloadedAd) { await Task.pollPause() }
         #expect(network.loadCount == 2)
         await clock.advance(by: .seconds(30))
         await waitForShown(c, 2)

@@ -84,7 +84,7 @@ struct ChartboostBannerTests {
         let controller = await banner.refreshController
         #expect(controller != nil)
         if let controller { await waitForShown(controller, 1) }
-        while delegate.log.count < 2 { await Task.yield() }
+        while delegate.log.count < 2 { await Task.pollPause() }
         #expect(delegate.log.prefix(2) == ["willShowAd", "didShowAd"])
     }
 
@@ -114,8 +114,8 @@ struct ChartboostBannerTests {
         #expect(await banner.isClickPending)
         #expect(!delegate.log.contains("didClickAd"), "paused until confirmed")
         delegate.handler.withLock { $0 }?(true)
-        while await banner.isClickPending { await Task.yield() }
-        while !delegate.log.contains("didClickAd") { await Task.yield() }
+        while await banner.isClickPending { await Task.pollPause() }
+        while !delegate.log.contains("didClickAd") { await Task.pollPause() }
         #expect(network.reportedEvents.map(\.event) == [.impression, .click])
     }
 
@@ -126,7 +126,7 @@ struct ChartboostBannerTests {
         await banner.show()
         await banner.click()
         delegate.handler.withLock { $0 }?(false)
-        while await banner.isClickPending { await Task.yield() }
+        while await banner.isClickPending { await Task.pollPause() }
         #expect(!delegate.log.contains("didClickAd"))
         #expect(network.reportedEvents.map(\.event) == [.impression])
     }

@@ -64,7 +64,7 @@ struct MarsClientTests {
         _ = try await f.client.requestTileAds(tile1)
         let ids = f.sandbox.records.marsRequests.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["context_id"] as? String }
         #expect(ids[0] == ids[1] && ids[1] != ids[2])
-        while f.sandbox.records.marsDeletedContextIDs.isEmpty { await Task.yield() }
+        while f.sandbox.records.marsDeletedContextIDs.isEmpty { await Task.pollPause() }
         #expect(f.sandbox.records.marsDeletedContextIDs == [ids[0]])
         await f.close()
     }

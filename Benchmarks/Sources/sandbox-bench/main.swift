@@ -3,6 +3,7 @@
 //    the raw LoopbackHTTPServer as the ceiling, so client benchmarks know they measure the client;
 // 2. MARS requestTileAds served from the SQLite cache vs a network round trip to the sandbox (p50/p99 µs).
 import AdMediation
+import AdStorage
 import CurlTransport
 import DemandSandbox
 import Foundation
@@ -74,6 +75,24 @@ print("|---|---|---|")
 print(String(format: "| cache hit (cacheFirst, SQLite WAL) | %.0f | %.0f |", hit.p50, hit.p99))
 print(String(format: "| network round trip to the sandbox (networkFirst, stores too) | %.0f | %.0f |", network.p50, network.p99))
 print(String(format: "| ratio network / hit at p50 | %.1fx | |", network.p50 / hit.p50))
+// Where a hit's time goes: the store's own calls, timed alone.
+
+let store = try HTTPCacheStore(path: path)
+func median(_ n: Int, _ body: () throws -> Void) rethrows -> Double {
+    var samples: [Double] = []
+    for _ in 0..<n {
+        let start = ContinuousClock.now
+        try body()
+        samples.append((ContinuousClock.now - start).milliseconds * 1000)
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+let rows = try store.count()
+let lookup = try median(2000) { _ = try store.lookup(hash: "nope") }
+let cleanup = try median(2000) { try store.deleteExpired(now: 0) }
+print(String(format: "| of which: HTTPCacheStore.lookup alone (%d rows) | %.0f | |", rows, lookup))
+print(String(format: "| of which: HTTPCacheStore.deleteExpired with nothing expired | %.0f | |", cleanup))
 await client.shutdown()
 await sandbox.shutdown()
 raw.stop()
