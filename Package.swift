@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AdStorage", targets: ["AdStorage"]),
         .library(name: "ChartboostBanners", targets: ["ChartboostBanners"]),
         .library(name: "MARSAds", targets: ["MARSAds"]),
+        .library(name: "GrowthCatAds", targets: ["GrowthCatAds"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
         .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
         .executable(name: "mediate", targets: ["mediate"]),
@@ -63,6 +64,7 @@ let package = Package(
         .target(name: "MARSAds", dependencies: [
             "AdMediation", "AdStorage", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Adapters/MARS"),
+        .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage"], path: "Adapters/GrowthCat"),
 
         // The CLI.
         .executableTarget(name: "mediate", dependencies: [
@@ -93,6 +95,7 @@ let package = Package(
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "MediateCLITests", dependencies: ["mediate", "DemandSandbox"]),
+        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

@@ -1,0 +1,441 @@
+import AdMediation
+import AdStorage
+import Foundation
+
+/// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
+/// offline queue, reward validation, and the seed's status-code rules.
+public actor GrowthCatClient {
+    /// Settings. The API key is a secret: ``description`` shows only its last four characters.
+    public struct Configuration: Sendable, CustomStringConvertible {
+        /// `gc_live_…` or `gc_test_…`.
+        public var apiKey: String
+        /// The API's base URL (`/v1/sdk/config` is appended).
+        public var baseURL: String
+        /// The SQLite file of the durable event queue.
+        public var eventQueuePath: String
+        /// Batched events are sent every `batchSize` events… Default 10.
+        public var batchSize: Int = 10
+        /// …or after this long. Default 30 s.
+        public var batchInterval: Duration = .seconds(30)
+        /// Retries of a batch answered 5xx, with exponential back-off from `retryBaseDelay`. Default 3.
+        public var maxServerRetries: Int = 3
+        /// First back-off delay. Default 1 s.
+        public var retryBaseDelay: Duration = .seconds(1)
+        /// While offline, probe the server this often. Default 30 s.
+        public var offlineProbeInterval: Duration = .seconds(30)
+        /// Deadline of each request. Default 10 s.
+        public var requestTimeout: Duration = .seconds(10)
+
+        /// Creates a configuration.
+        public init(apiKey: String, baseURL: String, eventQueuePath: String) {
+            self.apiKey = apiKey
+            self.baseURL = baseURL
+            self.eventQueuePath = eventQueuePath
+        }
+
+        /// The configuration with the API key redacted (`gc_test_…demo`).
+        public var description: String { "GrowthCatClient.Configuration(apiKey: \(GrowthCatClient.redact(apiKey)), baseURL: \(baseURL))" }
+    }
+
+    static func redact(_ key: String) -> String {
+        let prefix = key.hasPrefix("gc_live_") ? "gc_live_" : key.hasPrefix("gc_test_") ? "gc_test_" : ""
+        return prefix + "…" + String(key.suffix(min(4, max(0, key.count - prefix.count))))
+    }
+
+    private let configuration: Configuration
+    private let http: any HTTPClient
+    private let clock: any AdClock
+    private let queue: EventQueueStore
+    /// The bootstrap, once fetched.
+    public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
+    private var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
+    private var batchTimer: Task<Void, Never>?
+    private var probeTimer: Task<Void, Never>?
+    private var flushing: Task<FlushReport, Never>?
+    private var monitorTask: Task<Void, Never>?
+    /// Whether the last request failed for lack of connectivity.
+    public private(set) var isOffline = false
+
+    /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush.
+    public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) throws(GrowthCatError) {
+        self.configuration = configuration
+        self.http = http
+        self.clock = clock
+        do {
+            self.queue = try EventQueueStore(path: configuration.eventQueuePath)
+        } catch {
+            throw GrowthCatError(code: .invalidRequest, message: "the event queue could not be opened: \(error)")
+        }
+    }
+
+    /// Follows a connectivity monitor: the offline queue is replayed whenever connectivity returns.
+    public func monitor(_ connectivity: any ConnectivityMonitor) {
+        monitorTask?.cancel()
+        let changes = connectivity.changes
+        monitorTask = Task { [weak self] in
+            for await online in changes { await self?.connectivityChanged(online) }
+        }
+    }
+
+    /// A new session id.
+    public nonisolated func makeSessionID() -> String { UUID().uuidString.lowercased() }
+
+    // MARK: HTTP
+
+    private func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil) async throws(GrowthCatError) -> HTTPResponse {
+        var base = configuration.baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        var url = base + path
+        if !query.isEmpty { url += "?" + query.map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&") }
+        var headers: HTTPHeaders = ["Authorization": "Bearer \(configuration.apiKey)", "X-GrowthCat-SDK": "swift/1.0", "Accept": "application/json"]
+        if body != nil { headers.add(name: "Content-Type", value: "application/json; charset=utf-8") }
+        do {
+            let response = try await http.send(HTTPRequest(method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout))
+            if isOffline { wentOnline() }
+            return response
+        } catch let error as HTTPClientError {
+            if error.code == .cancelled { throw GrowthCatError(code: .cancelled, message: "\(method) \(path) was cancelled") }
+            wentOffline()
+            throw GrowthCatError(code: .network, message: "\(error.code == .timeout ? "timeout" : "network"): \(method) \(path): \(error.code.rawValue)")
+        } catch {
+            throw GrowthCatError(code: .network, message: "\(method) \(path): \(error)")
+        }
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
+    static func statusError(_ response: HTTPResponse, _ what: String) -> GrowthCatError {
+        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
+        let detail = (try? JSONDecoder().decode(Body.self, from: response.body)).map { "\($0.error.code ?? ""): \($0.error.message ?? "")" } ?? ""
+        let message = "\(what) answered \(response.status) \(detail)"
+        switch response.status {
+        case 401: return GrowthCatError(code: .unauthorized, message: message)
+        case 429: return GrowthCatError(code: .rateLimited(retryAfter: response.retryAfter), message: message)
+        default: return GrowthCatError(code: .server(status: response.status), message: message)
+        }
+    }
+
+    // MARK: Bootstrap
+
+    /// Fetches `GET /v1/sdk/config`. A missing `ads` object means ads are disabled.
+    @discardableResult
+    public func refreshSDKConfig() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+        let response = try await request(.get, "/v1/sdk/config")
+        guard response.isSuccess else { throw Self.statusError(response, "GET /v1/sdk/config") }
+        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+            throw GrowthCatError(code: .invalidResponse, message: "the bootstrap is not a JSON object")
+        }
+        let ads = object["ads"] as? [String: Any]
+        let bootstrap = GrowthCatSDKBootstrap(
+            appID: object["app_id"] as? String ?? "",
+            workspace: object["workspace"] as? String ?? "",
+            adsConfig: GrowthCatSDKAdsConfig(
+                adsEnabled: ads?["ads_enabled"] as? Bool ?? false,
+                formats: Set(ads?["formats"] as? [String] ?? []),
+                adCacheTTLSeconds: ads?["ad_cache_ttl_seconds"] as? Int ?? 300,
+                maxOfflineAdEvents: ads?["max_offline_ad_events"] as? Int ?? 500))
+        sdkBootstrap = bootstrap
+        return bootstrap
+    }
+
+    private func ensureBootstrap() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+        if let sdkBootstrap { return sdkBootstrap }
+        return try await refreshSDKConfig()
+    }
+
+    // MARK: Loading
+
+    /// Loads the first servable ad of a placement. Returns nil when ads are disabled, on no fill (404 or an empty
+    /// catalog), when no ad's format is allowed, or when the network is unavailable and no valid cache exists.
+    /// Throws for hard errors (401, 429, 5xx, unreadable answers).
+    public func loadAd(placementKey: String, appUserID: String? = nil, sessionID: String? = nil,
+                       privacy: PrivacySignals = PrivacySignals()) async throws(GrowthCatError) -> GrowthCatAd? {
+        try await load(cacheKey: "catalog:\(placementKey)", path: "/v1/ads/catalog",
+                       query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy)
+    }
+
+    /// Loads an ad by format (`/v1/ads/serve?format=`), with the same nil rules.
+    public func loadAd(format: String, appUserID: String? = nil, sessionID: String? = nil,
+                       privacy: PrivacySignals = PrivacySignals()) async throws(GrowthCatError) -> GrowthCatAd? {
+        try await load(cacheKey: "serve:\(format)", path: "/v1/ads/serve", query: [("format", format)],
+                       appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format)
+    }
+
+    /// Warms the catalog cache; placements whose cache is still valid cost no request.
+    public func prefetchAdCatalogs(placementKeys: [String]) async {
+        for key in placementKeys {
+            _ = try? await loadAd(placementKey: key)
+        }
+    }
+
+    private func load(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
+                      privacy: PrivacySignals, requiredFormat: String? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
+        let bootstrap: GrowthCatSDKBootstrap
+        do {
+            bootstrap = try await ensureBootstrap()
+        } catch where error.code == .network {
+            return nil   // no bootstrap and no network: nothing can be served
+        }
+        guard bootstrap.adsConfig.adsEnabled else { return nil }
+        var query = query
+        if let appUserID { query.append(("app_user_id", appUserID)) }
+        if let sessionID { query.append(("session_id", sessionID)) }
+        if let gdpr = privacy.gdprApplies { query.append(("gdpr", gdpr ? "1" : "0")) }
+        if let tcf = privacy.tcfConsent { query.append(("gdpr_consent", tcf)) }
+        if let usp = privacy.usPrivacy { query.append(("us_privacy", usp)) }
+        if let gpp = privacy.gpp { query.append(("gpp", gpp)) }
+        if !privacy.gppSectionIDs.isEmpty { query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ","))) }
+        if privacy.coppa || privacy.underAgeOfConsent { query.append(("coppa", "1")) }
+        // The catalog differs by user and privacy signals, so they are part of the cache key.
+        let cacheKey = cacheKey + "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        if let cached = catalogCache[cacheKey], cached.expiresAt > clock.now {
+            return firstServable(cached.ads, bootstrap: bootstrap, format: requiredFormat)
+        }
+        let response: HTTPResponse
+        do {
+            response = try await request(.get, path, query: query)
+        } catch where error.code == .network && !error.message.hasPrefix("timeout") {
+            return nil   // the cache (checked above) has expired and the network is unavailable
+        }
+        if response.status == 404 { return nil }
+        guard response.isSuccess else { throw Self.statusError(response, "GET \(path)") }
+        let (ads, ttl) = try Self.parseCatalog(response.body)
+        let effectiveTTL = min(ttl ?? bootstrap.adsConfig.adCacheTTLSeconds, bootstrap.adsConfig.adCacheTTLSeconds)
+        catalogCache[cacheKey] = (ads, clock.now + .seconds(effectiveTTL))
+        return firstServable(ads, bootstrap: bootstrap, format: requiredFormat)
+    }
+
+    private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: String?) -> GrowthCatAd? {
+        ads.first { ad in
+            guard ["image", "video", "app_store"].contains(ad.creativeType) else { return false }
+            let adFormat = ad.format ?? format
+            if let allowed = bootstrap?.adsConfig.formats, let adFormat, !allowed.contains(adFormat) { return false }
+            return true
+        }
+    }
+
+    /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.
+    static func parseCatalog(_ body: Data) throws(GrowthCatError) -> ([GrowthCatAd], Int?) {
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw GrowthCatError(code: .invalidResponse, message: "the catalog is not a JSON object")
+        }
+        guard let list = object["ads"] as? [Any] else {
+            throw GrowthCatError(code: .invalidResponse, message: "the catalog has no ads list")
+        }
+        let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }
+        return (ads, object["cache_ttl_seconds"] as? Int)
+    }
+
+    static func parseAd(_ o: [String: Any]) -> GrowthCatAd? {
+        guard let campaign = o["campaign"] as? [String: Any], let campaignID = campaign["id"] as? String,
+              let creative = o["creative"] as? [String: Any], let creativeID = creative["id"] as? String,
+              let type = creative["creative_type"] as? String, let url = creative["public_asset_url"] as? String,
+              let tracking = o["tracking"] as? [String: Any], let allocation = tracking["allocation_id"] as? String,
+              let token = tracking["token"] as? String else { return nil }
+        var placement: GrowthCatAd.Placement?
+        if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String {
+            placement = .init(key: key, format: format, rewardEnabled: p["reward_enabled"] as? Bool ?? false,
+                              rewardName: p["reward_name"] as? String, rewardAmount: p["reward_amount"] as? Int,
+                              minimumViewSeconds: (p["minimum_view_seconds"] as? NSNumber)?.doubleValue,
+                              isSkippable: p["is_skippable"] as? Bool ?? true,
+                              skippableAfterSeconds: (p["skippable_after_seconds"] as? NSNumber)?.doubleValue)
+        }
+        let cache = creative["asset_cache"] as? [String: Any]
+        let store = creative["store_kit"] as? [String: Any]
+        let close = o["close_policy"] as? [String: Any]
+        return GrowthCatAd(
+            placement: placement, campaignID: campaignID, creativeID: creativeID, creativeType: type, assetURL: url,
+            headline: creative["headline"] as? String, ctaText: creative["cta_text"] as? String,
+            durationSeconds: (creative["duration_seconds"] as? NSNumber)?.doubleValue,
+            storePresentation: store?["presentation"] as? String, appStoreID: store?["app_store_id"] as? String,
+            assetCacheable: cache?["cacheable"] as? Bool ?? false, assetTTLSeconds: cache?["ttl_seconds"] as? Int,
+            assetStrategy: cache?["strategy"] as? String, allocationID: allocation, token: token,
+            closeIsSkippable: close?["is_skippable"] as? Bool,
+            closeSkippableAfterSeconds: (close?["skippable_after_seconds"] as? NSNumber)?.doubleValue,
+            rewardGrantAfterSeconds: (close?["reward_grant_after_seconds"] as? NSNumber)?.doubleValue,
+            ecpm: (o["ecpm"] as? NSNumber)?.doubleValue)
+    }
+
+    // MARK: Events
+
+    /// Records an event: appended to the durable queue first (with an `sdk_event_id` reused on every retry), then
+    /// `impression` and `click` are flushed at once; other events every `batchSize` events or `batchInterval`.
+    public func trackAdEvent(_ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
+                             sessionID: String? = nil, metadata: [String: String] = [:]) async {
+        let id = UUID().uuidString.lowercased()
+        var event: [String: Any] = [
+            "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": ISO8601DateFormatter().string(from: Date()),
+            "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID, "token": ad.token,
+        ]
+        if let placementKey { event["placement_key"] = placementKey }
+        if let format = ad.format { event["format"] = format }
+        if let appUserID { event["app_user_id"] = appUserID }
+        if let sessionID { event["session_id"] = sessionID }
+        if !metadata.isEmpty { event["metadata"] = metadata }
+        let payload = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])) ?? Data()
+        _ = try? queue.append(eventID: id, payload: payload, cap: sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
+        if name.isImmediate || ((try? queue.count()) ?? 0) >= configuration.batchSize {
+            await flushAdEvents()
+        } else if batchTimer == nil {
+            let clock = clock, interval = configuration.batchInterval
+            batchTimer = Task { [weak self] in
+                do { try await clock.sleep(for: interval) } catch { return }
+                await self?.batchTimerFired()
+            }
+        }
+    }
+
+    private func batchTimerFired() async {
+        batchTimer = nil
+        await flushAdEvents()
+    }
+
+    /// What a flush did.
+    public struct FlushReport: Sendable, Hashable {
+        /// Events the server accepted (2xx), now deleted.
+        public var sent = 0
+        /// Events dropped because their batch was answered 400 (or 403): they can never succeed.
+        public var dropped = 0
+        /// Events still queued (offline, rate limited, or 5xx after the retries).
+        public var remaining = 0
+    }
+
+    /// Sends every queued event in batches of at most 100, oldest first. A batch is deleted only after a 2xx;
+    /// a 400/403 batch is dropped; 5xx is retried with exponential back-off (at most `maxServerRetries`); a
+    /// transport failure leaves everything queued for the next flush.
+    @discardableResult
+    public func flushAdEvents() async -> FlushReport {
+        if let flushing { return await flushing.value }
+        let task = Task { await self.performFlush() }
+        flushing = task
+        let report = await task.value
+        flushing = nil
+        return report
+    }
+
+    private func performFlush() async -> FlushReport {
+        batchTimer?.cancel()
+        batchTimer = nil
+        var report = FlushReport()
+        while true {
+            guard let batch = try? queue.peek(limit: 100), !batch.isEmpty else { break }
+            let events = batch.compactMap { try? JSONSerialization.jsonObject(with: $0.payload) }
+            let body = (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
+            var attempt = 0
+            var outcome: BatchOutcome = .keep
+            while true {
+                outcome = await send(batch: body)
+                guard case .retry = outcome, attempt < configuration.maxServerRetries else { break }
+                let delay = configuration.retryBaseDelay * (1 << attempt)
+                attempt += 1
+                do { try await clock.sleep(for: delay) } catch { break }
+            }
+            let ids = batch.map(\.eventID)
+            switch outcome {
+            case .accepted:
+                try? queue.remove(eventIDs: ids)
+                report.sent += ids.count
+            case .drop:
+                try? queue.remove(eventIDs: ids)
+                report.dropped += ids.count
+            case .keep, .retry:
+                report.remaining = (try? queue.count()) ?? 0
+                return report
+            }
+        }
+        report.remaining = (try? queue.count()) ?? 0
+        return report
+    }
+
+    private enum BatchOutcome { case accepted, drop, keep, retry }
+
+    private func send(batch body: Data) async -> BatchOutcome {
+        let response: HTTPResponse
+        do {
+            response = try await request(.post, "/v1/ads/events", body: body)
+        } catch {
+            return .keep
+        }
+        switch response.status {
+        case 200..<300: return .accepted
+        case 400, 403: return .drop
+        case 500..<600: return .retry
+        default: return .keep
+        }
+    }
+
+    /// Events waiting in the durable queue.
+    public var pendingEventCount: Int { (try? queue.count()) ?? 0 }
+
+    // MARK: Connectivity and life cycle
+
+    private func wentOffline() {
+        guard !isOffline else { return }
+        isOffline = true
+        let clock = clock, interval = configuration.offlineProbeInterval
+        probeTimer = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: interval) } catch { return }
+                guard let self else { return }
+                // The probe is a flush attempt: it succeeds as soon as the server is reachable again.
+                if await self.pendingEventCount > 0 { await self.flushAdEvents() } else { _ = try? await self.refreshSDKConfig() }
+                if await !self.isOffline { return }
+            }
+        }
+    }
+
+    private func wentOnline() {
+        isOffline = false
+        probeTimer?.cancel()
+        probeTimer = nil
+        // Connectivity is back: replay the offline queue without blocking the request that noticed it.
+        Task { [weak self] in await self?.flushAdEvents() }
+    }
+
+    private func connectivityChanged(_ online: Bool) async {
+        if online { await flushAdEvents() } else { isOffline = true }
+    }
+
+    /// The app came to the foreground: refresh the config.
+    public func applicationWillEnterForeground() async {
+        _ = try? await refreshSDKConfig()
+    }
+
+    /// The app goes to the background: flush everything.
+    @discardableResult
+    public func applicationDidEnterBackground() async -> FlushReport {
+        await flushAdEvents()
+    }
+
+    // MARK: Rewards
+
+    /// Validates a reward with the server. Grant it only when the answer says `rewardValidated`. Offline or any
+    /// error throws, and nothing is stored for later. `appUserID` is required.
+    public func validateAdReward(for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Double,
+                                 completed: Bool) async throws(GrowthCatError) -> AdRewardValidationResponse {
+        guard !appUserID.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw GrowthCatError(code: .invalidRequest, message: "appUserID is required to validate a reward")
+        }
+        var body: [String: Any] = [
+            "allocation_id": ad.allocationID, "token": ad.token, "creative_id": ad.creativeID, "app_user_id": appUserID,
+            "viewed_seconds": viewedSeconds, "completed": completed, "sdk_event_id": UUID().uuidString.lowercased(),
+        ]
+        if let key = ad.placement?.key { body["placement_key"] = key }
+        if let sessionID { body["session_id"] = sessionID }
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let response = try await request(.post, "/v1/ads/reward/validate", body: data)
+        guard response.isSuccess else { throw Self.statusError(response, "POST /v1/ads/reward/validate") }
+        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any],
+              let validated = object["reward_validated"] as? Bool else {
+            throw GrowthCatError(code: .invalidResponse, message: "the reward validation answer is unreadable")
+        }
+        var reward: (String, Int)?
+        if let r = object["reward"] as? [String: Any], let name = r["name"] as? String, let amount = r["amount"] as? Int { reward = (name, amount) }
+        return AdRewardValidationResponse(rewardValidated: validated, accepted: object["accepted"] as? Int ?? 0, reward: validated ? reward : nil)
+    }
+}

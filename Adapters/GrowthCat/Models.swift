@@ -1,0 +1,180 @@
+import AdMediation
+import Foundation
+
+/// A GrowthCat error, with the seed's taxonomy. Messages never contain the API key.
+public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What failed.
+    public enum Code: Sendable, Hashable {
+        /// 401: the API key is wrong.
+        case unauthorized
+        /// 429: back off, for `retryAfter` when the server said so.
+        case rateLimited(retryAfter: Duration?)
+        /// 400, 403 or 5xx.
+        case server(status: Int)
+        /// No HTTP answer (connectivity, timeout, reset).
+        case network
+        /// The answer could not be read.
+        case invalidResponse
+        /// Bad input (for example a reward validation without `appUserID`).
+        case invalidRequest
+        /// The call was cancelled.
+        case cancelled
+    }
+
+    /// What failed.
+    public var code: Code
+    /// Details, never the API key.
+    public var message: String
+
+    /// `"unauthorized: …"`.
+    public var description: String { "\(code): \(message)" }
+
+    /// The mediation taxonomy's equivalent.
+    public var adError: AdError {
+        switch code {
+        case .unauthorized: AdError(.unauthorized, message)
+        case .rateLimited(let after): AdError(.rateLimited(retryAfter: after), message)
+        case .server(let status): AdError.http(status: status, message: message)
+        case .network: message.hasPrefix("timeout") ? AdError(.timeout, message) : AdError(.network, message)
+        case .invalidResponse: AdError(.invalidResponse, message)
+        case .invalidRequest: AdError(.configuration, message)
+        case .cancelled: AdError(.cancelled, message)
+        }
+    }
+}
+
+/// The ads part of the bootstrap.
+public struct GrowthCatSDKAdsConfig: Sendable, Hashable {
+    /// Master switch.
+    public var adsEnabled: Bool
+    /// Allowed formats (`banner`, `interstitial`).
+    public var formats: Set<String>
+    /// Default catalog TTL; a response's tighter TTL wins.
+    public var adCacheTTLSeconds: Int
+    /// Offline queue cap (default 500).
+    public var maxOfflineAdEvents: Int
+}
+
+/// The bootstrap from `GET /v1/sdk/config`.
+public struct GrowthCatSDKBootstrap: Sendable, Hashable {
+    /// The app id.
+    public var appID: String
+    /// `live`, `test`, …
+    public var workspace: String
+    /// Ads settings (disabled when the server sent none).
+    public var adsConfig: GrowthCatSDKAdsConfig
+}
+
+/// A servable ad (the AdObject of the contract).
+public struct GrowthCatAd: Sendable, Hashable {
+    /// Placement details, when served from a catalog.
+    public struct Placement: Sendable, Hashable {
+        /// Key.
+        public var key: String
+        /// `banner` or `interstitial`.
+        public var format: String
+        /// Rewarded.
+        public var rewardEnabled: Bool
+        /// Reward name.
+        public var rewardName: String?
+        /// Reward amount.
+        public var rewardAmount: Int?
+        /// Minimum seconds on screen before the reward.
+        public var minimumViewSeconds: Double?
+        /// Close allowed.
+        public var isSkippable: Bool
+        /// Close allowed after this many seconds.
+        public var skippableAfterSeconds: Double?
+    }
+
+    /// Where the ad lives.
+    public var placement: Placement?
+    /// Campaign id.
+    public var campaignID: String
+    /// Creative id.
+    public var creativeID: String
+    /// `image`, `video` or `app_store`.
+    public var creativeType: String
+    /// The asset.
+    public var assetURL: String
+    /// Texts.
+    public var headline: String?
+    /// Call to action.
+    public var ctaText: String?
+    /// Video length.
+    public var durationSeconds: Double?
+    /// `overlay` or `product_view` for App Store creatives.
+    public var storePresentation: String?
+    /// App Store id for App Store creatives.
+    public var appStoreID: String?
+    /// Asset cache hints.
+    public var assetCacheable: Bool
+    /// Asset TTL override.
+    public var assetTTLSeconds: Int?
+    /// `prefetch` or `lazy`.
+    public var assetStrategy: String?
+    /// Tracking allocation.
+    public var allocationID: String
+    /// Tracking token.
+    public var token: String
+    /// Close policy.
+    public var closeIsSkippable: Bool?
+    /// Close policy.
+    public var closeSkippableAfterSeconds: Double?
+    /// Close policy.
+    public var rewardGrantAfterSeconds: Double?
+    /// Price, when sent.
+    public var ecpm: Double?
+
+    /// The placement's format (banner or interstitial).
+    public var format: String? { placement?.format }
+    /// Rewarded ad.
+    public var isRewarded: Bool { placement?.rewardEnabled == true }
+}
+
+/// Events the app may fire (never `reward_validated`: the server records it).
+public enum GrowthCatAdEventName: String, Sendable, Hashable, CaseIterable {
+    /// Ad visible.
+    case impression
+    /// CTA tapped.
+    case click
+    /// Video started.
+    case videoStart = "video_start"
+    /// Video at 25/50/75 % (`progress_pct` metadata).
+    case videoProgress = "video_progress"
+    /// Video ended.
+    case videoComplete = "video_complete"
+    /// Ad closed.
+    case adClosed = "ad_closed"
+    /// Ad reported.
+    case adReported = "ad_reported"
+
+    /// Sent at once (one HTTP call) instead of batched.
+    public var isImmediate: Bool { self == .impression || self == .click }
+}
+
+/// The answer of a reward validation.
+public struct AdRewardValidationResponse: Sendable, Hashable {
+    /// Grant the reward only when true.
+    public var rewardValidated: Bool
+    /// Accepted count.
+    public var accepted: Int
+    /// The reward, when validated.
+    public var reward: (name: String, amount: Int)?
+
+    /// Compares field by field.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.rewardValidated == rhs.rewardValidated && lhs.accepted == rhs.accepted && lhs.reward?.name == rhs.reward?.name && lhs.reward?.amount == rhs.reward?.amount
+    }
+    /// Hashes the fields.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rewardValidated); hasher.combine(accepted); hasher.combine(reward?.name); hasher.combine(reward?.amount)
+    }
+}
+
+/// Tells the client whether the device is online. Linux has no NWPathMonitor: the client also notices recovery
+/// from its own successful requests and from a periodic probe.
+public protocol ConnectivityMonitor: Sendable {
+    /// `true` when connectivity returns, `false` when it is lost.
+    var changes: AsyncStream<Bool> { get }
+}

@@ -1,0 +1,307 @@
+import AdMediation
+import AdNetworkConformance
+import AdStorage
+import CurlTransport
+import DemandSandbox
+import Foundation
+@testable import GrowthCatAds
+import Testing
+
+func queuePath() -> String { FileManager.default.temporaryDirectory.appendingPathComponent("gc-\(UUID().uuidString).sqlite").path }
+
+struct GCFixture {
+    let sandbox: RunningSandbox
+    let curl: CurlHTTPClient
+    let http: RecordingHTTPClient
+    let client: GrowthCatClient
+    let clock: ManualAdClock
+    let path: String
+
+    func close() async {
+        await curl.shutdown()
+        await sandbox.shutdown()
+    }
+}
+
+func gcFixture(_ scenario: SandboxScenario = SandboxScenario(), apiKey: String = "gc_test_demo", path: String = queuePath(),
+               configure: (inout GrowthCatClient.Configuration) -> Void = { _ in }) async throws -> GCFixture {
+    let sandbox = try await DemandSandbox.start(scenario: scenario)
+    let curl = CurlHTTPClient()
+    let http = RecordingHTTPClient(wrapping: curl)
+    let clock = ManualAdClock()
+    var configuration = GrowthCatClient.Configuration(apiKey: apiKey, baseURL: sandbox.growthcatBaseURL, eventQueuePath: path)
+    configure(&configuration)
+    let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
+    return GCFixture(sandbox: sandbox, curl: curl, http: http, client: client, clock: clock, path: path)
+}
+
+func gcError(_ operation: () async throws -> Void) async -> GrowthCatError? {
+    do { try await operation(); return nil } catch { return error as? GrowthCatError }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static func pollPause() async { try? await Task.sleep(for: .microseconds(200)) }
+}
+
+@Suite("GrowthCat client over the sandbox")
+struct GrowthCatClientTests {
+    @Test func bootstrapExposesTheAdsConfig() async throws {
+        let f = try await gcFixture()
+        let bootstrap = try await f.client.refreshSDKConfig()
+        #expect(bootstrap.adsConfig.adsEnabled && bootstrap.adsConfig.formats == ["banner", "interstitial"])
+        #expect(bootstrap.adsConfig.maxOfflineAdEvents == 500 && bootstrap.adsConfig.adCacheTTLSeconds == 300)
+        #expect(await f.client.sdkBootstrap == bootstrap)
+        await f.close()
+    }
+
+    @Test func rewardedPlacementLoadsWithItsRewardAndClosePolicy() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
+        #expect(ad.isRewarded && ad.placement?.rewardName == "Coins" && ad.placement?.rewardAmount == 50)
+        #expect(ad.placement?.minimumViewSeconds == 15 && ad.creativeType == "video" && ad.ecpm != nil)
+        await f.close()
+    }
+
+    @Test func appStoreCreativesCarryOverlayOrProductView() async throws {
+        let f = try await gcFixture()
+        #expect(try await f.client.loadAd(placementKey: "install_offer")?.storePresentation == "overlay")
+        #expect(try await f.client.loadAd(placementKey: "store_page")?.storePresentation == "product_view")
+        await f.close()
+    }
+
+    @Test func formatBasedLoadUsesServe() async throws {
+        let f = try await gcFixture()
+        let ad = try await f.client.loadAd(format: "banner")
+        #expect(ad != nil)
+        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/serve"] == 1)
+        await f.close()
+    }
+
+    @Test func unknownPlacement404IsNilNotAnError() async throws {
+        let f = try await gcFixture()
+        #expect(try await f.client.loadAd(placementKey: "nope") == nil)
+        await f.close()
+    }
+
+    @Test func emptyCatalogIsNil() async throws {
+        let f = try await gcFixture(SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)]))
+        #expect(try await f.client.loadAd(placementKey: "home_banner") == nil)
+        await f.close()
+    }
+
+    @Test func catalogIsCachedForMinOfServerAndBootstrapTTL() async throws {
+        let f = try await gcFixture()
+        _ = try await f.client.loadAd(placementKey: "home_banner")
+        _ = try await f.client.loadAd(placementKey: "home_banner")
+        await f.client.prefetchAdCatalogs(placementKeys: ["home_banner"])
+        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 1)
+        await f.clock.advance(by: .seconds(299))
+        _ = try await f.client.loadAd(placementKey: "home_banner")
+        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 1)
+        await f.clock.advance(by: .seconds(1))
+        _ = try await f.client.loadAd(placementKey: "home_banner")
+        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 2)
+        await f.close()
+    }
+
+    @Test func offlineServesAValidCacheAndNilOnceItExpired() async throws {
+        let f = try await gcFixture()
+        let first = try await f.client.loadAd(placementKey: "home_banner")
+        f.sandbox.setScenario(SandboxScenario(networks: ["growthcat": NetworkScenario(faults: [Fault(.reset)])]))
+        #expect(try await f.client.loadAd(placementKey: "home_banner") == first, "valid cache while offline")
+        await f.clock.advance(by: .seconds(300))
+        #expect(try await f.client.loadAd(placementKey: "home_banner") == nil, "expired cache and no network: nil")
+        await f.close()
+    }
+
+    @Test func badAPIKeyThrowsUnauthorizedWithoutTheKey() async throws {
+        let key = "gc_live_supersecret9876"
+        let f = try await gcFixture(apiKey: key)
+        let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner") }
+        #expect(error?.code == .unauthorized)
+        #expect(!"\(String(describing: error))".contains(key) && !"\(String(describing: error?.adError))".contains("supersecret"))
+        let configuration = GrowthCatClient.Configuration(apiKey: key, baseURL: "http://127.0.0.1", eventQueuePath: "x")
+        #expect("\(configuration)".contains("gc_live_…9876") && !"\(configuration)".contains("supersecret"))
+        await f.close()
+    }
+
+    @Test(arguments: [(429, "rate"), (503, "server"), (400, "server"), (403, "server")])
+    func statusCodesFollowTheSeedTable(status: Int, kind: String) async throws {
+        let f = try await gcFixture(SandboxScenario(placements: ["growthcat/home_banner": NetworkScenario(faults: [Fault(.status, status: status, retryAfterS: 6)])]))
+        _ = try await f.client.refreshSDKConfig()
+        let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner") }
+        if kind == "rate" { #expect(error?.code == .rateLimited(retryAfter: .seconds(6))) } else { #expect(error?.code == .server(status: status)) }
+        await f.close()
+    }
+
+    @Test(arguments: [Fault.Kind.malformedJSON, .wrongShape])
+    func unreadableCatalogIsAnInvalidResponse(kind: Fault.Kind) async throws {
+        let f = try await gcFixture(SandboxScenario(networks: ["growthcat": NetworkScenario(faults: [Fault(kind)])]))
+        _ = try await f.client.refreshSDKConfig()
+        #expect(await gcError { _ = try await f.client.loadAd(placementKey: "home_banner") }?.code == .invalidResponse)
+        await f.close()
+    }
+
+    @Test func privacyAndUserTravelInTheCatalogQuery() async throws {
+        let f = try await gcFixture()
+        _ = try await f.client.loadAd(placementKey: "home_banner", appUserID: "u1", sessionID: "s1",
+                                      privacy: PrivacySignals(gdprApplies: true, tcfConsent: "CPx", usPrivacy: "1YNN", gpp: "DBA", gppSectionIDs: [7], coppa: true))
+        #expect(f.sandbox.records.adRequestPrivacy == ["gdpr=1&gdpr_consent=CPx&us_privacy=1YNN&gpp=DBA&gpp_sid=7&coppa=1"])
+        #expect(f.http.requestTexts.last?.contains("app_user_id=u1&session_id=s1") == true)
+        await f.close()
+    }
+}
+
+@Suite("GrowthCat events and the durable queue")
+struct GrowthCatEventTests {
+    @Test func impressionAndClickAreSentAtOnce() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
+        await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete", appUserID: "u1")
+        #expect(f.sandbox.records.growthcatEvents.map(\.eventName) == ["impression"])
+        await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
+        #expect(f.sandbox.records.growthcatBatches == 2)
+        #expect(await f.client.pendingEventCount == 0)
+        await f.close()
+    }
+
+    @Test func otherEventsWaitForTenOrThirtySeconds() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
+        for pct in 1...9 { await f.client.trackAdEvent(.videoProgress, for: ad, placementKey: "video_break", metadata: ["progress_pct": "\(pct)"]) }
+        #expect(f.sandbox.records.growthcatEvents.isEmpty)
+        await f.client.trackAdEvent(.videoComplete, for: ad, placementKey: "video_break")
+        #expect(f.sandbox.records.growthcatEvents.count == 10, "the 10th event flushes the batch")
+        await f.client.trackAdEvent(.adClosed, for: ad, placementKey: "video_break")
+        await f.clock.waitForSleepers(1)
+        await f.clock.advance(by: .seconds(30))
+        while await f.client.pendingEventCount > 0 { await Task.pollPause() }
+        #expect(f.sandbox.records.growthcatEvents.last?.eventName == "ad_closed")
+        await f.close()
+    }
+
+    @Test func backgroundFlushesEverything() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
+        await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
+        let report = await f.client.applicationDidEnterBackground()
+        #expect(report.sent == 1 && report.remaining == 0)
+        #expect(f.sandbox.records.growthcatEvents.map(\.eventName) == ["video_start"])
+        await f.close()
+    }
+
+    @Test func offlineEventsStayQueuedAndReplayWithTheirIDsWhenTheServerIsBack() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
+        let port = f.sandbox.port
+        await f.sandbox.shutdown()
+        for _ in 0..<3 { await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete") }
+        #expect(await f.client.pendingEventCount == 3)
+        #expect(await f.client.isOffline)
+        var configuration = SandboxConfiguration()
+        configuration.port = port
+        let back = try await DemandSandbox.start(configuration: configuration)
+        let report = await f.client.flushAdEvents()
+        #expect(report.sent == 3)
+        #expect(back.records.growthcatEvents.count == 3 && back.records.growthcatDuplicates == 0)
+        #expect(await f.client.isOffline == false)
+        await back.shutdown()
+        await f.curl.shutdown()
+    }
+
+    @Test func queuedEventsSurviveANewClient() async throws {
+        let path = queuePath()
+        let f = try await gcFixture(path: path)
+        let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
+        await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
+        let reopened = try GrowthCatClient(configuration: .init(apiKey: "gc_test_demo", baseURL: f.sandbox.growthcatBaseURL, eventQueuePath: path), http: f.curl)
+        #expect(await reopened.pendingEventCount == 1)
+        #expect(await reopened.flushAdEvents().sent == 1)
+        await f.close()
+    }
+
+    @Test func rewardIsGrantedOnlyOnServerValidation() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
+        let short = try await f.client.validateAdReward(for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 5, completed: false)
+        #expect(!short.rewardValidated && short.reward == nil)
+        let full = try await f.client.validateAdReward(for: ad, appUserID: "u1", sessionID: "s", viewedSeconds: 30, completed: true)
+        #expect(full.rewardValidated && full.reward?.amount == 50)
+        await f.close()
+    }
+
+    @Test func rewardValidationRequiresAUserAndSendsNothingWithout() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
+        let error = await gcError { _ = try await f.client.validateAdReward(for: ad, appUserID: " ", sessionID: nil, viewedSeconds: 30, completed: true) }
+        #expect(error?.code == .invalidRequest)
+        #expect(f.sandbox.records.rewardValidations.isEmpty)
+        await f.close()
+    }
+
+    @Test func offlineRewardValidationThrowsAndStoresNothing() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
+        await f.sandbox.shutdown()
+        let error = await gcError { _ = try await f.client.validateAdReward(for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 30, completed: true) }
+        #expect(error?.code == .network)
+        #expect(await f.client.pendingEventCount == 0, "no pending reward is stored")
+        await f.curl.shutdown()
+    }
+}
+
+@Suite("Event queue store")
+struct EventQueueStoreTests {
+    @Test func capDropsTheOldest() throws {
+        let store = try EventQueueStore(path: queuePath())
+        for i in 0..<5 { try store.append(eventID: "e\(i)", payload: Data("\(i)".utf8), cap: 3) }
+        #expect(try store.peek(limit: 10).map(\.eventID) == ["e2", "e3", "e4"])
+    }
+
+    @Test func appendingTheSameIDTwiceKeepsOne() throws {
+        let store = try EventQueueStore(path: queuePath())
+        try store.append(eventID: "e", payload: Data(), cap: 10)
+        try store.append(eventID: "e", payload: Data(), cap: 10)
+        #expect(try store.count() == 1)
+    }
+
+    @Test func removeDeletesOnlyTheGivenIDs() throws {
+        let store = try EventQueueStore(path: queuePath())
+        for i in 0..<3 { try store.append(eventID: "e\(i)", payload: Data(), cap: 10) }
+        try store.remove(eventIDs: ["e0", "e2"])
+        #expect(try store.peek(limit: 10).map(\.eventID) == ["e1"])
+    }
+}
+
+@Suite("GrowthCat as an AdNetwork")
+struct GrowthCatNetworkTests {
+    @Test func rewardedFormatLoadsARewardedAdWithItsPrice() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await GrowthCatNetwork(client: f.client).load(AdRequest(placement: "rewarded_coins", format: .rewarded)).ad)
+        #expect(ad.networkID == "growthcat" && ad.ecpm != nil && ad.creative.kind == "video")
+        try await ad.report(.videoProgress(percent: 50))
+        _ = await f.client.flushAdEvents()
+        #expect(f.sandbox.records.growthcatEvents.first?.metadata["progress_pct"] == "50")
+        await f.close()
+    }
+
+    @Test func adapterPassesTheConformanceKit() async throws {
+        let f = try await gcFixture(SandboxScenario(placements: [
+            "growthcat/home_banner": NetworkScenario(fillRate: 0),
+            "growthcat/store_page": NetworkScenario(faults: [Fault(.status, status: 503)]),
+            "growthcat/video_break": NetworkScenario(latencyMs: .fixed(1500)),
+        ]))
+        let network = GrowthCatNetwork(client: f.client)
+        _ = try await f.client.refreshSDKConfig()
+        let subject = ConformanceSubject(
+            network: network, wire: f.http,
+            fillRequest: AdRequest(placement: "level_complete", format: .interstitial),
+            noFillRequest: AdRequest(placement: "home_banner", format: .banner(.standard)),
+            failingRequest: (AdRequest(placement: "store_page", format: .interstitial), .server(status: 503)),
+            slowRequest: AdRequest(placement: "video_break", format: .interstitial))
+        for result in await AdNetworkConformance.runAll(subject) where result.status != .passed {
+            Issue.record("\(result.scenario): \(result.status)")
+        }
+        await f.close()
+    }
+}
