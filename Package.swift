@@ -68,7 +68,7 @@ let package = Package(
 
         // The CLI.
         .executableTarget(name: "mediate", dependencies: [
-            "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds",
+            "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),

@@ -25,6 +25,8 @@ public actor GrowthCatClient {
         public var offlineProbeInterval: Duration = .seconds(30)
         /// Deadline of each request. Default 10 s.
         public var requestTimeout: Duration = .seconds(10)
+        /// Cache catalogs for their TTL. Default true; turn off to measure the network (as `mediate compare` does).
+        public var catalogCaching: Bool = true
 
         /// Creates a configuration.
         public init(apiKey: String, baseURL: String, eventQueuePath: String) {
@@ -206,7 +208,7 @@ public actor GrowthCatClient {
         guard response.isSuccess else { throw Self.statusError(response, "GET \(path)") }
         let (ads, ttl) = try Self.parseCatalog(response.body)
         let effectiveTTL = min(ttl ?? bootstrap.adsConfig.adCacheTTLSeconds, bootstrap.adsConfig.adCacheTTLSeconds)
-        catalogCache[cacheKey] = (ads, clock.now + .seconds(effectiveTTL))
+        if configuration.catalogCaching { catalogCache[cacheKey] = (ads, clock.now + .seconds(effectiveTTL)) }
         return firstServable(ads, bootstrap: bootstrap, format: requiredFormat)
     }
 

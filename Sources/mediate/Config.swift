@@ -1,6 +1,7 @@
 import AdMediation
 import AppOpenAds
 import ChartboostBanners
+import GrowthCatAds
 import CurlTransport
 import Foundation
 import MARSAds
@@ -97,8 +98,18 @@ struct CLIConfiguration: Sendable {
                 var configuration = AppOpenNetwork.Configuration(baseURL: network.baseURL)
                 configuration.id = id
                 built[id] = AppOpenNetwork(configuration: configuration, http: http)
+            case "growthcat":
+                let queuePath = network.settings["queue_path"]
+                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("mediate-\(id)-events-\(UUID().uuidString).sqlite").path
+                var configuration = GrowthCatClient.Configuration(apiKey: network.settings["api_key"] ?? "", baseURL: network.baseURL, eventQueuePath: queuePath)
+                configuration.catalogCaching = network.settings["catalog_cache"] != "false"
+                do {
+                    built[id] = GrowthCatNetwork(id: id, client: try GrowthCatClient(configuration: configuration, http: http))
+                } catch {
+                    throw AdError(.configuration, "networks.\(id).queue_path: \(error.message)")
+                }
             default:
-                throw AdError(.unsupported, "networks.\(id).type: the \(network.type) adapter is not available in this build yet")
+                throw AdError(.unsupported, "networks.\(id).type: unknown adapter \(network.type)")
             }
         }
         return built

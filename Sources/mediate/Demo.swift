@@ -25,7 +25,8 @@ enum Demo {
           "networks": {
             "mars": { "type": "mars", "base_url": "\(sandbox.marsBaseURL)" },
             "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
-            "appopen": { "type": "appopen", "base_url": "\(sandbox.appOpenBaseURL)" }
+            "appopen": { "type": "appopen", "base_url": "\(sandbox.appOpenBaseURL)" },
+            "growthcat": { "type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", "api_key": "gc_test_demo", "catalog_cache": "false" }
           },
           "placements": {
             "home_tile": { "format": "tile", "lines": [
@@ -36,6 +37,14 @@ enum Demo {
             "main_banner": { "format": "banner", "size": "320x50", "lines": [
               { "network": "chartboost", "placement": "Main Menu", "floor_ecpm": 1.0, "timeout_ms": 400 },
               { "network": "chartboost", "placement": "Level Complete", "timeout_ms": 400 } ] },
+            "level_end": { "format": "interstitial", "lines": [
+              { "network": "growthcat", "placement": "video_break", "floor_ecpm": 2.0, "timeout_ms": 400 },
+              { "network": "growthcat", "placement": "level_complete", "timeout_ms": 400 } ] },
+            "rewarded_coins": { "format": "rewarded", "lines": [
+              { "network": "growthcat", "placement": "rewarded_coins", "timeout_ms": 500 } ] },
+            "main_banner_gc": { "format": "banner", "size": "320x50", "lines": [
+              { "network": "chartboost", "placement": "Main Menu", "floor_ecpm": 1.5, "timeout_ms": 400 },
+              { "network": "growthcat", "placement": "home_banner", "timeout_ms": 400 } ] },
             "launch": { "format": "app_open", "mode": "sequential", "lines": [
               { "network": "appopen", "placement": "ca-app-pub-sandbox/app_open_main", "timeout_ms": 300 },
               { "network": "appopen", "placement": "ca-app-pub-3940256099942544/5575463023", "timeout_ms": 300 } ] }
