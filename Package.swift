@@ -84,6 +84,11 @@ let package = Package(
             path: "Examples/banner-timeline"
         ),
         .executableTarget(
+            name: "rewarded-flow",
+            dependencies: ["GrowthCatAds", "CurlTransport", "DemandSandbox"],
+            path: "Examples/rewarded-flow"
+        ),
+        .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "LoopbackServer"],
             path: "Examples/transport-demo"

@@ -1,5 +1,18 @@
 import AdMediation
 import Foundation
+import Synchronization
+
+/// The GrowthCat ads behind recent fills, so presentation code can reach their close policy and reward.
+final class ServedAds: Sendable {
+    private let ads = Mutex<[String: GrowthCatAd]>([:])
+    func remember(_ ad: GrowthCatAd) {
+        ads.withLock { map in
+            if map.count >= 512 { map.removeAll() }
+            map[ad.creativeID] = ad
+        }
+    }
+    func ad(creativeID: String) -> GrowthCatAd? { ads.withLock { $0[creativeID] } }
+}
 
 /// GrowthCat as an ``AdNetwork``: a request's placement is the placement key; `banner`, `interstitial` and
 /// `rewarded` formats. eCPM comes from the ad when present. Events go through the client's durable queue.
@@ -12,6 +25,13 @@ public struct GrowthCatNetwork: AdNetwork {
     public let client: GrowthCatClient
     private let clock: any AdClock
     private let adTTL: Duration
+    private let served = ServedAds()
+
+    /// The GrowthCat ad behind a fill of this network (its close policy, reward, tracking), while it is recent.
+    public func growthCatAd(for loaded: LoadedAd) -> GrowthCatAd? {
+        guard loaded.networkID == id else { return nil }
+        return served.ad(creativeID: loaded.creative.id)
+    }
 
     /// Wraps `client`; loaded ads expire after `adTTL` (default 1 hour, the full-screen norm).
     public init(id: String = "growthcat", client: GrowthCatClient, clock: any AdClock = SystemAdClock(), adTTL: Duration = .seconds(3600)) {
@@ -55,6 +75,7 @@ public struct GrowthCatNetwork: AdNetwork {
         guard let ad else { return .noFill(NoFill(reason: "no servable ad")) }
         if let format = ad.format, format != wanted { return .noFill(NoFill(reason: "format \(format), wanted \(wanted)")) }
         if request.format == .rewarded && !ad.isRewarded { return .noFill(NoFill(reason: "not a rewarded ad")) }
+        served.remember(ad)
         var fields: [String: String] = [:]
         fields["headline"] = ad.headline
         fields["cta_text"] = ad.ctaText

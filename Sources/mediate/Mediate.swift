@@ -4,6 +4,7 @@ import ArgumentParser
 import CurlTransport
 import DemandSandbox
 import Foundation
+import GrowthCatAds
 
 /// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
 /// Exit codes: 0 success, 1 a failed check, 2 bad usage or configuration.
@@ -238,19 +239,58 @@ struct Show: AsyncParsableCommand {
                 sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": false, "error": "\(error)"])
             }
         }
-        await report(.impression)
-        if click {
-            await clock.advance(by: .milliseconds(Int64(watchSeconds * 500)))
-            await report(.click)
+        var reward: [String: Any]? = nil
+        var flushed: [String: Any]? = nil
+        if let gc = env.networks[ad.networkID] as? GrowthCatNetwork, let gcAd = gc.growthCatAd(for: ad) {
+            // GrowthCat: the presentation rules decide the events and when the close button appears.
+            var (session, first) = GrowthCatPresentation.present(gcAd, at: clock.now)
+            for event in first { await report(Self.adEvent(event)) }
+            let end = AdInstant.zero + .milliseconds(Int64(watchSeconds * 1000))
+            var second = 0.0
+            while clock.now < end {
+                second += 1
+                await clock.advance(to: min(end, .zero + .seconds(Int64(second))))
+                if click && second == 1 { for event in session.click() { await report(Self.adEvent(event)) } }
+                for event in session.advance(to: clock.now) { await report(Self.adEvent(event)) }
+            }
+            switch session.close(at: clock.now) {
+            case (.notYet(let availableAt), _):
+                sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": "close refused", "sent": false,
+                             "error": "the close button appears at \(availableAt.map { "\(Double($0.nanoseconds) / 1e9) s" } ?? "the end")"])
+                if gcAd.isRewarded { reward = ["validated": false, "error": "the ad was not watched long enough to be closed"] }
+            case (.closed(let validate), let events):
+                for event in events { await report(Self.adEvent(event)) }
+                if let validate {
+                    if let user = appUserID {
+                        do {
+                            let answer = try await gc.client.validateAdReward(for: gcAd, appUserID: user, sessionID: nil,
+                                                                               viewedSeconds: validate.viewedSeconds, completed: validate.completed)
+                            reward = ["validated": answer.rewardValidated, "name": answer.reward?.name ?? NSNull(), "amount": answer.reward?.amount ?? NSNull()]
+                        } catch {
+                            reward = ["validated": false, "error": "\(error)"]
+                        }
+                    } else {
+                        reward = ["validated": false, "error": "--app-user-id is required to validate a reward"]
+                    }
+                }
+            }
+            let report = await gc.client.flushAdEvents()
+            flushed = ["sent": report.sent, "dropped": report.dropped, "remaining": report.remaining]
+        } else {
+            await report(.impression)
+            if click {
+                await clock.advance(by: .milliseconds(Int64(watchSeconds * 500)))
+                await report(.click)
+            }
+            await clock.advance(to: .zero + .milliseconds(Int64(watchSeconds * 1000)))
+            await report(.closed)
         }
-        await clock.advance(to: .zero + .milliseconds(Int64(watchSeconds * 1000)))
-        await report(.closed)
         ad.invalidate()
         await env.close()
         let failures = sent.filter { !($0["error"] is NSNull) }.count
         if json {
             let object: [String: Any] = ["placement": placement, "filled": true, "network": ad.networkID, "ad_id": ad.creative.id,
-                                         "events": sent, "reward": NSNull()]
+                                         "events": sent, "reward": reward ?? NSNull(), "flush": flushed ?? NSNull()]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
@@ -259,9 +299,26 @@ struct Show: AsyncParsableCommand {
                 print(String(format: "  t=%5.1fs  %@  %@", event["at_s"] as? Double ?? 0, event["event"] as? String ?? "",
                              (event["error"] as? String) ?? ((event["sent"] as? Bool) == true ? "sent" : "already sent")))
             }
-            print("  reward: none (no rewarded network in this configuration)")
+            if let reward {
+                print("  reward: \(reward["validated"] as? Bool == true ? "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")" : "not granted (\(reward["error"] ?? "the server refused it"))")")
+            } else {
+                print("  reward: none (not a rewarded ad)")
+            }
+            if let flushed { print("  events flushed: \(flushed["sent"] ?? 0) sent, \(flushed["remaining"] ?? 0) still queued") }
         }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    static func adEvent(_ event: GrowthCatPresentation.Event) -> AdEvent {
+        switch event.name {
+        case .impression: .impression
+        case .click: .click
+        case .videoStart: .videoStart
+        case .videoProgress: .videoProgress(percent: Int(event.metadata["progress_pct"] ?? "") ?? 0)
+        case .videoComplete: .videoComplete
+        case .adClosed: .closed
+        case .adReported: .reported(reason: event.metadata["reason"] ?? "")
+        }
     }
 }
 

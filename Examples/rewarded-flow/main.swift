@@ -1,0 +1,53 @@
+// A rewarded ad from GrowthCat against the demand sandbox, end to end: bootstrap, load, present on a manual
+// clock (impression, video quartiles, the close button held back until the minimum view time), close, validate
+// the reward with the server, and flush the events. Prints each step.
+import AdMediation
+import CurlTransport
+import DemandSandbox
+import Foundation
+import GrowthCatAds
+
+let sandbox = try await DemandSandbox.start()
+let http = CurlHTTPClient()
+let clock = ManualAdClock()
+let queue = FileManager.default.temporaryDirectory.appendingPathComponent("rewarded-flow-\(UUID().uuidString).sqlite").path
+let client = try GrowthCatClient(
+    configuration: .init(apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL, eventQueuePath: queue), http: http, clock: clock)
+
+let bootstrap = try await client.refreshSDKConfig()
+print("bootstrap: ads enabled \(bootstrap.adsConfig.adsEnabled), formats \(bootstrap.adsConfig.formats.sorted()), queue cap \(bootstrap.adsConfig.maxOfflineAdEvents)")
+let session = client.makeSessionID()
+guard let ad = try await client.loadAd(placementKey: "rewarded_coins", appUserID: "user_123", sessionID: session) else {
+    print("no fill"); exit(0)
+}
+print("loaded \(ad.creativeID): \(ad.creativeType), \(Int(ad.durationSeconds ?? 0)) s, reward \(ad.placement?.rewardAmount ?? 0) \(ad.placement?.rewardName ?? "") after \(Int(ad.placement?.minimumViewSeconds ?? 0)) s")
+
+func send(_ events: [GrowthCatPresentation.Event]) async {
+    for event in events {
+        await client.trackAdEvent(event.name, for: ad, placementKey: "rewarded_coins", appUserID: "user_123", sessionID: session, metadata: event.metadata)
+        let pct = event.metadata["progress_pct"].map { " \($0)%" } ?? ""
+        print(String(format: "t=%4.1fs  %@%@", Double(clock.now.nanoseconds) / 1e9, event.name.rawValue, pct))
+    }
+}
+
+var (presentation, first) = GrowthCatPresentation.present(ad, at: clock.now)
+print("\"Sponsored\" label shown: \(presentation.showsSponsoredLabel)")
+await send(first)
+for second in 1...20 {
+    await clock.advance(to: .zero + .seconds(second))
+    await send(presentation.advance(to: clock.now))
+    if second == 10, case (.notYet(let at), _) = presentation.close(at: clock.now) {
+        print("t=10.0s  the user tries to close: hidden until \(Double(at?.nanoseconds ?? 0) / 1e9) s")
+    }
+}
+if case (.closed(let validate?), let events) = presentation.close(at: clock.now) {
+    await send(events)
+    let answer = try await client.validateAdReward(for: ad, appUserID: "user_123", sessionID: session,
+                                                   viewedSeconds: validate.viewedSeconds, completed: validate.completed)
+    print(answer.rewardValidated ? "reward validated: grant \(answer.reward?.amount ?? 0) \(answer.reward?.name ?? "")" : "reward refused: grant nothing")
+}
+let report = await client.flushAdEvents()
+print("flushed \(report.sent) events; the sandbox counted \(sandbox.records.growthcatEvents.count) distinct events, \(sandbox.records.growthcatDuplicates) duplicates")
+await http.shutdown()
+await sandbox.shutdown()
+try? FileManager.default.removeItem(atPath: queue)
