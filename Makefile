@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Tests that assert wall-clock bounds (transport deadlines within ±20 ms, cancellation within 50 ms, the
 # conformance kit's 100 ms rules) and the CLI tests that spawn processes run afterwards, one at a time, so the
 # parallel suite cannot steal their CPU on a 2-core machine.
-TIMING_TESTS = DeadlineAndCancellationTests|ConformanceKit|CLITests
+TIMING_TESTS = DeadlineAndCancellationTests|ConformanceKit|CLITests|CrashSafetyTests
 
 .PHONY: demo test deps build
 

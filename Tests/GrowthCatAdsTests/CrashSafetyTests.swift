@@ -1,0 +1,54 @@
+import DemandSandbox
+import Foundation
+import Testing
+
+/// Runs the crash child; kills it with SIGKILL after `killAfterMs` (nil: let it finish). Returns the sequence
+/// numbers it acknowledged (printed after trackAdEvent returned).
+func runChild(_ arguments: [String], killAfterMs: Int?) throws -> [String] {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("growthcat-crash-child")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    if let killAfterMs {
+        usleep(useconds_t(killAfterMs * 1000))   // the kill moment in the child's life, not a wait for our own logic
+        kill(process.processIdentifier, SIGKILL)
+    }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+}
+
+@Suite("GrowthCat crash safety", .serialized)
+struct CrashSafetyTests {
+    /// Trials: 20 by default; `GC_CRASH_TRIALS=500 swift test --filter CrashSafety` for a soak.
+    @Test func everyAcknowledgedEventArrivesAfterSIGKILLAtRandomMoments() async throws {
+        let trials = Int(ProcessInfo.processInfo.environment["GC_CRASH_TRIALS"] ?? "") ?? 20
+        let sandbox = try await DemandSandbox.start()
+        let queue = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString).sqlite").path
+        var acknowledged: Set<String> = []
+        var killedMidway = 0
+        var rng = SystemRandomNumberGenerator()
+        for trial in 0..<trials {
+            let lines = try runChild([sandbox.growthcatBaseURL, queue, String(trial * 1000), "200"], killAfterMs: Int.random(in: 20...250, using: &rng))
+            acknowledged.formUnion(lines.filter { Int($0) != nil })
+            if !lines.contains("done") { killedMidway += 1 }
+        }
+        let final = try runChild([sandbox.growthcatBaseURL, queue, "flush"], killAfterMs: nil)
+        #expect(final.last?.hasPrefix("flushed") == true)
+        let records = sandbox.records
+        let delivered = Set(records.growthcatEvents.compactMap { $0.metadata["n"] })
+        let missing = acknowledged.subtracting(delivered)
+        #expect(missing.isEmpty, "acknowledged but never delivered: \(missing.sorted().prefix(10))")
+        // Each event is one id: a sequence number never arrives under two different ids.
+        let idsPerNumber = Dictionary(grouping: records.growthcatEvents, by: { $0.metadata["n"] ?? "" }).mapValues(\.count)
+        #expect(idsPerNumber.values.allSatisfy { $0 == 1 }, "an event was re-created instead of replayed")
+        #expect(killedMidway > trials / 2, "most trials should really be killed mid-run (\(killedMidway) of \(trials))")
+        print("crash safety: \(trials) trials, \(killedMidway) killed mid-run, \(acknowledged.count) events acknowledged, \(delivered.count) delivered, \(records.growthcatDuplicates) duplicate deliveries (same id, counted once)")
+        await sandbox.shutdown()
+        try? FileManager.default.removeItem(atPath: queue)
+    }
+}
