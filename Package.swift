@@ -44,7 +44,9 @@ let package = Package(
         .target(name: "LoopbackServer"),
 
         // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
-        .target(name: "AdStorage", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "AdStorage", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+        ]),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
         .target(name: "DemandSandbox", dependencies: [
@@ -101,7 +103,7 @@ let package = Package(
         .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "MediateCLITests", dependencies: ["mediate", "DemandSandbox"]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "growthcat-crash-child"]),
+        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "growthcat-crash-child"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

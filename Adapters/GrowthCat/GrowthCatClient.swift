@@ -27,6 +27,10 @@ public actor GrowthCatClient {
         public var requestTimeout: Duration = .seconds(10)
         /// Cache catalogs for their TTL. Default true; turn off to measure the network (as `mediate compare` does).
         public var catalogCaching: Bool = true
+        /// Directory of the creative media cache; nil disables media caching.
+        public var mediaCacheDirectory: URL?
+        /// The wall clock for media expiry (media outlives the process). Default `Date()`.
+        public var now: @Sendable () -> Date = { Date() }
 
         /// Creates a configuration.
         public init(apiKey: String, baseURL: String, eventQueuePath: String) {
@@ -48,6 +52,7 @@ public actor GrowthCatClient {
     private let http: any HTTPClient
     private let clock: any AdClock
     private let queue: EventQueueStore
+    private let mediaCache: MediaCache?
     /// The bootstrap, once fetched.
     public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
     private var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
@@ -65,8 +70,9 @@ public actor GrowthCatClient {
         self.clock = clock
         do {
             self.queue = try EventQueueStore(path: configuration.eventQueuePath)
+            self.mediaCache = try configuration.mediaCacheDirectory.map { try MediaCache(directory: $0) }
         } catch {
-            throw GrowthCatError(code: .invalidRequest, message: "the event queue could not be opened: \(error)")
+            throw GrowthCatError(code: .invalidRequest, message: "local storage could not be opened: \(error)")
         }
     }
 
@@ -168,11 +174,45 @@ public actor GrowthCatClient {
                        appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format)
     }
 
-    /// Warms the catalog cache; placements whose cache is still valid cost no request.
+    /// Warms the catalog cache (placements whose cache is still valid cost no request) and downloads the creative
+    /// of each ad whose `asset_cache.strategy` is `prefetch`.
     public func prefetchAdCatalogs(placementKeys: [String]) async {
         for key in placementKeys {
-            _ = try? await loadAd(placementKey: key)
+            if let ad = try? await loadAd(placementKey: key), ad.assetStrategy == "prefetch" {
+                _ = try? await cacheCreative(for: ad)
+            }
         }
+    }
+
+    /// Downloads the ad's creative into the media cache (unless it is already there and unexpired) and returns the
+    /// local file. TTL: the creative's `asset_cache.ttl_seconds`, else the catalog's `media_cache_ttl_seconds`.
+    /// Returns nil when media caching is off or the creative is not cacheable.
+    @discardableResult
+    public func cacheCreative(for ad: GrowthCatAd) async throws(GrowthCatError) -> URL? {
+        guard let media = mediaCache, ad.assetCacheable else { return nil }
+        let now = Int64(configuration.now().timeIntervalSince1970)
+        if let file = media.file(for: ad.assetURL, now: now) { return file }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(url: ad.assetURL, timeout: configuration.requestTimeout))
+        } catch let error as HTTPClientError {
+            throw GrowthCatError(code: .network, message: "asset \(ad.creativeID): \(error.code.rawValue)")
+        } catch {
+            throw GrowthCatError(code: .network, message: "asset \(ad.creativeID): \(error)")
+        }
+        guard response.status == 200 else { throw GrowthCatError(code: .server(status: response.status), message: "asset \(ad.creativeID) answered \(response.status)") }
+        let ttl = Int64(ad.assetTTLSeconds ?? ad.mediaCacheTTLSeconds ?? 604_800)
+        do {
+            try media.store(response.body, for: ad.assetURL, expiresAt: now + ttl)
+        } catch {
+            throw GrowthCatError(code: .invalidRequest, message: "the media cache could not store \(ad.creativeID): \(error)")
+        }
+        return media.file(for: ad.assetURL, now: now)
+    }
+
+    /// The cached creative file of `ad`, if present and unexpired (the app renders it instead of the remote URL).
+    public func cachedCreative(for ad: GrowthCatAd) -> URL? {
+        mediaCache?.file(for: ad.assetURL, now: Int64(configuration.now().timeIntervalSince1970))
     }
 
     private func load(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
@@ -229,7 +269,12 @@ public actor GrowthCatClient {
         guard let list = object["ads"] as? [Any] else {
             throw GrowthCatError(code: .invalidResponse, message: "the catalog has no ads list")
         }
-        let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }
+        let mediaTTL = object["media_cache_ttl_seconds"] as? Int
+        let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }.map { ad -> GrowthCatAd in
+            var ad = ad
+            ad.mediaCacheTTLSeconds = mediaTTL
+            return ad
+        }
         return (ads, object["cache_ttl_seconds"] as? Int)
     }
 

@@ -125,6 +125,8 @@ public struct GrowthCatAd: Sendable, Hashable {
     public var rewardGrantAfterSeconds: Double?
     /// Price, when sent.
     public var ecpm: Double?
+    /// The catalog's default media TTL (`media_cache_ttl_seconds`).
+    public var mediaCacheTTLSeconds: Int?
 
     /// The placement's format (banner or interstitial).
     public var format: String? { placement?.format }

@@ -5,6 +5,8 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 @testable import GrowthCatAds
+import LoopbackServer
+import Synchronization
 import Testing
 
 func queuePath() -> String { FileManager.default.temporaryDirectory.appendingPathComponent("gc-\(UUID().uuidString).sqlite").path }
@@ -303,5 +305,93 @@ struct GrowthCatNetworkTests {
             Issue.record("\(result.scenario): \(result.status)")
         }
         await f.close()
+    }
+}
+
+@Suite("GrowthCat media cache")
+struct GrowthCatMediaTests {
+    final class Wall: Sendable {
+        let seconds = Synchronization.Mutex<Double>(1_800_000_000)
+        var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
+    }
+
+    func mediaFixture(wall: Wall) async throws -> (GCFixture, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)")
+        let f = try await gcFixture { configuration in
+            configuration.mediaCacheDirectory = directory
+            configuration.now = wall.now
+        }
+        return (f, directory)
+    }
+
+    @Test func prefetchDownloadsPrefetchStrategyCreativesUnderAHashedName() async throws {
+        let wall = Wall()
+        let (f, directory) = try await mediaFixture(wall: wall)
+        await f.client.prefetchAdCatalogs(placementKeys: ["video_break"])
+        let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
+        #expect(ad.assetStrategy == "prefetch")
+        let file = try #require(await f.client.cachedCreative(for: ad))
+        #expect(file.lastPathComponent == MediaCache.fileName(for: ad.assetURL) + ".asset")
+        #expect(file.deletingLastPathComponent().path == directory.path)
+        #expect(try Data(contentsOf: file) == (try await f.curl.send(HTTPRequest(url: ad.assetURL))).body)
+        await f.close()
+    }
+
+    @Test func lazyCreativesAreNotPrefetched() async throws {
+        let (f, _) = try await mediaFixture(wall: Wall())
+        await f.client.prefetchAdCatalogs(placementKeys: ["level_complete"])
+        let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
+        #expect(ad.assetStrategy == "lazy")
+        #expect(await f.client.cachedCreative(for: ad) == nil)
+        await f.close()
+    }
+
+    @Test func creativeTTLOverridesTheMediaTTLAndExpires() async throws {
+        let wall = Wall()
+        let (f, _) = try await mediaFixture(wall: wall)
+        var ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
+        ad.assetTTLSeconds = 60
+        #expect(try await f.client.cacheCreative(for: ad) != nil)
+        let requests = f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +)
+        _ = try await f.client.cacheCreative(for: ad)
+        #expect(f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +) == requests, "cached: no second download")
+        wall.seconds.withLock { $0 += 60 }
+        #expect(await f.client.cachedCreative(for: ad) == nil, "expired after its own 60 s TTL")
+        await f.close()
+    }
+}
+
+@Suite("GrowthCat bootstrap rules")
+struct GrowthCatBootstrapRuleTests {
+    /// A server whose bootstrap is `config` and whose catalog holds one banner.
+    func crafted(config: String) throws -> (GrowthCatClient, LoopbackHTTPServer, CurlHTTPClient) {
+        let banner = #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+        let server = try LoopbackHTTPServer { request in
+            let body = request.path.hasSuffix("/sdk/config") ? config : #"{"cache_ttl_seconds":300,"ads":[\#(banner)]}"#
+            return .respond(.init(headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+        }
+        let curl = CurlHTTPClient()
+        let client = try GrowthCatClient(configuration: .init(apiKey: "gc_test_x", baseURL: server.baseURL, eventQueuePath: queuePath()), http: curl)
+        return (client, server, curl)
+    }
+
+    @Test func adsDisabledLoadsNothing() async throws {
+        let (client, server, curl) = try crafted(config: #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":false,"formats":["banner"]}}"#)
+        #expect(try await client.loadAd(placementKey: "b") == nil)
+        #expect(server.requestsReceived == 1, "only the bootstrap: no catalog request when ads are disabled")
+        await curl.shutdown(); server.stop()
+    }
+
+    @Test func missingAdsObjectMeansDisabled() async throws {
+        let (client, server, curl) = try crafted(config: #"{"app_id":"a","workspace":"test"}"#)
+        #expect(try await client.refreshSDKConfig().adsConfig.adsEnabled == false)
+        #expect(try await client.loadAd(placementKey: "b") == nil)
+        await curl.shutdown(); server.stop()
+    }
+
+    @Test func formatNotInTheBootstrapIsNotServed() async throws {
+        let (client, server, curl) = try crafted(config: #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#)
+        #expect(try await client.loadAd(placementKey: "b") == nil)
+        await curl.shutdown(); server.stop()
     }
 }
