@@ -111,6 +111,22 @@ struct CLITests {
         #expect((root["events"] as? [[String: Any]])?.map { $0["event"] as? String } == ["impression", "click", "ad_closed"])
     }
 
+    @Test func showValidatesTheRewardOfARewardedGrowthCatAd() throws {
+        let run = try mediate(["show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "32", "--json"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        #expect((root["reward"] as? [String: Any])?["validated"] as? Bool == true)
+        let events = (root["events"] as? [[String: Any]])?.compactMap { $0["event"] as? String } ?? []
+        #expect(events == ["impression", "video_start", "video_progress(25%)", "video_progress(50%)", "video_progress(75%)", "video_complete", "ad_closed"])
+        #expect((root["flush"] as? [String: Any])?["remaining"] as? Int == 0)
+    }
+
+    @Test func showRefusesToCloseARewardedAdBeforeTheMinimumViewTime() throws {
+        let run = try mediate(["show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "5"])
+        #expect(run.code == 1)
+        #expect(run.out.contains("close refused") && run.out.contains("reward: not granted"))
+    }
+
     @Test func conformancePassesForAWellBehavedNetwork() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))
