@@ -395,3 +395,105 @@ struct GrowthCatBootstrapRuleTests {
         await curl.shutdown(); server.stop()
     }
 }
+
+@Suite("GrowthCat event delivery rules")
+struct GrowthCatDeliveryTests {
+    /// What an event server received, and the status it answers.
+    final class EventLog: Sendable {
+        private let state: Synchronization.Mutex<(batches: [[String]], status: Int)>
+        init(status: Int) { state = .init(([], status)) }
+        func record(_ ids: [String]) -> Int { state.withLock { $0.batches.append(ids); return $0.status } }
+        var batches: [[String]] { state.withLock { $0.batches } }
+    }
+
+    /// A server that answers the bootstrap and a catalog, and `eventStatus` to event batches (counting them).
+    final class EventServer: Sendable {
+        let server: LoopbackHTTPServer
+        let log: EventLog
+
+        init(eventStatus: Int) throws {
+            let log = EventLog(status: eventStatus)
+            self.log = log
+            let ad = #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            server = try LoopbackHTTPServer { request in
+                if request.path.hasSuffix("/sdk/config") {
+                    return .respond(.init(body: Array(#"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"],"max_offline_ad_events":500}}"#.utf8)))
+                }
+                if request.path.hasSuffix("/ads/events") {
+                    let events = ((try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["events"] as? [[String: Any]]) ?? []
+                    let status = log.record(events.compactMap { $0["sdk_event_id"] as? String })
+                    return .respond(.init(status: status, body: Array("{}".utf8)))
+                }
+                return .respond(.init(body: Array(#"{"ads":[\#(ad)]}"#.utf8)))
+            }
+        }
+
+        var received: [[String]] { log.batches }
+    }
+
+    func client(_ server: EventServer, clock: any AdClock = SystemAdClock(), path: String = queuePath()) throws -> (GrowthCatClient, CurlHTTPClient) {
+        let curl = CurlHTTPClient()
+        return (try GrowthCatClient(configuration: .init(apiKey: "gc_test_x", baseURL: server.server.baseURL, eventQueuePath: path), http: curl, clock: clock), curl)
+    }
+
+    @Test func aBatchAnswered400IsDroppedForGood() async throws {
+        let server = try EventServer(eventStatus: 400)
+        let (c, curl) = try client(server)
+        let ad = try #require(try await c.loadAd(placementKey: "p"))
+        await c.trackAdEvent(.impression, for: ad, placementKey: "p")
+        #expect(await c.pendingEventCount == 0)
+        #expect(server.received.count == 1, "sent once, never retried")
+        await curl.shutdown(); server.server.stop()
+    }
+
+    @Test func serverErrorsAreRetriedThreeTimesWithExponentialBackoffAndKeepTheSameIDs() async throws {
+        let server = try EventServer(eventStatus: 503)
+        let clock = ManualAdClock()
+        let (c, curl) = try client(server, clock: clock)
+        let ad = try #require(try await c.loadAd(placementKey: "p"))
+        let flush = Task { await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
+        while server.received.count < 4 {
+            // Advance only while the flush sleeps in its back-off, so the clock never runs ahead of it.
+            if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(100)) } else { await Task.pollPause() }
+        }
+        await flush.value
+        #expect(server.received.count == 4, "the first try and 3 retries")
+        #expect(Set(server.received.map { $0 }).count == 1, "every retry carries the same sdk_event_id")
+        #expect(await c.pendingEventCount == 1, "still queued for a later flush")
+        await curl.shutdown(); server.server.stop()
+    }
+
+    @Test func backoffDelaysDouble() async throws {
+        let server = try EventServer(eventStatus: 503)
+        let clock = ManualAdClock()
+        let (c, curl) = try client(server, clock: clock)
+        let ad = try #require(try await c.loadAd(placementKey: "p"))
+        let flush = Task { await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
+        var attemptTimes: [AdInstant] = []
+        while attemptTimes.count < 4 {
+            if server.received.count > attemptTimes.count { attemptTimes.append(clock.now); continue }
+            if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(100)) } else { await Task.pollPause() }
+        }
+        await flush.value
+        let gaps = zip(attemptTimes.dropFirst(), attemptTimes).map { $0 - $1 }
+        #expect(gaps == [.seconds(1), .seconds(2), .seconds(4)])
+        await curl.shutdown(); server.server.stop()
+    }
+
+    @Test func connectivityReturningReplaysTheQueue() async throws {
+        struct Monitor: ConnectivityMonitor {
+            let changes: AsyncStream<Bool>
+        }
+        let (stream, continuation) = AsyncStream<Bool>.makeStream()
+        let server = try EventServer(eventStatus: 202)
+        let path = queuePath()
+        let store = try EventQueueStore(path: path)
+        try store.append(eventID: "offline-1", payload: Data(#"{"sdk_event_id":"offline-1","event_name":"click"}"#.utf8), cap: 500)
+        let (c, curl) = try client(server, path: path)
+        await c.monitor(Monitor(changes: stream))
+        continuation.yield(true)
+        while await c.pendingEventCount > 0 { await Task.pollPause() }
+        #expect(server.received == [["offline-1"]])
+        await curl.shutdown(); server.server.stop()
+    }
+}
