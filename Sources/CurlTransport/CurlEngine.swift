@@ -84,8 +84,13 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// Wakes the engine thread. Under the inbox lock, so it can never race with `curl_multi_cleanup` (the engine
+    /// marks itself stopped under the same lock before cleaning up): a late cancellation or request after shutdown
+    /// must not touch a freed multi handle.
     private func wakeUp() {
-        if let multi { _ = curl_multi_wakeup(multi) }
+        inbox.withLock { box in
+            if !box.stopped, let multi { _ = curl_multi_wakeup(multi) }
+        }
     }
 
     func requestStop() {
@@ -230,7 +235,9 @@ final class CurlEngine: @unchecked Sendable {
                 active[transfer.easy] = transfer
             }
             for transfer in cancels {
-                guard active.removeValue(forKey: transfer.easy) != nil else { continue }
+                // Identity matters: a finished transfer's handle address can already belong to a new transfer.
+                guard let current = active[transfer.easy], current === transfer else { continue }
+                active.removeValue(forKey: transfer.easy)
                 curl_multi_remove_handle(multi, transfer.easy)
                 finish(transfer, .failure(HTTPClientError(.cancelled, "the task was cancelled")))
             }
@@ -274,8 +281,6 @@ final class CurlEngine: @unchecked Sendable {
             }
             curl_multi_poll(multi, nil, 0, waitMs, nil)
         }
-        curl_multi_cleanup(multi)
-        activeCount.store(0, ordering: .relaxed)
         let waiters = inbox.withLock { box -> [CheckedContinuation<Void, Never>] in
             box.stopped = true
             // Requests that raced with the stop are failed here.
@@ -287,6 +292,9 @@ final class CurlEngine: @unchecked Sendable {
             defer { box.stopWaiters.removeAll() }
             return box.stopWaiters
         }
+        // Only now, with `stopped` set under the lock, is it safe to free the multi handle.
+        curl_multi_cleanup(multi)
+        activeCount.store(0, ordering: .relaxed)
         for waiter in waiters { waiter.resume() }
     }
 
@@ -295,6 +303,8 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     private func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPClientError>) {
+        precondition(!transfer.finished, "a transfer finished twice")
+        transfer.finished = true
         // Callers have already taken the transfer out of `active`; publish the count before resuming the caller.
         activeCount.store(active.count, ordering: .relaxed)
         let continuation = transfer.continuation

@@ -22,6 +22,8 @@ final class Transfer: @unchecked Sendable {
     let errorBuffer: UnsafeMutablePointer<CChar>
     var body = Data()
     var tooLarge = false
+    /// Set by the engine thread when the transfer is finished (its handle freed, its caller resumed).
+    var finished = false
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
 
     init(easy: UnsafeMutableRawPointer, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, method: String, host: String) {
