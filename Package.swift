@@ -91,6 +91,11 @@ let package = Package(
             path: "Examples/rewarded-flow"
         ),
         .executableTarget(
+            name: "mars-newtab",
+            dependencies: ["MARSAds", "CurlTransport", "DemandSandbox"],
+            path: "Examples/mars-newtab"
+        ),
+        .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "LoopbackServer"],
             path: "Examples/transport-demo"

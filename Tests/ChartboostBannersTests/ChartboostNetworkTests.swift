@@ -137,3 +137,35 @@ struct ChartboostNetworkTests {
         }
     }
 }
+
+@Suite("Banner refresh over the sandbox")
+struct BannerRefreshSandboxTests {
+    @Test func refreshEveryThirtySecondsTracksOneImpressionPerAd() async throws {
+        let clock = ManualAdClock()
+        try await withChartboost(clock: clock) { network, sandbox, _ in
+            let controller = BannerRefreshController(network: network, request: banner(), policy: .init(preloadAfterImpression: false), clock: clock)
+            await controller.start()
+            await waitForShown(controller, 1)
+            await clock.advance(by: .seconds(30))
+            await waitForShown(controller, 2)
+            while sandbox.records.trackingHits.count < 2 { await Task.pollPause() }
+            let ads = shownIDs(await controller.history)
+            #expect(Set(ads).count == 2, "two different ads")
+            #expect(sandbox.records.trackingHits.map { $0.query["ad"] ?? "" } == ads)
+            await controller.stop()
+        }
+    }
+
+    @Test func bannerObjectCachesAndShowsAgainstTheSandbox() async throws {
+        try await withChartboost { network, sandbox, _ in
+            let delegate = RecordingDelegate()
+            let banner = ChartboostBanner(size: .medium, location: "Main Menu", network: network, delegate: delegate)
+            await banner.setAutomaticallyRefreshesContent(false)
+            await banner.cache()
+            await banner.show()
+            await banner.click()
+            #expect(delegate.log == ["didCacheAd", "willShowAd", "didShowAd", "shouldConfirmClick", "didClickAd"])
+            #expect(sandbox.records.trackingHits.map { $0.query["e"] } == ["impression", "click"])
+        }
+    }
+}
