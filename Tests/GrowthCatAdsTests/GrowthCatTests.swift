@@ -497,3 +497,41 @@ struct GrowthCatDeliveryTests {
         await curl.shutdown(); server.server.stop()
     }
 }
+
+@Suite("GrowthCat offline recovery")
+struct GrowthCatRecoveryTests {
+    /// Tracks one event while the sandbox is down, then brings it back on the same port.
+    func offlineThenBack(_ f: GCFixture) async throws -> RunningSandbox {
+        let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
+        let port = f.sandbox.port
+        await f.sandbox.shutdown()
+        await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
+        #expect(await f.client.isOffline)
+        #expect(await f.client.pendingEventCount == 1)
+        var configuration = SandboxConfiguration()
+        configuration.port = port
+        return try await DemandSandbox.start(configuration: configuration)
+    }
+
+    @Test func aSuccessfulRequestReplaysTheQueue() async throws {
+        let f = try await gcFixture()
+        let back = try await offlineThenBack(f)
+        _ = try await f.client.refreshSDKConfig()   // any request that succeeds shows connectivity is back
+        while await f.client.pendingEventCount > 0 { await Task.pollPause() }
+        #expect(back.records.growthcatEvents.map(\.eventName) == ["click"])
+        await back.shutdown()
+        await f.curl.shutdown()
+    }
+
+    @Test func thePeriodicProbeReplaysTheQueueWithoutAnyCall() async throws {
+        let f = try await gcFixture()
+        let back = try await offlineThenBack(f)
+        await f.clock.waitForSleepers(1)                 // the probe sleeps its 30 s
+        await f.clock.advance(by: .seconds(30))
+        while await f.client.pendingEventCount > 0 { await Task.pollPause() }
+        #expect(back.records.growthcatEvents.map(\.eventName) == ["click"])
+        #expect(await f.client.isOffline == false)
+        await back.shutdown()
+        await f.curl.shutdown()
+    }
+}
