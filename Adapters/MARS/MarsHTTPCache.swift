@@ -63,8 +63,9 @@ final class MarsHTTPCache: Sendable {
         }
     }
 
-    func trim() -> String? {
-        do { try store.trim(maxBytes: maxBytes); return nil } catch { return error.description }
+    /// Trims to the size limit: the number of rows evicted, or the failure.
+    func trim() -> Result<Int, StorageError> {
+        do { return .success(try store.trim(maxBytes: maxBytes)) } catch { return .failure(error) }
     }
 
     func clear() -> String? {

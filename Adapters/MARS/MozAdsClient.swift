@@ -55,6 +55,12 @@ public actor MozAdsClient {
     private let http: any HTTPClient
     private let now: @Sendable () -> Date
     private var isShutDown = false
+    /// Parsed answers of rows that are in the SQLite cache, so a hit skips SQLite and JSON. Kept coherent with the
+    /// store: same expiry, emptied when a trim evicts rows or the cache is cleared. Bounded.
+    private var parsedHits: [String: (ads: [String: [DecodedAd]], expiresAt: Int64)] = [:]
+    /// The wall-clock second of the last expired-row cleanup. Expiry has one-second resolution, so a second cleanup
+    /// within the same second cannot delete anything more.
+    private var lastCleanupSecond: Int64?
 
     init(environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
          contextID: any MozAdsContextIDProvider, http: any HTTPClient, now: @escaping @Sendable () -> Date) {
@@ -123,10 +129,30 @@ public actor MozAdsClient {
             throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay, which this client does not have; nothing was sent")
         }
         let contextID = await contextIDProvider.contextID()
-        let body = Self.requestBody(contextID: contextID, placements: placements, flags: options.flags, gpp: gpp)
         let hash = Self.requestHash(environment: environment, placements: placements, flags: options.flags, ohttp: options.ohttp, gpp: gpp)
-        let response = try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout)
-        return try parse(response, placements: placements, hash: hash)
+        let nowSeconds = Int64(now().timeIntervalSince1970)
+        if cache != nil {
+            cleanupIfDue(now: nowSeconds)
+            if (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst, let parsed = parsedHits[hash], parsed.expiresAt > nowSeconds {
+                telemetry.recordHttpCacheOutcome(label: "hit", value: "")
+                return parsed.ads
+            }
+        }
+        let body = Self.requestBody(contextID: contextID, placements: placements, flags: options.flags, gpp: gpp)
+        let (response, cachedUntil) = try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout, now: nowSeconds)
+        let ads = try parse(response, placements: placements, hash: hash)
+        if let cachedUntil {
+            if parsedHits.count >= 128 { parsedHits.removeAll() }
+            parsedHits[hash] = (ads, cachedUntil)
+        }
+        return ads
+    }
+
+    private func cleanupIfDue(now: Int64) {
+        guard let cache, lastCleanupSecond != now else { return }
+        lastCleanupSecond = now
+        parsedHits = parsedHits.filter { $0.value.expiresAt > now }
+        if let error = cache.cleanup(now: now) { telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error) }
     }
 
     /// The JSON body, keys sorted as serde writes them (`context_id`, `flags` when not empty, `placements`).
@@ -161,18 +187,18 @@ public actor MozAdsClient {
         return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
-    private func send(body: Data, hash: String, policy: MozAdsRequestCachePolicy?, timeout: Duration?) async throws(MozAdsClientError) -> HTTPResponse {
+    /// Sends (or answers from SQLite); also returns until when the answer is cached, when it is.
+    private func send(body: Data, hash: String, policy: MozAdsRequestCachePolicy?, timeout: Duration?, now nowSeconds: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
         let url = environment.url("ads")
-        let nowSeconds = Int64(now().timeIntervalSince1970)
+        var cachedUntil: Int64?
         if let cache {
-            if let error = cache.cleanup(now: nowSeconds) { telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error) }
             if (policy?.mode ?? .cacheFirst) == .cacheFirst {
                 switch cache.lookup(hash: hash) {
                 case .success(let cached?):
                     telemetry.recordHttpCacheOutcome(label: "hit", value: "")
                     var headers = HTTPHeaders()
                     for (name, value) in cached.headers { headers.add(name: name, value: value) }
-                    return HTTPResponse(status: cached.status, headers: headers, body: cached.body)
+                    return (HTTPResponse(status: cached.status, headers: headers, body: cached.body), cached.expiresAt)
                 case .success(nil):
                     break
                 case .failure(let error):
@@ -204,12 +230,21 @@ public actor MozAdsClient {
                         telemetry.recordHttpCacheOutcome(label: "store_failed", value: error)
                     } else {
                         telemetry.recordHttpCacheOutcome(label: "miss_stored", value: "")
-                        if let error = cache.trim() { telemetry.recordHttpCacheOutcome(label: "trim_failed", value: error) }
+                        cachedUntil = nowSeconds + ttl
+                        switch cache.trim() {
+                        case .success(let evicted):
+                            if evicted > 0 {
+                                parsedHits.removeAll()
+                                if (try? cache.store.lookup(hash: hash)) == nil { cachedUntil = nil }
+                            }
+                        case .failure(let error):
+                            telemetry.recordHttpCacheOutcome(label: "trim_failed", value: error.description)
+                        }
                     }
                 }
             }
         }
-        return response
+        return (response, cachedUntil)
     }
 
     static func statusError(_ response: HTTPResponse) -> MozAdsClientError? {
@@ -381,6 +416,7 @@ public actor MozAdsClient {
     /// Deletes every cached response. Without a cache it does nothing.
     public func clearCache() throws(MozAdsClientError) {
         guard let cache else { return }
+        parsedHits.removeAll()
         if let error = cache.clear() { throw MozAdsClientError(code: .cache, message: error) }
     }
 

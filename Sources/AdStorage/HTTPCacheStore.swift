@@ -139,14 +139,19 @@ public final class HTTPCacheStore: Sendable {
         }
     }
 
-    /// Deletes the oldest rows (by `cached_at`) one at a time until the total size is at most `maxBytes`.
-    public func trim(maxBytes: Int64) throws(StorageError) {
+    /// Deletes the oldest rows (by `cached_at`) one at a time until the total size is at most `maxBytes`;
+    /// returns how many rows were deleted.
+    @discardableResult
+    public func trim(maxBytes: Int64) throws(StorageError) -> Int {
         do {
-            try db.write { db in
+            return try db.write { db in
+                var deleted = 0
                 while (try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0) > maxBytes {
                     try db.execute(sql: "DELETE FROM http_cache WHERE request_hash = (SELECT request_hash FROM http_cache ORDER BY cached_at ASC, rowid ASC LIMIT 1)")
                     if db.changesCount == 0 { break }
+                    deleted += db.changesCount
                 }
+                return deleted
             }
         } catch {
             throw StorageError("trim", error)
