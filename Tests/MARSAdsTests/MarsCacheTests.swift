@@ -240,3 +240,25 @@ struct HTTPCacheStoreTests {
         #expect(try store.count() == 1)
     }
 }
+
+@Suite("MARS cache coherence")
+struct MarsCacheCoherenceTests {
+    @Test func aRowEvictedByTheSizeLimitIsNoLongerServedFromMemory() async throws {
+        // Each answer is ~600 KB, so the second store pushes the first out of a 1 MiB cache.
+        let padding = String(repeating: "x", count: 600_000)
+        let server = try LoopbackHTTPServer { request in
+            let placement = String(decoding: request.body, as: UTF8.self).contains("\"p2\"") ? "p2" : "p1"
+            return .respond(.init(headers: [("Content-Type", "application/json")],
+                                  body: Array(#"{"padding":"\#(padding)","\#(placement)":[\#(tileJSON(placement))]}"#.utf8)))
+        }
+        let (client, curl, telemetry) = cachedClient(server, config: .init(dbPath: tempDB(), maxSizeMib: 1))
+        _ = try await client.requestTileAds([.init(placementId: "p1")])
+        _ = try await client.requestTileAds([.init(placementId: "p1")])
+        #expect(server.requestsReceived == 1, "a hit while the row exists")
+        _ = try await client.requestTileAds([.init(placementId: "p2")])   // evicts p1's row
+        _ = try await client.requestTileAds([.init(placementId: "p1")])
+        #expect(server.requestsReceived == 3, "p1 was evicted from SQLite, so it is not served from memory either")
+        #expect(telemetry.cacheOutcomes() == ["miss_stored", "hit", "miss_stored", "miss_stored"])
+        await curl.shutdown(); server.stop()
+    }
+}
