@@ -51,7 +51,7 @@ public struct AppOpenNetwork: AdNetwork {
         if !privacy.gppSectionIDs.isEmpty { query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ","))) }
         if privacy.coppa { query.append(("coppa", "1")) }
         if privacy.underAgeOfConsent { query.append(("tfua", "1")) }
-        let url = Self.join(configuration.baseURL, "/appopen/v1/ad") + "?" + Self.encode(query)
+        let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + Self.encode(query)
 
         let response: HTTPResponse
         do {
@@ -65,7 +65,7 @@ public struct AppOpenNetwork: AdNetwork {
         case 204:
             return .noFill(NoFill(reason: "204 no fill"))
         default:
-            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: Self.errorMessage(response))
+            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: response.errorSummary)
         }
     }
 
@@ -127,24 +127,11 @@ public struct AppOpenNetwork: AdNetwork {
                 throw AdError(error)
             }
             guard response.status == 200 || response.status == 204 else {
-                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(AppOpenNetwork.errorMessage(response))")
+                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
             }
         }
     }
 
-    static func errorMessage(_ response: HTTPResponse) -> String {
-        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
-        if let body = try? JSONDecoder().decode(Body.self, from: response.body) {
-            return "HTTP \(response.status) \(body.error.code ?? ""): \(body.error.message ?? "")"
-        }
-        return "HTTP \(response.status)"
-    }
-
-    static func join(_ base: String, _ path: String) -> String {
-        var base = base
-        while base.hasSuffix("/") { base.removeLast() }
-        return base + path
-    }
 
     static func encode(_ items: [(String, String)]) -> String {
         var allowed = CharacterSet.urlQueryAllowed

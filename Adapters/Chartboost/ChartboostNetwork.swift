@@ -70,7 +70,7 @@ public struct ChartboostNetwork: AdNetwork {
         if p.coppa || p.underAgeOfConsent { privacy["coppa"] = 1 }
         if !privacy.isEmpty { body["privacy"] = privacy }
         let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
-        let url = Self.join(configuration.baseURL, "/banner/v1/load")
+        let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
         let response = try await send(HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data,
                                                   timeout: request.timeout ?? configuration.defaultTimeout))
         switch response.status {
@@ -79,7 +79,7 @@ public struct ChartboostNetwork: AdNetwork {
         case 204:
             return .noFill(NoFill(reason: "204 no fill"))
         default:
-            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: Self.errorMessage(response))
+            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: response.errorSummary)
         }
     }
 
@@ -166,22 +166,8 @@ public struct ChartboostNetwork: AdNetwork {
             }
             let response = try await network.send(HTTPRequest(url: url, timeout: .seconds(10)))
             guard response.status == 200 || response.status == 204 else {
-                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(ChartboostNetwork.errorMessage(response))")
+                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
             }
         }
-    }
-
-    static func errorMessage(_ response: HTTPResponse) -> String {
-        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
-        if let body = try? JSONDecoder().decode(Body.self, from: response.body) {
-            return "HTTP \(response.status) \(body.error.code ?? ""): \(body.error.message ?? "")"
-        }
-        return "HTTP \(response.status)"
-    }
-
-    static func join(_ base: String, _ path: String) -> String {
-        var base = base
-        while base.hasSuffix("/") { base.removeLast() }
-        return base + path
     }
 }

@@ -118,9 +118,7 @@ public actor GrowthCatClient {
 
     /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
     static func statusError(_ response: HTTPResponse, _ what: String) -> GrowthCatError {
-        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
-        let detail = (try? JSONDecoder().decode(Body.self, from: response.body)).map { "\($0.error.code ?? ""): \($0.error.message ?? "")" } ?? ""
-        let message = "\(what) answered \(response.status) \(detail)"
+        let message = "\(what): \(response.errorSummary)"
         switch response.status {
         case 401: return GrowthCatError(code: .unauthorized, message: message)
         case 429: return GrowthCatError(code: .rateLimited(retryAfter: response.retryAfter), message: message)

@@ -75,6 +75,13 @@ public struct HTTPHeaders: Hashable, Sendable, Sequence, ExpressibleByDictionary
 
 /// An HTTP request.
 public struct HTTPRequest: Hashable, Sendable {
+    /// `base` without trailing slashes, followed by `path` (which starts with `/`).
+    public static func url(_ base: String, appending path: String) -> String {
+        var base = base
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + path
+    }
+
     /// The method.
     public var method: HTTPMethod
     /// The absolute URL.
@@ -121,6 +128,16 @@ public struct HTTPResponse: Hashable, Sendable {
 
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// `"HTTP 400 invalid_size: size must be …"` from the `{"error": {"code", "message"}}` body the ad contracts
+    /// share, or `"HTTP 400"` when the body has another shape.
+    public var errorSummary: String {
+        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
+        if let body = try? JSONDecoder().decode(Body.self, from: self.body) {
+            return "HTTP \(status) \(body.error.code ?? ""): \(body.error.message ?? "")"
+        }
+        return "HTTP \(status)"
+    }
 
     /// The `Retry-After` header as a duration (seconds form only).
     public var retryAfter: Duration? {
