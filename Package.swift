@@ -16,7 +16,6 @@ let package = Package(
         .library(name: "MARSAds", targets: ["MARSAds"]),
         .library(name: "GrowthCatAds", targets: ["GrowthCatAds"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
-        .executable(name: "demand-sandbox", targets: ["demand-sandbox"]),
         .executable(name: "mediate", targets: ["mediate"]),
     ],
     dependencies: [
@@ -56,7 +55,6 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .executableTarget(name: "demand-sandbox", dependencies: ["DemandSandbox"]),
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen"),

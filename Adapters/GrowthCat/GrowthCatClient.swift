@@ -314,7 +314,7 @@ public actor GrowthCatClient {
                              sessionID: String? = nil, metadata: [String: String] = [:]) async {
         let id = UUID().uuidString.lowercased()
         var event: [String: Any] = [
-            "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": ISO8601DateFormatter().string(from: Date()),
+            "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
             "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID, "token": ad.token,
         ]
         if let placementKey { event["placement_key"] = placementKey }

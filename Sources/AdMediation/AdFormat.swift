@@ -94,7 +94,4 @@ public enum AdFormat: Hashable, Sendable, CustomStringConvertible {
 
     /// All format names accepted by ``init(name:size:)``.
     public static let allNames = ["banner", "interstitial", "rewarded", "app_open", "tile", "spoc", "image", "native"]
-
-    /// The format with any banner size removed, for capability checks that do not care about size.
-    public var kind: String { name }
 }

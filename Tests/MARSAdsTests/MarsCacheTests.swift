@@ -79,8 +79,6 @@ struct MarsCacheTests {
     }
 
     @Test func ttlIsCappedAtSevenDays() throws {
-        let server = try cachingServer(cacheControl: nil)
-        defer { server.stop() }
         guard case .success(let cache) = MarsHTTPCache.make(.init(dbPath: tempDB(), defaultCacheTtlSeconds: 7 * 24 * 3600)) else {
             Issue.record("cache did not build"); return
         }

@@ -43,10 +43,15 @@ struct RequestBuildingTests {
                 != MozAdsClient.requestHash(environment: .prod, placements: base, flags: ["x": true], ohttp: false))
     }
 
-    @Test func contextIDIsNotPartOfTheHash() {
-        // The hash function takes no context id at all; the same request from two context ids hashes the same.
-        let one = MozAdsClient.requestHash(environment: .prod, placements: base, flags: [:], ohttp: false)
-        #expect(one == MozAdsClient.requestHash(environment: .prod, placements: base, flags: [:], ohttp: false))
+    @Test func requestsDifferingOnlyInContextIDShareACacheEntry() async throws {
+        let path = tempDB()
+        let first = try await marsFixture(cache: MozAdsCacheConfig(dbPath: path), contextID: FixedContextIDProvider("context-a"))
+        _ = try await first.client.requestTileAds(tile1)
+        let second = MozAdsClientBuilder().environment(.custom(baseURL: first.sandbox.marsBaseURL)).httpClient(first.curl)
+            .cacheConfig(MozAdsCacheConfig(dbPath: path)).contextIDProvider(FixedContextIDProvider("context-b")).build()
+        _ = try await second.requestTileAds(tile1)
+        #expect(first.sandbox.records.requestCounts["POST /mars/v1/ads"] == 1, "context-b was served context-a's cached answer")
+        await first.close()
     }
 
     @Test func differentPlacementsOrCountsHashDifferently() {
