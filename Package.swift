@@ -49,6 +49,7 @@ let package = Package(
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
         .target(name: "DemandSandbox", dependencies: [
+            "AdMediation",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -81,7 +81,11 @@ public struct AppOpenNetwork: AdNetwork {
         var ttl_seconds: Double?
     }
 
-    private func parse(_ body: Data, request: AdRequest) throws -> LoadedAd {
+    /// Decodes a 200 answer. `ttl_seconds`: a negative or non-finite value is ignored (the 4-hour maximum age applies);
+    /// any other value shortens the validity, never lengthens it. `ecpm`: a value that is not a finite number
+    /// 0…1 000 000 is dropped.
+    package func parse(_ body: Data, request: AdRequest) throws -> LoadedAd {
+        try JSONLimits().check(body, "app-open ad for \(request.placement)")
         let wire: Wire
         do {
             wire = try JSONDecoder().decode(Wire.self, from: body)
@@ -91,7 +95,7 @@ public struct AppOpenNetwork: AdNetwork {
         guard !wire.ad_id.isEmpty else { throw AdError(.invalidResponse, "app-open ad without ad_id") }
         let now = clock.now
         var validity = configuration.maximumAge
-        if let ttl = wire.ttl_seconds, ttl >= 0 { validity = min(validity, .milliseconds(Int64(ttl * 1000))) }
+        if let ttl = wire.ttl_seconds.flatMap({ OutsideValue.duration(seconds: $0) }) { validity = min(validity, ttl) }
         var fields: [String: String] = [:]
         fields["headline"] = wire.creative.headline
         fields["cta_text"] = wire.creative.cta_text
@@ -101,7 +105,7 @@ public struct AppOpenNetwork: AdNetwork {
             placement: request.placement,
             format: .appOpen,
             creative: AdCreative(id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, fields: fields),
-            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil },
+            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
             loadedAt: now,
             expiresAt: now + validity,
             reporter: Tracker(http: http, impression: wire.tracking.impression, click: wire.tracking.click))

@@ -125,7 +125,11 @@ public struct ChartboostNetwork: AdNetwork {
         var expires_in_seconds: Double?
     }
 
-    private func parse(_ body: Data, request: AdRequest, size: BannerSize) throws -> AdLoadResult {
+    /// Decodes a load answer (a 200 body) into a fill or a no fill. `expires_in_seconds`: negative or not finite
+    /// makes the ad invalid (`invalidResponse`); above 7 days it is clamped to 7 days. `ecpm`: a value that is not a
+    /// finite number 0…1 000 000 is dropped (the ad is unpriced).
+    package func parse(_ body: Data, request: AdRequest, size: BannerSize) throws -> AdLoadResult {
+        try JSONLimits().check(body, "Chartboost banner for \(request.placement)")
         let wire: Wire
         do {
             wire = try JSONDecoder().decode(Wire.self, from: body)
@@ -139,15 +143,22 @@ public struct ChartboostNetwork: AdNetwork {
             throw AdError(.invalidResponse, "Chartboost creative of type \(wire.creative.type) without its url or markup")
         }
         let now = clock.now
+        var expiresAt: AdInstant?
+        if let seconds = wire.expires_in_seconds {
+            guard let validity = OutsideValue.duration(seconds: seconds) else {
+                throw AdError(.invalidResponse, "Chartboost banner for \(request.placement): expires_in_seconds must be 0…604800, got \(seconds)")
+            }
+            expiresAt = now + validity
+        }
         return .filled(LoadedAd(
             networkID: id,
             placement: request.placement,
             format: request.format,
             creative: AdCreative(id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: wire.click_url,
                                  markup: wire.creative.markup, width: wire.size.width, height: wire.size.height),
-            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil },
+            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
             loadedAt: now,
-            expiresAt: wire.expires_in_seconds.map { now + .milliseconds(Int64($0 * 1000)) },
+            expiresAt: expiresAt,
             reporter: Tracker(network: self, impression: wire.tracking.impression, click: wire.tracking.click)))
     }
 

@@ -13,6 +13,9 @@ public actor GrowthCatClient {
         public var baseURL: String
         /// The SQLite file of the durable event queue.
         public var eventQueuePath: String
+        /// The most disk the event queue may use; an event that does not fit is refused with
+        /// ``GrowthCatError/Code/storage``. Default 16 MiB (at least 64 KiB).
+        public var eventQueueMaxBytes: Int = 16 << 20
         /// Batched events are sent every `batchSize` events… Default 10.
         public var batchSize: Int = 10
         /// …or after this long. Default 30 s.
@@ -69,7 +72,7 @@ public actor GrowthCatClient {
         self.http = http
         self.clock = clock
         do {
-            self.queue = try EventQueueStore(path: configuration.eventQueuePath)
+            self.queue = try EventQueueStore(path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
             self.mediaCache = try configuration.mediaCacheDirectory.map { try MediaCache(directory: $0) }
         } catch {
             throw GrowthCatError(code: .invalidRequest, message: "local storage could not be opened: \(error)")
@@ -133,18 +136,7 @@ public actor GrowthCatClient {
     public func refreshSDKConfig() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
         let response = try await request(.get, "/v1/sdk/config")
         guard response.isSuccess else { throw Self.statusError(response, "GET /v1/sdk/config") }
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
-            throw GrowthCatError(code: .invalidResponse, message: "the bootstrap is not a JSON object")
-        }
-        let ads = object["ads"] as? [String: Any]
-        let bootstrap = GrowthCatSDKBootstrap(
-            appID: object["app_id"] as? String ?? "",
-            workspace: object["workspace"] as? String ?? "",
-            adsConfig: GrowthCatSDKAdsConfig(
-                adsEnabled: ads?["ads_enabled"] as? Bool ?? false,
-                formats: Set(ads?["formats"] as? [String] ?? []),
-                adCacheTTLSeconds: ads?["ad_cache_ttl_seconds"] as? Int ?? 300,
-                maxOfflineAdEvents: ads?["max_offline_ad_events"] as? Int ?? 500))
+        let bootstrap = try Self.parseBootstrap(response.body)
         sdkBootstrap = bootstrap
         return bootstrap
     }
@@ -259,21 +251,91 @@ public actor GrowthCatClient {
         }
     }
 
+    /// The limits every GrowthCat answer must respect before it is decoded.
+    static let limits = JSONLimits()
+
+    /// A JSON object from a body, after the size and depth limits; `what` names the body in errors.
+    static func jsonObject(_ body: Data, _ what: String) throws(GrowthCatError) -> [String: Any] {
+        if let violation = limits.violation(in: body) {
+            throw GrowthCatError(code: .invalidResponse, message: "\(what): \(violation)")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw GrowthCatError(code: .invalidResponse, message: "\(what) is not a JSON object")
+        }
+        return object
+    }
+
+    /// Parses `GET /v1/sdk/config`. Numbers out of range fall back or clamp, per field:
+    /// `ad_cache_ttl_seconds` is clamped to 0…7 days (a negative or non-numeric value means the default 300);
+    /// `max_offline_ad_events` is clamped to 1…100 000 (default 500).
+    static func parseBootstrap(_ body: Data) throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+        let object = try jsonObject(body, "the bootstrap")
+        let ads = object["ads"] as? [String: Any]
+        return GrowthCatSDKBootstrap(
+            appID: OutsideValue.string(object["app_id"]) ?? "",
+            workspace: OutsideValue.string(object["workspace"]) ?? "",
+            adsConfig: GrowthCatSDKAdsConfig(
+                adsEnabled: OutsideValue.bool(ads?["ads_enabled"]) ?? false,
+                formats: Set((ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string)),
+                adCacheTTLSeconds: ttlSeconds(ads?["ad_cache_ttl_seconds"]) ?? 300,
+                maxOfflineAdEvents: OutsideValue.number(ads?["max_offline_ad_events"])
+                    .flatMap { $0 >= 1 ? Int(min($0, 100_000)) : nil } ?? 500))
+    }
+
+    /// A TTL in whole seconds: clamped to 0…7 days; `nil` when negative, not finite or not a number.
+    static func ttlSeconds(_ value: Any?) -> Int? {
+        OutsideValue.number(value).flatMap { OutsideValue.wholeSeconds($0) }.map { Int($0) }
+    }
+
+    /// A time in seconds for the presentation rules: clamped to 0…7 days; `nil` (absent) when negative, not finite
+    /// or not a number.
+    static func seconds(_ value: Any?) -> Double? {
+        OutsideValue.number(value).flatMap { OutsideValue.duration(seconds: $0) }.map(\.seconds)
+    }
+
+    /// A price: finite, 0…1 000 000; `nil` otherwise.
+    static func price(_ value: Any?) -> Double? {
+        OutsideValue.number(value).flatMap { $0 >= 0 && $0 <= 1_000_000 ? $0 : nil }
+    }
+
     /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.
     static func parseCatalog(_ body: Data) throws(GrowthCatError) -> ([GrowthCatAd], Int?) {
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            throw GrowthCatError(code: .invalidResponse, message: "the catalog is not a JSON object")
-        }
+        let object = try jsonObject(body, "the catalog")
         guard let list = object["ads"] as? [Any] else {
             throw GrowthCatError(code: .invalidResponse, message: "the catalog has no ads list")
         }
-        let mediaTTL = object["media_cache_ttl_seconds"] as? Int
+        let mediaTTL = ttlSeconds(object["media_cache_ttl_seconds"])
         let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }.map { ad -> GrowthCatAd in
             var ad = ad
             ad.mediaCacheTTLSeconds = mediaTTL
             return ad
         }
-        return (ads, object["cache_ttl_seconds"] as? Int)
+        return (ads, ttlSeconds(object["cache_ttl_seconds"]))
+    }
+
+    /// Parses the events answer (`{"accepted": 3, "duplicates": 1}`): counts clamped to 0…1 000 000; absent or
+    /// unreadable counts are 0. A body that is not a JSON object is `invalidResponse`.
+    static func parseEventsAnswer(_ body: Data) throws(GrowthCatError) -> (accepted: Int, duplicates: Int) {
+        let object = try jsonObject(body, "the events answer")
+        func count(_ key: String) -> Int { OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0 }
+        return (count("accepted"), count("duplicates"))
+    }
+
+    /// Parses the reward validation answer. A validated reward whose `reward` cannot be read (missing name, an amount
+    /// that is not a finite non-negative number) is `invalidResponse`, never a silent "no reward".
+    static func parseRewardAnswer(_ body: Data) throws(GrowthCatError) -> AdRewardValidationResponse {
+        let object = try jsonObject(body, "the reward validation answer")
+        guard let validated = OutsideValue.bool(object["reward_validated"]) else {
+            throw GrowthCatError(code: .invalidResponse, message: "the reward validation answer has no boolean reward_validated")
+        }
+        let accepted = OutsideValue.number(object["accepted"]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
+        guard validated else { return AdRewardValidationResponse(rewardValidated: false, accepted: accepted, reward: nil) }
+        guard let r = object["reward"] as? [String: Any], let name = OutsideValue.string(r["name"]),
+              let amount = OutsideValue.number(r["amount"]), amount >= 0, amount <= 1e12 else {
+            throw GrowthCatError(code: .invalidResponse,
+                                 message: "the reward was validated but its reward {name, amount} is missing or unreadable")
+        }
+        return AdRewardValidationResponse(rewardValidated: true, accepted: accepted, reward: (name, amount))
     }
 
     static func parseAd(_ o: [String: Any]) -> GrowthCatAd? {
@@ -284,34 +346,37 @@ public actor GrowthCatClient {
               let token = tracking["token"] as? String else { return nil }
         var placement: GrowthCatAd.Placement?
         if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String {
-            placement = .init(key: key, format: format, rewardEnabled: p["reward_enabled"] as? Bool ?? false,
-                              rewardName: p["reward_name"] as? String, rewardAmount: p["reward_amount"] as? Int,
-                              minimumViewSeconds: (p["minimum_view_seconds"] as? NSNumber)?.doubleValue,
-                              isSkippable: p["is_skippable"] as? Bool ?? true,
-                              skippableAfterSeconds: (p["skippable_after_seconds"] as? NSNumber)?.doubleValue)
+            placement = .init(key: key, format: format, rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
+                              rewardName: OutsideValue.string(p["reward_name"]),
+                              rewardAmount: OutsideValue.number(p["reward_amount"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
+                              minimumViewSeconds: seconds(p["minimum_view_seconds"]),
+                              isSkippable: OutsideValue.bool(p["is_skippable"]) ?? true,
+                              skippableAfterSeconds: seconds(p["skippable_after_seconds"]))
         }
         let cache = creative["asset_cache"] as? [String: Any]
         let store = creative["store_kit"] as? [String: Any]
         let close = o["close_policy"] as? [String: Any]
         return GrowthCatAd(
             placement: placement, campaignID: campaignID, creativeID: creativeID, creativeType: type, assetURL: url,
-            headline: creative["headline"] as? String, ctaText: creative["cta_text"] as? String,
-            durationSeconds: (creative["duration_seconds"] as? NSNumber)?.doubleValue,
-            storePresentation: store?["presentation"] as? String, appStoreID: store?["app_store_id"] as? String,
-            assetCacheable: cache?["cacheable"] as? Bool ?? false, assetTTLSeconds: cache?["ttl_seconds"] as? Int,
-            assetStrategy: cache?["strategy"] as? String, allocationID: allocation, token: token,
-            closeIsSkippable: close?["is_skippable"] as? Bool,
-            closeSkippableAfterSeconds: (close?["skippable_after_seconds"] as? NSNumber)?.doubleValue,
-            rewardGrantAfterSeconds: (close?["reward_grant_after_seconds"] as? NSNumber)?.doubleValue,
-            ecpm: (o["ecpm"] as? NSNumber)?.doubleValue)
+            headline: OutsideValue.string(creative["headline"]), ctaText: OutsideValue.string(creative["cta_text"]),
+            durationSeconds: seconds(creative["duration_seconds"]),
+            storePresentation: OutsideValue.string(store?["presentation"]), appStoreID: OutsideValue.string(store?["app_store_id"]),
+            assetCacheable: OutsideValue.bool(cache?["cacheable"]) ?? false, assetTTLSeconds: ttlSeconds(cache?["ttl_seconds"]),
+            assetStrategy: OutsideValue.string(cache?["strategy"]), allocationID: allocation, token: token,
+            closeIsSkippable: OutsideValue.bool(close?["is_skippable"]),
+            closeSkippableAfterSeconds: seconds(close?["skippable_after_seconds"]),
+            rewardGrantAfterSeconds: seconds(close?["reward_grant_after_seconds"]),
+            ecpm: price(o["ecpm"]))
     }
 
     // MARK: Events
 
     /// Records an event: appended to the durable queue first (with an `sdk_event_id` reused on every retry), then
     /// `impression` and `click` are flushed at once; other events every `batchSize` events or `batchInterval`.
+    /// Throws ``GrowthCatError/Code/storage`` when the durable append failed (full disk, read-only, locked or corrupt
+    /// database): the event is then not recorded, and the caller knows it.
     public func trackAdEvent(_ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
-                             sessionID: String? = nil, metadata: [String: String] = [:]) async {
+                             sessionID: String? = nil, metadata: [String: String] = [:]) async throws(GrowthCatError) {
         let id = UUID().uuidString.lowercased()
         var event: [String: Any] = [
             "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
@@ -322,8 +387,20 @@ public actor GrowthCatClient {
         if let appUserID { event["app_user_id"] = appUserID }
         if let sessionID { event["session_id"] = sessionID }
         if !metadata.isEmpty { event["metadata"] = metadata }
-        let payload = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])) ?? Data()
-        _ = try? queue.append(eventID: id, payload: payload, cap: sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
+        let payload: Data
+        do {
+            payload = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
+        } catch {
+            throw GrowthCatError(code: .invalidRequest, message: "the \(name.rawValue) event could not be serialised: \(error)")
+        }
+        guard !payload.isEmpty else {
+            throw GrowthCatError(code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
+        }
+        do {
+            _ = try queue.append(eventID: id, payload: payload, cap: sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
+        } catch {
+            throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
+        }
         if name.isImmediate || ((try? queue.count()) ?? 0) >= configuration.batchSize {
             await flushAdEvents()
         } else if batchTimer == nil {
@@ -348,6 +425,8 @@ public actor GrowthCatClient {
         public var dropped = 0
         /// Events still queued (offline, rate limited, or 5xx after the retries).
         public var remaining = 0
+        /// Events the server said it had already received (`duplicates` in its answer; 0 when the answer has none).
+        public var duplicates = 0
     }
 
     /// Sends every queued event in batches of at most 100, oldest first. A batch is deleted only after a 2xx;
@@ -382,9 +461,10 @@ public actor GrowthCatClient {
             }
             let ids = batch.map(\.eventID)
             switch outcome {
-            case .accepted:
+            case .accepted(let duplicates):
                 try? queue.remove(eventIDs: ids)
                 report.sent += ids.count
+                report.duplicates += duplicates
             case .drop:
                 try? queue.remove(eventIDs: ids)
                 report.dropped += ids.count
@@ -397,7 +477,7 @@ public actor GrowthCatClient {
         return report
     }
 
-    private enum BatchOutcome { case accepted, drop, keep, retry }
+    private enum BatchOutcome { case accepted(duplicates: Int), drop, keep, retry }
 
     private func send(batch body: Data) async -> BatchOutcome {
         let response: HTTPResponse
@@ -407,7 +487,9 @@ public actor GrowthCatClient {
             return .keep
         }
         switch response.status {
-        case 200..<300: return .accepted
+        case 200..<300:
+            // The status is the acceptance; the counts are informative, so an unreadable answer still accepts.
+            return .accepted(duplicates: (try? Self.parseEventsAnswer(response.body))?.duplicates ?? 0)
         case 400, 403: return .drop
         case 500..<600: return .retry
         default: return .keep
@@ -475,12 +557,6 @@ public actor GrowthCatClient {
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         let response = try await request(.post, "/v1/ads/reward/validate", body: data)
         guard response.isSuccess else { throw Self.statusError(response, "POST /v1/ads/reward/validate") }
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any],
-              let validated = object["reward_validated"] as? Bool else {
-            throw GrowthCatError(code: .invalidResponse, message: "the reward validation answer is unreadable")
-        }
-        var reward: (String, Int)?
-        if let r = object["reward"] as? [String: Any], let name = r["name"] as? String, let amount = r["amount"] as? Int { reward = (name, amount) }
-        return AdRewardValidationResponse(rewardValidated: validated, accepted: object["accepted"] as? Int ?? 0, reward: validated ? reward : nil)
+        return try Self.parseRewardAnswer(response.body)
     }
 }

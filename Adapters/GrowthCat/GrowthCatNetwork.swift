@@ -107,7 +107,11 @@ public struct GrowthCatNetwork: AdNetwork {
             case .closed: name = .adClosed
             case .reported(let reason): name = .adReported; metadata["reason"] = reason
             }
-            await client.trackAdEvent(name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata)
+            do {
+                try await client.trackAdEvent(name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata)
+            } catch {
+                throw error.adError
+            }
         }
     }
 }

@@ -67,7 +67,8 @@ public struct GrowthCatPresentation: Sendable {
     var isVideo: Bool { ad.creativeType == "video" }
     var videoEnd: AdInstant? { isVideo ? ad.durationSeconds.map { presentedAt + Self.seconds($0) } : nil }
 
-    static func seconds(_ value: Double) -> Duration { .milliseconds(Int64((value * 1000).rounded())) }
+    /// Seconds from the ad (already checked by the parser) as a duration; anything unrepresentable is zero.
+    static func seconds(_ value: Double) -> Duration { OutsideValue.duration(seconds: value) ?? .zero }
 
     /// When the close button may appear (nil: only once the video ends, for a video without duration: never).
     public var closeAvailableAt: AdInstant? {

@@ -19,6 +19,8 @@ public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible
         case invalidRequest
         /// The call was cancelled.
         case cancelled
+        /// The durable event queue could not save the event (disk full, read-only or corrupt database).
+        case storage
     }
 
     /// What failed.
@@ -38,6 +40,7 @@ public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible
         case .network: message.hasPrefix("timeout") ? AdError(.timeout, message) : AdError(.network, message)
         case .invalidResponse: AdError(.invalidResponse, message)
         case .invalidRequest: AdError(.configuration, message)
+        case .storage: AdError(.storage, message)
         case .cancelled: AdError(.cancelled, message)
         }
     }
@@ -78,7 +81,7 @@ public struct GrowthCatAd: Sendable, Hashable {
         /// Reward name.
         public var rewardName: String?
         /// Reward amount.
-        public var rewardAmount: Int?
+        public var rewardAmount: Double?
         /// Minimum seconds on screen before the reward.
         public var minimumViewSeconds: Double?
         /// Close allowed.
@@ -162,7 +165,7 @@ public struct AdRewardValidationResponse: Sendable, Hashable {
     /// Accepted count.
     public var accepted: Int
     /// The reward, when validated.
-    public var reward: (name: String, amount: Int)?
+    public var reward: (name: String, amount: Double)?
 
     /// Compares field by field.
     public static func == (lhs: Self, rhs: Self) -> Bool {

@@ -248,7 +248,7 @@ public actor MozAdsClient {
     }
 
     static func statusError(_ response: HTTPResponse) -> MozAdsClientError? {
-        let body = String(decoding: response.body, as: UTF8.self)
+        let body = String(decoding: response.body.prefix(512), as: UTF8.self)
         switch response.status {
         case 200: return nil
         case 400: return MozAdsClientError(code: .badRequest, message: body)
@@ -260,13 +260,23 @@ public actor MozAdsClient {
     // MARK: Parsing
 
     /// One ad item as decoded, before it is turned into a tile, spoc or image.
-    struct DecodedAd: Sendable {
+    package struct DecodedAd: Sendable {
         var object: [String: AnySendableJSON]
         var callbacks: MozAdsCallbacks
     }
 
     private func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+        let telemetry = telemetry
+        return try Self.parseAnswer(response, hash: hash) { telemetry.recordDeserializationError(label: "invalid_ad_item", value: $0) }
+    }
+
+    /// Decodes a `/v1/ads` answer into ad items per placement; `onInvalidItem` hears why each dropped item was dropped.
+    package static func parseAnswer(_ response: HTTPResponse, hash: String,
+                                    onInvalidItem: (String) -> Void) throws(MozAdsClientError) -> [String: [DecodedAd]] {
         if let error = Self.statusError(response) { throw error }
+        if let violation = JSONLimits().violation(in: response.body) {
+            throw MozAdsClientError(code: .json, message: "the response breaks a limit: \(violation)")
+        }
         guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
             throw MozAdsClientError(code: .json, message: "the response is not a JSON object")
         }
@@ -281,7 +291,7 @@ public actor MozAdsClient {
                                                placementID: placementID, position: ads.count)
                     ads.append(ad)
                 case .failure(let message):
-                    telemetry.recordDeserializationError(label: "invalid_ad_item", value: message)
+                    onInvalidItem(message)
                 }
             }
             if !ads.isEmpty { result[placementID] = ads }
@@ -332,31 +342,39 @@ public actor MozAdsClient {
         return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(of: "%20", with: "+")
     }
 
-    static func tile(_ ad: DecodedAd) -> MozAdsTile? {
+    package static func tile(_ ad: DecodedAd) -> MozAdsTile? {
         let o = ad.object
         guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
               let name = o["name"]?.string, let url = o["url"]?.string else { return nil }
         return MozAdsTile(blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, name: name, url: url)
     }
 
-    static func image(_ ad: DecodedAd) -> MozAdsImage? {
+    package static func image(_ ad: DecodedAd) -> MozAdsImage? {
         let o = ad.object
         guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
               let url = o["url"]?.string else { return nil }
         return MozAdsImage(altText: o["alt_text"]?.string, blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, url: url)
     }
 
-    static func spoc(_ ad: DecodedAd) -> MozAdsSpoc? {
+    /// A `u32` field of the contract: a whole number 0…4 294 967 295, else `nil` (the spoc, or the model entry, is
+    /// invalid and dropped).
+    static func uint32(_ value: Double) -> UInt32? {
+        guard let whole = OutsideValue.integer(value, in: 0...Int(UInt32.max)) else { return nil }
+        return UInt32(exactly: whole)
+    }
+
+    package static func spoc(_ ad: DecodedAd) -> MozAdsSpoc? {
         let o = ad.object
         guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
               let url = o["url"]?.string, let title = o["title"]?.string, let domain = o["domain"]?.string,
               let excerpt = o["excerpt"]?.string, let sponsor = o["sponsor"]?.string,
-              let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string, let day = caps["day"]?.number,
-              let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number, let score = ranking["item_score"]?.number else { return nil }
-        let models = (ranking["personalization_models"]?.object ?? [:]).compactMapValues { $0.number.map { UInt32(max(0, $0)) } }
-        return MozAdsSpoc(blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: UInt32(max(0, day))),
+              let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string, let day = caps["day"]?.number.flatMap(uint32),
+              let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number.flatMap(uint32),
+              let score = ranking["item_score"]?.number, score.isFinite else { return nil }
+        let models = (ranking["personalization_models"]?.object ?? [:]).compactMapValues { $0.number.flatMap(uint32) }
+        return MozAdsSpoc(blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: day),
                           domain: domain, excerpt: excerpt, format: format, imageUrl: imageURL,
-                          ranking: MozAdsSpocRanking(priority: UInt32(max(0, priority)), personalizationModels: models, itemScore: score),
+                          ranking: MozAdsSpocRanking(priority: priority, personalizationModels: models, itemScore: score),
                           sponsor: sponsor, sponsoredByOverride: o["sponsored_by_override"]?.string, title: title, url: url)
     }
 
@@ -429,15 +447,20 @@ public actor MozAdsClient {
 }
 
 /// `Cache-Control` directives the client reads.
-struct CacheControl {
-    var maxAge: Int64?
-    var noStore = false
+package struct CacheControl {
+    package var maxAge: Int64?
+    package var noStore = false
 
-    init(_ header: String?) {
+    package init(_ header: String?) {
         guard let header else { return }
         for directive in header.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
             if directive == "no-store" { noStore = true }
-            if directive.hasPrefix("max-age="), let value = Int64(directive.dropFirst("max-age=".count)) { maxAge = max(0, value) }
+            // RFC 9111 delta-seconds: digits only; a value too large for Int64 is "very long" (the TTL rule caps it).
+            if directive.hasPrefix("max-age=") {
+                let digits = directive.dropFirst("max-age=".count)
+                guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { continue }
+                maxAge = Int64(digits) ?? .max
+            }
         }
     }
 }
@@ -450,7 +473,9 @@ enum AnySendableJSON: Sendable, Hashable {
         switch value {
         case let s as String: self = .string(s)
         case let b as Bool where type(of: value) == type(of: NSNumber(value: true)): self = .bool(b)
-        case let n as NSNumber: self = .number(n.doubleValue)
+        case let n as NSNumber:
+            guard n.doubleValue.isFinite else { return nil }
+            self = .number(n.doubleValue)
         case let a as [Any]: self = .array(a.compactMap(AnySendableJSON.init))
         case let o as [String: Any]: self = .object(o.compactMapValues(AnySendableJSON.init))
         default: return nil

@@ -22,9 +22,9 @@ guard let ad = try await client.loadAd(placementKey: "rewarded_coins", appUserID
 }
 print("loaded \(ad.creativeID): \(ad.creativeType), \(Int(ad.durationSeconds ?? 0)) s, reward \(ad.placement?.rewardAmount ?? 0) \(ad.placement?.rewardName ?? "") after \(Int(ad.placement?.minimumViewSeconds ?? 0)) s")
 
-func send(_ events: [GrowthCatPresentation.Event]) async {
+func send(_ events: [GrowthCatPresentation.Event]) async throws {
     for event in events {
-        await client.trackAdEvent(event.name, for: ad, placementKey: "rewarded_coins", appUserID: "user_123", sessionID: session, metadata: event.metadata)
+        try await client.trackAdEvent(event.name, for: ad, placementKey: "rewarded_coins", appUserID: "user_123", sessionID: session, metadata: event.metadata)
         let pct = event.metadata["progress_pct"].map { " \($0)%" } ?? ""
         print(String(format: "t=%4.1fs  %@%@", Double(clock.now.nanoseconds) / 1e9, event.name.rawValue, pct))
     }
@@ -32,16 +32,16 @@ func send(_ events: [GrowthCatPresentation.Event]) async {
 
 var (presentation, first) = GrowthCatPresentation.present(ad, at: clock.now)
 print("\"Sponsored\" label shown: \(presentation.showsSponsoredLabel)")
-await send(first)
+try await send(first)
 for second in 1...20 {
     await clock.advance(to: .zero + .seconds(second))
-    await send(presentation.advance(to: clock.now))
+    try await send(presentation.advance(to: clock.now))
     if second == 10, case (.notYet(let at), _) = presentation.close(at: clock.now) {
         print("t=10.0s  the user tries to close: hidden until \(Double(at?.nanoseconds ?? 0) / 1e9) s")
     }
 }
 if case (.closed(let validate?), let events) = presentation.close(at: clock.now) {
-    await send(events)
+    try await send(events)
     let answer = try await client.validateAdReward(for: ad, appUserID: "user_123", sessionID: session,
                                                    viewedSeconds: validate.viewedSeconds, completed: validate.completed)
     print(answer.rewardValidated ? "reward validated: grant \(answer.reward?.amount ?? 0) \(answer.reward?.name ?? "")" : "reward refused: grant nothing")

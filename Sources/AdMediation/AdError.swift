@@ -26,6 +26,8 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidState
         /// The feature is not available (for example OHTTP in the MARS client).
         case unsupported
+        /// Durable local storage failed (disk full, read-only, locked or corrupt database): the work was not saved.
+        case storage
 
         /// A stable snake_case name, used in traces, JSON output and metrics (`rate_limited`, `server_503`).
         public var name: String {
@@ -42,6 +44,7 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
             case .configuration: "configuration"
             case .invalidState: "invalid_state"
             case .unsupported: "unsupported"
+            case .storage: "storage"
             }
         }
     }

@@ -133,17 +133,27 @@ public struct HTTPResponse: Hashable, Sendable {
     /// share, or `"HTTP 400"` when the body has another shape.
     public var errorSummary: String {
         struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
-        if let body = try? JSONDecoder().decode(Body.self, from: self.body) {
-            return "HTTP \(status) \(body.error.code ?? ""): \(body.error.message ?? "")"
-        }
-        return "HTTP \(status)"
+        guard Self.errorBodyLimits.violation(in: body) == nil,
+              let decoded = try? JSONDecoder().decode(Body.self, from: body) else { return "HTTP \(status)" }
+        let code = String((decoded.error.code ?? "").prefix(64))
+        let message = String((decoded.error.message ?? "").prefix(300))
+        return "HTTP \(status) \(code): \(message)"
     }
 
-    /// The `Retry-After` header as a duration (seconds form only).
-    public var retryAfter: Duration? {
-        guard let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces),
-              let seconds = Double(value), seconds >= 0 else { return nil }
-        return .milliseconds(Int64(seconds * 1000))
+    private static let errorBodyLimits = JSONLimits(maxBytes: 64 << 10, maxDepth: 8, maxStringBytes: 4096, maxItems: 64)
+
+    /// The `Retry-After` header as a duration (delay-seconds form only, RFC 9110 §10.2.3): `nil` when absent, not a
+    /// non-negative decimal integer, or an HTTP date; values over 7 days are clamped to 7 days.
+    public var retryAfter: Duration? { Self.parseRetryAfter(headers["Retry-After"]) }
+
+    /// Parses a `Retry-After` value as ``retryAfter`` does.
+    public static func parseRetryAfter(_ value: String?) -> Duration? {
+        guard let value else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        // Any run of digits is valid; a value too long for Int64 is "very long" and clamps like any other.
+        guard let seconds = Int64(trimmed) else { return OutsideValue.maximumDuration }
+        return OutsideValue.duration(seconds: seconds)
     }
 }
 
@@ -175,6 +185,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         case insecureURL = "insecure_url"
         /// The URL is malformed.
         case invalidURL = "invalid_url"
+        /// A header name is not a token, or a header value contains CR, LF or another control character; nothing was
+        /// sent.
+        case invalidHeader = "invalid_header"
         /// The response could not be parsed (bad status line, bad content encoding).
         case invalidResponse = "invalid_response"
         /// The caller cancelled, or the client shut down.
@@ -206,7 +219,7 @@ extension AdError {
         case .timeout: self.init(.timeout, error.message)
         case .cancelled: self.init(.cancelled, error.message)
         case .invalidResponse, .responseTooLarge: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
-        case .insecureURL, .invalidURL: self.init(.configuration, "\(error.code.rawValue): \(error.message)")
+        case .insecureURL, .invalidURL, .invalidHeader: self.init(.configuration, "\(error.code.rawValue): \(error.message)")
         default: self.init(.network, "\(error.code.rawValue): \(error.message)")
         }
     }

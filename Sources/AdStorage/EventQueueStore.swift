@@ -16,14 +16,18 @@ public struct QueuedEvent: Sendable, Hashable {
 public final class EventQueueStore: Sendable {
     private let db: DatabaseQueue
 
-    /// Opens (creating if needed) the queue at `path`.
-    public init(path: String) throws(StorageError) {
+    /// Opens (creating if needed) the queue at `path`. The database file may grow to `maxBytes` (default 16 MiB);
+    /// past it an append fails (SQLite's "database or disk is full"), as it would on a full disk.
+    public init(path: String, maxBytes: Int = 16 << 20) throws(StorageError) {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
+            let maxBytes = max(64 << 10, maxBytes)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA max_page_count = \(max(16, maxBytes / max(512, pageSize)))")
             }
             db = try DatabaseQueue(path: path, configuration: configuration)
             try db.write { db in
@@ -62,7 +66,7 @@ public final class EventQueueStore: Sendable {
         do {
             return try db.read { db in
                 try Row.fetchAll(db, sql: "SELECT sequence, event_id, payload FROM event_queue ORDER BY sequence LIMIT ?", arguments: [limit])
-                    .map { QueuedEvent(sequence: $0["sequence"], eventID: $0["event_id"], payload: $0["payload"]) }
+                    .map { QueuedEvent(sequence: try $0.checked("sequence"), eventID: try $0.checked("event_id"), payload: try $0.checked("payload")) }
             }
         } catch {
             throw StorageError("peek", error)

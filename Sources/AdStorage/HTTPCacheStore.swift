@@ -91,10 +91,11 @@ public final class HTTPCacheStore: Sendable {
         do {
             return try db.read { db in
                 guard let row = try Row.fetchOne(db, sql: "SELECT * FROM http_cache WHERE request_hash = ?", arguments: [hash]) else { return nil }
-                let headerData: Data? = row["response_headers"]
+                let headerData = try? row.checked("response_headers", as: Data.self)
                 let headers = headerData.flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
-                return CachedHTTPResponse(status: row["response_status"], headers: headers, body: row["response_body"],
-                                          cachedAt: row["cached_at"], expiresAt: row["expires_at"], ttlSeconds: row["ttl_seconds"])
+                return CachedHTTPResponse(status: try row.checked("response_status"), headers: headers, body: try row.checked("response_body"),
+                                          cachedAt: try row.checked("cached_at"), expiresAt: try row.checked("expires_at"),
+                                          ttlSeconds: try row.checked("ttl_seconds"))
             }
         } catch {
             throw StorageError("lookup", error)

@@ -114,9 +114,12 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
-    /// Creates and configures the easy handle on the calling task (allowed: it is not in the multi yet).
+    /// Creates and configures the easy handle on the calling task (allowed: it is not in the multi yet). Header
+    /// names and values are checked before anything reaches libcurl, and every option that enforces policy
+    /// (protocols, redirects, TLS verification, size and time limits) must be accepted, or nothing is sent.
     private func makeTransfer(_ request: HTTPRequest) throws -> Transfer {
         let target = try validate(request.url)
+        try Self.validateHeaders(request.headers)
         guard let easy = curl_easy_init() else { throw HTTPClientError(.other, "curl_easy_init failed") }
         liveHandles.add(1, ordering: .relaxed)
         let timeout = request.timeout ?? configuration.defaultTimeout
@@ -129,48 +132,74 @@ final class CurlEngine: @unchecked Sendable {
             method: request.method.rawValue,
             host: target.host
         )
-        let timeoutMs = Int((timeoutNanos + 999_999) / 1_000_000)
-        _ = curlshim_setopt_str(easy, CURLOPT_URL, request.url)
-        _ = curlshim_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = curlshim_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, timeoutMs))
+        do {
+            try configure(transfer, request, target: target, timeoutNanos: timeoutNanos)
+        } catch {
+            transfer.releaseHandle()
+            liveHandles.subtract(1, ordering: .relaxed)
+            throw error
+        }
+        return transfer
+    }
+
+    /// Sets every option; throws ``HTTPClientError/Code/other`` naming the first option libcurl refused.
+    private func configure(_ transfer: Transfer, _ request: HTTPRequest, target: Target, timeoutNanos: UInt64) throws {
+        let easy = transfer.easy
+        func check(_ code: CURLcode, _ option: String) throws {
+            guard code == CURLE_OK else {
+                throw HTTPClientError(.other, "libcurl refused \(option) (CURLcode \(code.rawValue)); the request was not sent")
+            }
+        }
+        let timeoutMs = Int(clamping: (timeoutNanos / 1_000_000) &+ (timeoutNanos % 1_000_000 == 0 ? 0 : 1))
+        try check(curlshim_setopt_str(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
+        try check(curlshim_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        try check(curlshim_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, timeoutMs)), "CURLOPT_TIMEOUT_MS")
         let connectMs = Int(configuration.connectTimeout.nanosecondsClamped / 1_000_000)
-        _ = curlshim_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, min(connectMs, max(1, timeoutMs))))
-        _ = curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
-        if let ca = configuration.caCertificatesPath { _ = curlshim_setopt_str(easy, CURLOPT_CAINFO, ca) }
-        _ = curlshim_setopt_str(easy, CURLOPT_PROXY, configuration.proxy ?? "")
-        _ = curlshim_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        try check(curlshim_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, min(connectMs, max(1, timeoutMs)))), "CURLOPT_CONNECTTIMEOUT_MS")
+        try check(curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "CURLOPT_SSL_VERIFYPEER")
+        try check(curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "CURLOPT_SSL_VERIFYHOST")
+        if let ca = configuration.caCertificatesPath { try check(curlshim_setopt_str(easy, CURLOPT_CAINFO, ca), "CURLOPT_CAINFO") }
+        try check(curlshim_setopt_str(easy, CURLOPT_PROXY, configuration.proxy ?? ""), "CURLOPT_PROXY")
+        try check(curlshim_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
         let insecureRedirectsOK = configuration.allowInsecureHTTP || target.isLoopbackHTTP
-        _ = curlshim_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecureRedirectsOK ? "http,https" : "https")
-        _ = curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maxRedirects > 0 ? 1 : 0)
-        _ = curlshim_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maxRedirects)
-        _ = curlshim_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "")
-        _ = curlshim_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes))
-        _ = curlshim_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleConnectionAge.nanosecondsClamped / 1_000_000_000))
-        _ = curlshim_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent)
-        _ = curlshim_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
-        _ = curlshim_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback)
-        _ = curlshim_setopt_ptr(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque())
+        try check(curlshim_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecureRedirectsOK ? "http,https" : "https"),
+                  "CURLOPT_REDIR_PROTOCOLS_STR")
+        try check(curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maxRedirects > 0 ? 1 : 0), "CURLOPT_FOLLOWLOCATION")
+        try check(curlshim_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, configuration.maxRedirects)), "CURLOPT_MAXREDIRS")
+        try check(curlshim_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
+        try check(curlshim_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(clamping: max(0, configuration.maxResponseBytes))),
+                  "CURLOPT_MAXFILESIZE_LARGE")
+        try check(curlshim_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleConnectionAge.nanosecondsClamped / 1_000_000_000)),
+                  "CURLOPT_MAXAGE_CONN")
+        try check(curlshim_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent), "CURLOPT_USERAGENT")
+        try check(curlshim_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
+        try check(curlshim_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
+        try check(curlshim_setopt_ptr(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()), "CURLOPT_WRITEDATA")
 
         switch request.method {
         case .get where request.body == nil:
-            _ = curlshim_setopt_long(easy, CURLOPT_HTTPGET, 1)
+            try check(curlshim_setopt_long(easy, CURLOPT_HTTPGET, 1), "CURLOPT_HTTPGET")
         case .head:
-            _ = curlshim_setopt_long(easy, CURLOPT_NOBODY, 1)
+            try check(curlshim_setopt_long(easy, CURLOPT_NOBODY, 1), "CURLOPT_NOBODY")
         case .post:
             break
         default:
-            _ = curlshim_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
+            try check(curlshim_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CURLOPT_CUSTOMREQUEST")
         }
         if let body = request.body {
-            _ = curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            body.withUnsafeBytes { raw in
-                // COPYPOSTFIELDS copies the bytes, so the request's buffer need not outlive this call.
-                _ = curlshim_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            try check(curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
+            // COPYPOSTFIELDS copies the bytes, so the request's buffer need not outlive this call. An empty body has no
+            // base address; a one-byte scratch buffer stands in (libcurl copies zero bytes of it).
+            var scratch: UInt8 = 0
+            let code = body.withUnsafeBytes { raw in
+                withUnsafeMutablePointer(to: &scratch) { fallback in
+                    curlshim_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress) ?? UnsafeMutableRawPointer(fallback))
+                }
             }
+            try check(code, "CURLOPT_COPYPOSTFIELDS")
         } else if request.method == .post {
-            _ = curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
-            _ = curlshim_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "")
+            try check(curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0), "CURLOPT_POSTFIELDSIZE_LARGE")
+            try check(curlshim_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, ""), "CURLOPT_COPYPOSTFIELDS")
         }
 
         var list: UnsafeMutablePointer<curl_slist>?
@@ -180,8 +209,33 @@ final class CurlEngine: @unchecked Sendable {
         // An empty `Expect:` stops libcurl from waiting up to 1 s for `100 Continue` on large or PUT bodies.
         list = curl_slist_append(list, "Expect:")
         transfer.headerList = list
-        _ = curlshim_setopt_ptr(easy, CURLOPT_HTTPHEADER, list)
-        return transfer
+        try check(curlshim_setopt_ptr(easy, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+    }
+
+    /// Refuses header names that are not RFC 9110 tokens and values with CR, LF, NUL or other control characters
+    /// (tab allowed), before they can reach libcurl and split or smuggle a request.
+    static func validateHeaders(_ headers: HTTPHeaders) throws {
+        for field in headers {
+            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else {
+                throw HTTPClientError(.invalidHeader, "header name \"\(printable(field.name))\" is not a token")
+            }
+            guard field.value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                throw HTTPClientError(.invalidHeader, "the value of header \(field.name) contains a control character")
+            }
+        }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    private static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
     }
 
     private struct Target {

@@ -28,12 +28,21 @@ public enum DemandSandbox {
             },
             logger: Logger(label: "DemandSandbox", factory: { _ in SwiftLogNoOpLogHandler() })
         )
-        let task = Task { try await app.run() }
+        // The stream also ends when the server stops before it runs (a port in use fails the bind at once).
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await app.run()
+        }
         var port = 0
         for await value in portStream { port = value }
         guard port > 0 else {
             task.cancel()
-            throw SandboxError("the sandbox server did not start")
+            let reason: String
+            switch await task.result {
+            case .failure(let error): reason = "\(error)"
+            case .success: reason = "the server stopped before it was ready"
+            }
+            throw SandboxError("the sandbox could not listen on 127.0.0.1:\(configuration.port): \(reason)")
         }
         let running = RunningSandbox(port: port, state: state, task: task)
         state.setBaseURL(running.rootURL)
@@ -176,8 +185,9 @@ final class SandboxState: Sendable {
                 if roll < cumulative { fault = candidate; break }
             }
             let fills = m.rng.nextUnit() < scenario.fillRate
-            let ecpm = (scenario.ecpm.sample(&m.rng) * 100).rounded() / 100
-            let latency = Duration.microseconds(Int64(scenario.latencyMs.sample(&m.rng) * 1000))
+            let ecpm = (scenario.ecpm.sample(&m.rng, maximum: 1_000_000) * 100).rounded() / 100
+            let latencyMs = scenario.latencyMs.sample(&m.rng, maximum: Distribution.maxLatencyMs)
+            let latency = Duration.microseconds(Int64((latencyMs * 1000).rounded()))   // ≤ 6e7 µs after the clamp
             return Draw(fault: fault, fills: fills, ecpm: ecpm, latency: latency)
         }
     }
@@ -235,7 +245,7 @@ final class SandboxState: Sendable {
             return Self.json(200, try? JSONEncoder().encode(scenario))
         case ("PUT", "/admin/scenario"), ("POST", "/admin/scenario"):
             do {
-                setScenario(try JSONDecoder().decode(SandboxScenario.self, from: incoming.body))
+                setScenario(try SandboxScenario.decode(json: incoming.body))
                 return Self.json(200, Data(#"{"ok":true}"#.utf8))
             } catch {
                 return Self.error(400, "invalid_scenario", "\(error)")
@@ -280,8 +290,9 @@ final class SandboxState: Sendable {
         guard let fault = draw.fault else { return nil }
         switch fault.kind {
         case .status:
-            let headers = fault.status == 429 ? [("Retry-After", "\(fault.retryAfterS)")] : []
-            return Self.error(fault.status, "injected_fault", "injected status \(fault.status)", headers: headers)
+            let status = Fault.statuses.contains(fault.status) ? fault.status : 500
+            let headers = status == 429 ? [("Retry-After", "\(min(max(0, fault.retryAfterS), 604_800))")] : []
+            return Self.error(status, "injected_fault", "injected status \(status)", headers: headers)
         case .malformedJSON:
             return Self.json(200, Data(#"{"ads": [ {"creative": "#.utf8))
         case .wrongShape:

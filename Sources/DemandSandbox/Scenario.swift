@@ -1,3 +1,4 @@
+import AdMediation
 import Foundation
 import Synchronization
 
@@ -32,6 +33,11 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
         ecpm = try c.decodeIfPresent(Distribution.self, forKey: .ecpm) ?? .uniform(min: 0.5, max: 5)
         latencyMs = try c.decodeIfPresent(Distribution.self, forKey: .latencyMs) ?? .fixed(0)
         faults = try c.decodeIfPresent([Fault].self, forKey: .faults) ?? []
+        guard (0...1).contains(fillRate) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
+        }
+        try ecpm.check(range: 0...1_000_000, path: c.codingPath + [CodingKeys.ecpm])
+        try latencyMs.check(range: 0...Distribution.maxLatencyMs, path: c.codingPath + [CodingKeys.latencyMs])
     }
 }
 
@@ -71,6 +77,33 @@ public enum Distribution: Codable, Sendable, Hashable {
         case .uniform(let min, let max): try c.encode(Range(min: min, max: max), forKey: .uniform)
         case .logNormal(let median, let sigma): try c.encode(LogNormal(median: median, sigma: sigma), forKey: .logNormal)
         }
+    }
+
+    /// The longest latency a scenario may ask for, in milliseconds (one minute); samples are clamped to it.
+    static let maxLatencyMs: Double = 60_000
+
+    /// Checks that every parameter is a finite number in `range` (sigma: 0…10).
+    func check(range: ClosedRange<Double>, path: [any CodingKey]) throws {
+        let values: [Double]
+        switch self {
+        case .fixed(let v): values = [v]
+        case .uniform(let lo, let hi): values = [lo, hi]
+        case .logNormal(let median, let sigma):
+            values = [median]
+            guard (0...10).contains(sigma) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "sigma must be 0…10, got \(sigma)"))
+            }
+        }
+        for value in values where !range.contains(value) {
+            throw DecodingError.dataCorrupted(.init(codingPath: path,
+                debugDescription: "every value must be \(range.lowerBound)…\(range.upperBound), got \(value)"))
+        }
+    }
+
+    /// A sample clamped to `0 ... maximum` (non-finite samples are 0), so programmatic scenarios are safe too.
+    func sample(_ rng: inout SeededGenerator, maximum: Double) -> Double {
+        let value = sample(&rng)
+        return value.isFinite ? min(max(0, value), maximum) : 0
     }
 
     func sample(_ rng: inout SeededGenerator) -> Double {
@@ -132,9 +165,24 @@ public struct Fault: Codable, Sendable, Hashable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         kind = try c.decode(Kind.self, forKey: .kind)
         rate = try c.decodeIfPresent(Double.self, forKey: .rate) ?? 1
-        status = try c.decodeIfPresent(Int.self, forKey: .status) ?? 500
-        retryAfterS = try c.decodeIfPresent(Int.self, forKey: .retryAfterS) ?? 1
+        // Whole numbers are read as Double first, so that 1e308 is "out of range" at its field, not unreadable JSON.
+        func whole(_ key: CodingKeys, _ range: ClosedRange<Int>, default value: Int) throws -> Int {
+            guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return value }
+            guard let whole = OutsideValue.integer(number, in: range) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [key],
+                    debugDescription: "must be a whole number \(range.lowerBound)…\(range.upperBound), got \(number)"))
+            }
+            return whole
+        }
+        status = try whole(.status, Self.statuses, default: 500)
+        retryAfterS = try whole(.retryAfterS, 0...604_800, default: 1)
+        guard (0...1).contains(rate) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.rate], debugDescription: "must be 0…1, got \(rate)"))
+        }
     }
+
+    /// The statuses a fault may inject; others (set in code) are answered as 500.
+    static let statuses = 100...599
 }
 
 /// The whole sandbox's behaviour: a seed, a scenario per network, and overrides per placement.
@@ -159,6 +207,35 @@ public struct SandboxScenario: Codable, Sendable, Hashable {
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? 42
         networks = try c.decodeIfPresent([String: NetworkScenario].self, forKey: .networks) ?? [:]
         placements = try c.decodeIfPresent([String: NetworkScenario].self, forKey: .placements) ?? [:]
+    }
+
+    /// Decodes a scenario file or admin body: bounded (size, depth, strings, items) and checked (rates 0…1, statuses
+    /// 100…599, latencies 0…60 000 ms, prices 0…1 000 000), with errors that name the field.
+    public static func decode(json: Data) throws(SandboxError) -> SandboxScenario {
+        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 4096, maxItems: 1000).violation(in: json) {
+            throw SandboxError("scenario: \(violation)")
+        }
+        do {
+            return try JSONDecoder().decode(SandboxScenario.self, from: json)
+        } catch let error as DecodingError {
+            throw SandboxError("scenario: \(describe(error))")
+        } catch {
+            throw SandboxError("scenario: \(error)")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().drop { $0 == "." }.description
+        }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])): required field is missing"
+        @unknown default:
+            return "\(error)"
+        }
     }
 
     func scenario(network: String, placement: String?) -> NetworkScenario {

@@ -23,6 +23,9 @@ struct CLIConfiguration: Sendable {
 
     /// Parses and validates the file; errors name the JSON path and never contain secret values.
     static func parse(_ data: Data) throws(AdError) -> CLIConfiguration {
+        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000).violation(in: data) {
+            throw AdError(.configuration, "configuration: \(violation)")
+        }
         guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw AdError(.configuration, "configuration: not a JSON object")
         }
@@ -75,6 +78,15 @@ struct CLIConfiguration: Sendable {
         }
     }
 
+    /// An optional whole-number setting within `range`, or a configuration error naming the field and the range.
+    static func unsigned(_ settings: [String: String], _ key: String, range: ClosedRange<Int>, path: String) throws(AdError) -> UInt64? {
+        guard let text = settings[key] else { return nil }
+        guard let value = OutsideValue.integer(text, in: range) else {
+            throw AdError(.configuration, "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got \"\(text.prefix(40))\"")
+        }
+        return UInt64(value)
+    }
+
     /// The adapters, built over one shared HTTP client.
     func makeNetworks(http: any HTTPClient) throws(AdError) -> [String: any AdNetwork] {
         var built: [String: any AdNetwork] = [:]
@@ -85,8 +97,8 @@ struct CLIConfiguration: Sendable {
                 if let path = network.settings["cache_path"] {
                     builder = builder.cacheConfig(MozAdsCacheConfig(
                         dbPath: path,
-                        defaultCacheTtlSeconds: network.settings["cache_ttl_s"].flatMap(UInt64.init),
-                        maxSizeMib: network.settings["cache_max_mib"].flatMap(UInt64.init)))
+                        defaultCacheTtlSeconds: try Self.unsigned(network.settings, "cache_ttl_s", range: 1...604_800, path: "networks.\(id)"),
+                        maxSizeMib: try Self.unsigned(network.settings, "cache_max_mib", range: 1...100, path: "networks.\(id)")))
                 }
                 built[id] = MarsNetwork(id: id, client: builder.build())
             case "chartboost":

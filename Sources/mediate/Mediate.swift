@@ -217,6 +217,15 @@ struct Show: AsyncParsableCommand {
     @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds: Double = 5
     @Flag(name: .long, help: "JSON output.") var json = false
 
+    func validate() throws {
+        guard watchSeconds.isFinite, watchSeconds >= 0, watchSeconds <= 3600 else {
+            throw ValidationError("--watch-seconds must be 0…3600, got \(watchSeconds)")
+        }
+    }
+
+    /// `--watch-seconds` as a duration (validated to 0…3600 s).
+    private var watch: Duration { OutsideValue.duration(seconds: watchSeconds) ?? .zero }
+
     func run() async throws {
         let env = try await Environment.load(options.config, progress: Progress(enabled: false))
         guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
@@ -245,7 +254,7 @@ struct Show: AsyncParsableCommand {
             // GrowthCat: the presentation rules decide the events and when the close button appears.
             var (session, first) = GrowthCatPresentation.present(gcAd, at: clock.now)
             for event in first { await report(Self.adEvent(event)) }
-            let end = AdInstant.zero + .milliseconds(Int64(watchSeconds * 1000))
+            let end = AdInstant.zero + watch
             var second = 0.0
             while clock.now < end {
                 second += 1
@@ -279,10 +288,10 @@ struct Show: AsyncParsableCommand {
         } else {
             await report(.impression)
             if click {
-                await clock.advance(by: .milliseconds(Int64(watchSeconds * 500)))
+                await clock.advance(by: watch / 2)
                 await report(.click)
             }
-            await clock.advance(to: .zero + .milliseconds(Int64(watchSeconds * 1000)))
+            await clock.advance(to: .zero + watch)
             await report(.closed)
         }
         ad.invalidate()
@@ -314,7 +323,7 @@ struct Show: AsyncParsableCommand {
         case .impression: .impression
         case .click: .click
         case .videoStart: .videoStart
-        case .videoProgress: .videoProgress(percent: Int(event.metadata["progress_pct"] ?? "") ?? 0)
+        case .videoProgress: .videoProgress(percent: OutsideValue.integer(event.metadata["progress_pct"] ?? "", in: 0...100) ?? 0)
         case .videoComplete: .videoComplete
         case .adClosed: .closed
         case .adReported: .reported(reason: event.metadata["reason"] ?? "")
@@ -336,7 +345,7 @@ struct SandboxCommand: AsyncParsableCommand {
         var loaded = SandboxScenario()
         if let scenario {
             guard let data = FileManager.default.contents(atPath: scenario) else { throw AdError(.configuration, "--scenario: cannot read \(scenario)") }
-            do { loaded = try JSONDecoder().decode(SandboxScenario.self, from: data) } catch {
+            do { loaded = try SandboxScenario.decode(json: data) } catch {
                 throw AdError(.configuration, "--scenario: \(error)")
             }
         }

@@ -41,7 +41,7 @@ struct ConfigurationTests {
 
     @Test func negativeTimeoutIsRejected() {
         #expect(error(#"{"placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a", "timeout_ms": -5}]}}}"#)
-                == "placements.p.lines[0].timeout_ms: must be positive, got -5")
+                == "placements.p.lines[0].timeout_ms: must be 1…600000, got -5")
     }
 
     @Test func duplicateLineIsRejected() {

@@ -33,7 +33,7 @@ let count = Int(arguments[4]) ?? 0
 guard let ad = try await client.loadAd(placementKey: "video_break") else { exit(3) }
 for n in first..<(first + count) {
     let name: GrowthCatAdEventName = n % 5 == 0 ? .impression : .videoProgress
-    await client.trackAdEvent(name, for: ad, placementKey: "video_break", metadata: ["n": String(n)])
+    try await client.trackAdEvent(name, for: ad, placementKey: "video_break", metadata: ["n": String(n)])
     say(String(n))
 }
 _ = await client.flushAdEvents()

@@ -159,9 +159,9 @@ struct GrowthCatEventTests {
     @Test func impressionAndClickAreSentAtOnce() async throws {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
-        await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete", appUserID: "u1")
+        try await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete", appUserID: "u1")
         #expect(f.sandbox.records.growthcatEvents.map(\.eventName) == ["impression"])
-        await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
+        try await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
         #expect(f.sandbox.records.growthcatBatches == 2)
         #expect(await f.client.pendingEventCount == 0)
         await f.close()
@@ -170,11 +170,11 @@ struct GrowthCatEventTests {
     @Test func otherEventsWaitForTenOrThirtySeconds() async throws {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
-        for pct in 1...9 { await f.client.trackAdEvent(.videoProgress, for: ad, placementKey: "video_break", metadata: ["progress_pct": "\(pct)"]) }
+        for pct in 1...9 { try await f.client.trackAdEvent(.videoProgress, for: ad, placementKey: "video_break", metadata: ["progress_pct": "\(pct)"]) }
         #expect(f.sandbox.records.growthcatEvents.isEmpty)
-        await f.client.trackAdEvent(.videoComplete, for: ad, placementKey: "video_break")
+        try await f.client.trackAdEvent(.videoComplete, for: ad, placementKey: "video_break")
         #expect(f.sandbox.records.growthcatEvents.count == 10, "the 10th event flushes the batch")
-        await f.client.trackAdEvent(.adClosed, for: ad, placementKey: "video_break")
+        try await f.client.trackAdEvent(.adClosed, for: ad, placementKey: "video_break")
         await f.clock.waitForSleepers(1)
         await f.clock.advance(by: .seconds(30))
         while await f.client.pendingEventCount > 0 { await Task.pollPause() }
@@ -185,7 +185,7 @@ struct GrowthCatEventTests {
     @Test func backgroundFlushesEverything() async throws {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
-        await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
+        try await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
         let report = await f.client.applicationDidEnterBackground()
         #expect(report.sent == 1 && report.remaining == 0)
         #expect(f.sandbox.records.growthcatEvents.map(\.eventName) == ["video_start"])
@@ -197,7 +197,7 @@ struct GrowthCatEventTests {
         let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
         let port = f.sandbox.port
         await f.sandbox.shutdown()
-        for _ in 0..<3 { await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete") }
+        for _ in 0..<3 { try await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete") }
         #expect(await f.client.pendingEventCount == 3)
         #expect(await f.client.isOffline)
         var configuration = SandboxConfiguration()
@@ -215,7 +215,7 @@ struct GrowthCatEventTests {
         let path = queuePath()
         let f = try await gcFixture(path: path)
         let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
-        await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
+        try await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
         let reopened = try GrowthCatClient(configuration: .init(apiKey: "gc_test_demo", baseURL: f.sandbox.growthcatBaseURL, eventQueuePath: path), http: f.curl)
         #expect(await reopened.pendingEventCount == 1)
         #expect(await reopened.flushAdEvents().sent == 1)
@@ -440,7 +440,7 @@ struct GrowthCatDeliveryTests {
         let server = try EventServer(eventStatus: 400)
         let (c, curl) = try client(server)
         let ad = try #require(try await c.loadAd(placementKey: "p"))
-        await c.trackAdEvent(.impression, for: ad, placementKey: "p")
+        try await c.trackAdEvent(.impression, for: ad, placementKey: "p")
         #expect(await c.pendingEventCount == 0)
         #expect(server.received.count == 1, "sent once, never retried")
         await curl.shutdown(); server.server.stop()
@@ -451,12 +451,12 @@ struct GrowthCatDeliveryTests {
         let clock = ManualAdClock()
         let (c, curl) = try client(server, clock: clock)
         let ad = try #require(try await c.loadAd(placementKey: "p"))
-        let flush = Task { await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
+        let flush = Task { try await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
         while server.received.count < 4 {
             // Advance only while the flush sleeps in its back-off, so the clock never runs ahead of it.
             if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(100)) } else { await Task.pollPause() }
         }
-        await flush.value
+        try await flush.value
         #expect(server.received.count == 4, "the first try and 3 retries")
         #expect(Set(server.received.map { $0 }).count == 1, "every retry carries the same sdk_event_id")
         #expect(await c.pendingEventCount == 1, "still queued for a later flush")
@@ -468,13 +468,13 @@ struct GrowthCatDeliveryTests {
         let clock = ManualAdClock()
         let (c, curl) = try client(server, clock: clock)
         let ad = try #require(try await c.loadAd(placementKey: "p"))
-        let flush = Task { await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
+        let flush = Task { try await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
         var attemptTimes: [AdInstant] = []
         while attemptTimes.count < 4 {
             if server.received.count > attemptTimes.count { attemptTimes.append(clock.now); continue }
             if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(100)) } else { await Task.pollPause() }
         }
-        await flush.value
+        try await flush.value
         let gaps = zip(attemptTimes.dropFirst(), attemptTimes).map { $0 - $1 }
         #expect(gaps == [.seconds(1), .seconds(2), .seconds(4)])
         await curl.shutdown(); server.server.stop()
@@ -505,7 +505,7 @@ struct GrowthCatRecoveryTests {
         let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
         let port = f.sandbox.port
         await f.sandbox.shutdown()
-        await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
+        try await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
         #expect(await f.client.isOffline)
         #expect(await f.client.pendingEventCount == 1)
         var configuration = SandboxConfiguration()

@@ -242,12 +242,13 @@ struct HTTPCacheStoreTests {
 @Suite("MARS cache coherence")
 struct MarsCacheCoherenceTests {
     @Test func aRowEvictedByTheSizeLimitIsNoLongerServedFromMemory() async throws {
-        // Each answer is ~600 KB, so the second store pushes the first out of a 1 MiB cache.
-        let padding = String(repeating: "x", count: 600_000)
+        // Each answer is ~600 KB, so the second store pushes the first out of a 1 MiB cache (in 100 KB strings: the
+        // client refuses any one string over 256 KiB).
+        let padding = Array(repeating: "\"" + String(repeating: "x", count: 100_000) + "\"", count: 6).joined(separator: ",")
         let server = try LoopbackHTTPServer { request in
             let placement = String(decoding: request.body, as: UTF8.self).contains("\"p2\"") ? "p2" : "p1"
             return .respond(.init(headers: [("Content-Type", "application/json")],
-                                  body: Array(#"{"padding":"\#(padding)","\#(placement)":[\#(tileJSON(placement))]}"#.utf8)))
+                                  body: Array(#"{"padding":[\#(padding)],"\#(placement)":[\#(tileJSON(placement))]}"#.utf8)))
         }
         let (client, curl, telemetry) = cachedClient(server, config: .init(dbPath: tempDB(), maxSizeMib: 1))
         _ = try await client.requestTileAds([.init(placementId: "p1")])

@@ -29,6 +29,7 @@ public struct MediationConfiguration: Codable, Sendable, Hashable {
     /// Decodes JSON, turning decoding failures into a ``AdError/Code/configuration`` error that names the field
     /// path (`placements.home.lines[1].timeout_ms: expected a number`).
     public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
+        if let violation = JSONLimits().violation(in: json) { throw AdError(.configuration, "configuration: \(violation)") }
         do {
             return try JSONDecoder().decode(MediationConfiguration.self, from: json)
         } catch let error as DecodingError {
@@ -117,9 +118,9 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         size = try c.decodeIfPresent(String.self, forKey: .size)
         mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
         lines = try c.decode([WaterfallLine].self, forKey: .lines)
-        maxInFlight = try c.decodeIfPresent(Int.self, forKey: .maxInFlight) ?? 4
-        deadlineMs = try c.decodeIfPresent(Int.self, forKey: .deadlineMs) ?? 5000
-        frequencyCap = try c.decodeIfPresent(Int.self, forKey: .frequencyCap)
+        maxInFlight = try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4
+        deadlineMs = try c.decodeWholeIfPresent(forKey: .deadlineMs) ?? 5000
+        frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
         frequencyWindowS = try c.decodeIfPresent(Double.self, forKey: .frequencyWindowS) ?? 3600
         minIntervalS = try c.decodeIfPresent(Double.self, forKey: .minIntervalS)
     }
@@ -138,12 +139,20 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             guard BannerSize(parsing: size) != nil else { throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"") }
         }
         if lines.isEmpty { throw AdError(.configuration, "\(path).lines: the waterfall is empty") }
-        if maxInFlight < 1 { throw AdError(.configuration, "\(path).max_in_flight: must be at least 1, got \(maxInFlight)") }
-        if deadlineMs <= 0 { throw AdError(.configuration, "\(path).deadline_ms: must be positive, got \(deadlineMs)") }
-        if let cap = frequencyCap, cap < 1 { throw AdError(.configuration, "\(path).frequency_cap: must be at least 1, got \(cap)") }
-        if !(frequencyWindowS > 0) { throw AdError(.configuration, "\(path).frequency_window_s: must be positive, got \(frequencyWindowS)") }
-        if let interval = minIntervalS, !(interval >= 0) {
-            throw AdError(.configuration, "\(path).min_interval_s: must not be negative, got \(interval)")
+        if !(1...64).contains(maxInFlight) {
+            throw AdError(.configuration, "\(path).max_in_flight: must be 1…64, got \(maxInFlight)")
+        }
+        if !(1...Limits.maxMilliseconds).contains(deadlineMs) {
+            throw AdError(.configuration, "\(path).deadline_ms: must be 1…\(Limits.maxMilliseconds), got \(deadlineMs)")
+        }
+        if let cap = frequencyCap, !(1...1_000_000).contains(cap) {
+            throw AdError(.configuration, "\(path).frequency_cap: must be 1…1000000, got \(cap)")
+        }
+        if !(frequencyWindowS > 0 && frequencyWindowS <= Limits.maxSeconds) {
+            throw AdError(.configuration, "\(path).frequency_window_s: must be over 0 and at most \(Int(Limits.maxSeconds)), got \(frequencyWindowS)")
+        }
+        if let interval = minIntervalS, !(interval >= 0 && interval <= Limits.maxSeconds) {
+            throw AdError(.configuration, "\(path).min_interval_s: must be 0…\(Int(Limits.maxSeconds)), got \(interval)")
         }
         var seen: [String: Int] = [:]
         for (index, line) in lines.enumerated() {
@@ -195,19 +204,21 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         network = try c.decode(String.self, forKey: .network)
         placement = try c.decode(String.self, forKey: .placement)
         floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
-        timeoutMs = try c.decodeIfPresent(Int.self, forKey: .timeoutMs) ?? 1000
+        timeoutMs = try c.decodeWholeIfPresent(forKey: .timeoutMs) ?? 1000
     }
 
     func validate(path: String) throws(AdError) {
         if network.isEmpty { throw AdError(.configuration, "\(path).network: must not be empty") }
         if placement.isEmpty { throw AdError(.configuration, "\(path).placement: must not be empty") }
-        if timeoutMs <= 0 { throw AdError(.configuration, "\(path).timeout_ms: must be positive, got \(timeoutMs)") }
-        if let floor = floorEcpm, !(floor >= 0 && floor.isFinite) {
-            throw AdError(.configuration, "\(path).floor_ecpm: must be a non-negative number, got \(floor)")
+        if !(1...Limits.maxMilliseconds).contains(timeoutMs) {
+            throw AdError(.configuration, "\(path).timeout_ms: must be 1…\(Limits.maxMilliseconds), got \(timeoutMs)")
+        }
+        if let floor = floorEcpm, !(floor >= 0 && floor <= Limits.maxEcpm) {
+            throw AdError(.configuration, "\(path).floor_ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(floor)")
         }
     }
 
-    var timeout: Duration { .milliseconds(timeoutMs) }
+    var timeout: Duration { .milliseconds(min(max(timeoutMs, 1), Limits.maxMilliseconds)) }
 }
 
 /// Rests a network after repeated failures. No fill is not a failure.
@@ -231,17 +242,43 @@ public struct CircuitBreakerConfiguration: Codable, Sendable, Hashable {
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        failureThreshold = try c.decodeIfPresent(Int.self, forKey: .failureThreshold) ?? 5
+        failureThreshold = try c.decodeWholeIfPresent(forKey: .failureThreshold) ?? 5
         coolDownS = try c.decodeIfPresent(Double.self, forKey: .coolDownS) ?? 30
     }
 
     func validate(path: String) throws(AdError) {
-        if failureThreshold < 1 { throw AdError(.configuration, "\(path).failure_threshold: must be at least 1, got \(failureThreshold)") }
-        if !(coolDownS >= 0) { throw AdError(.configuration, "\(path).cool_down_s: must not be negative, got \(coolDownS)") }
+        if !(1...10_000).contains(failureThreshold) {
+            throw AdError(.configuration, "\(path).failure_threshold: must be 1…10000, got \(failureThreshold)")
+        }
+        if !(coolDownS >= 0 && coolDownS <= Limits.maxSeconds) {
+            throw AdError(.configuration, "\(path).cool_down_s: must be 0…\(Int(Limits.maxSeconds)), got \(coolDownS)")
+        }
     }
 }
 
 /// Turns `DecodingError`s into `a.b[2].c: problem` messages.
+extension KeyedDecodingContainer {
+    /// A whole number read as a JSON number of any size: `1e308` is reported at its field ("must be a whole number
+    /// …") rather than as unreadable JSON; range checks happen in validation.
+    func decodeWholeIfPresent(forKey key: Key) throws -> Int? {
+        guard let number = try decodeIfPresent(Double.self, forKey: key) else { return nil }
+        guard let whole = OutsideValue.integer(number, in: Int.min...Int.max) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "must be a whole number, got \(number)"))
+        }
+        return whole
+    }
+}
+
+/// The ranges every number of the configuration must fall in (validation names the field and the range).
+enum Limits {
+    /// Deadlines and timeouts: at most 10 minutes.
+    static let maxMilliseconds = 600_000
+    /// Windows, intervals and cool-downs: at most 7 days.
+    static let maxSeconds: Double = 7 * 24 * 3600
+    /// Floors: at most 1 000 000 per mille.
+    static let maxEcpm: Double = 1_000_000
+}
+
 enum ConfigurationPath {
     static func describe(_ error: DecodingError) -> String {
         switch error {

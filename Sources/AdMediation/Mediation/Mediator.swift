@@ -48,7 +48,7 @@ public final class Mediator: AdNetwork {
         for networkID in byID.keys {
             state.breakers[networkID] = CircuitBreaker(
                 threshold: configuration.circuitBreaker.failureThreshold,
-                coolDown: .milliseconds(Int64(configuration.circuitBreaker.coolDownS * 1000)))
+                coolDown: OutsideValue.duration(seconds: configuration.circuitBreaker.coolDownS) ?? .seconds(30))
         }
         self.shared = Mutex(state)
     }
@@ -82,8 +82,8 @@ public final class Mediator: AdNetwork {
         }
 
         // Frequency cap and pacing: every line is skipped, and the answer is no fill.
-        let window = Duration.milliseconds(Int64(placement.frequencyWindowS * 1000))
-        let minInterval = placement.minIntervalS.map { Duration.milliseconds(Int64($0 * 1000)) }
+        let window = OutsideValue.duration(seconds: placement.frequencyWindowS) ?? .seconds(3600)
+        let minInterval = placement.minIntervalS.flatMap { OutsideValue.duration(seconds: $0) }
         if let reason = shared.withLock({ $0.pacing[request.placement, default: .init()].block(at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval) }) {
             let lines = lineIDs.map { LineTrace(network: $0.network, placement: $0.placement, outcome: .skipped(reason), latency: nil, ecpm: nil) }
             return MediationOutcome(
@@ -91,7 +91,7 @@ public final class Mediator: AdNetwork {
                 trace: MediationTrace(placement: request.placement, lines: lines, winnerIndex: nil, duration: .zero))
         }
 
-        var deadline = now + .milliseconds(placement.deadlineMs)
+        var deadline = now + .milliseconds(min(max(placement.deadlineMs, 1), Limits.maxMilliseconds))
         if let timeout = request.timeout { deadline = min(deadline, now + timeout) }
         var machine = WaterfallStateMachine(
             lines: placement.lines.map { .init(floor: $0.floorEcpm, timeout: $0.timeout) },
