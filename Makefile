@@ -5,7 +5,7 @@ SWIFT ?= swift
 # parallel suite cannot steal their CPU on a 2-core machine.
 TIMING_TESTS = DeadlineAndCancellationTests|ConformanceKit|CLITests|CrashSafetyTests
 
-.PHONY: demo test deps build
+.PHONY: demo test deps build fuzz
 
 deps:
 	@./scripts/ensure-deps.sh
@@ -21,3 +21,7 @@ test: deps
 	$(SWIFT) test --skip-build --skip '$(TIMING_TESTS)'
 	$(SWIFT) test --skip-build --no-parallel --filter '$(TIMING_TESTS)'
 
+
+# libFuzzer over every decoder of outside input (scripts/fuzz.sh); FUZZ_RUNS inputs per target (default 20000).
+fuzz: deps
+	SWIFT=$(SWIFT) ./scripts/fuzz.sh

@@ -1,6 +1,18 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// `make fuzz` builds with ADMEDIATION_FUZZ=1 (in its own scratch folder): the project's own modules get AddressSanitizer
+// and libFuzzer's coverage instrumentation, and `fuzz-decoders` links libFuzzer's driver (its path in
+// ADMEDIATION_FUZZER_LIB). A normal build has none of it, and `fuzz-decoders` then replays corpus files.
+let fuzzing = Context.environment["ADMEDIATION_FUZZ"] == "1"
+let fuzzSettings: [SwiftSetting] = fuzzing ? [
+    .unsafeFlags(["-sanitize=address", "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table"]),
+    .define("FUZZING"),
+] : []
+let fuzzLinkerSettings: [LinkerSetting] = fuzzing ? [
+    .unsafeFlags(["-sanitize=address", "-Xlinker", Context.environment["ADMEDIATION_FUZZER_LIB"] ?? "", "-lstdc++"]),
+] : []
+
 let package = Package(
     name: "AdMediation",
     platforms: [.macOS(.v15)],
@@ -29,7 +41,7 @@ let package = Package(
     ],
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
-        .target(name: "AdMediation"),
+        .target(name: "AdMediation", swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation"]),
@@ -45,7 +57,7 @@ let package = Package(
         // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
         .target(name: "AdStorage", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        ], swiftSettings: fuzzSettings),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
         .target(name: "DemandSandbox", dependencies: [
@@ -55,21 +67,26 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], swiftSettings: fuzzSettings),
 
         // Adapters: one module per network; they see the core only and never each other.
-        .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen"),
+        .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen", swiftSettings: fuzzSettings),
         .target(name: "ChartboostBanners", dependencies: [
             "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
-        ], path: "Adapters/Chartboost"),
+        ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(name: "MARSAds", dependencies: [
             "AdMediation", "AdStorage", .product(name: "Crypto", package: "swift-crypto"),
-        ], path: "Adapters/MARS"),
-        .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage"], path: "Adapters/GrowthCat"),
+        ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
+        .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage"], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
+
+        // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
+        .target(name: "MediateKit", dependencies: [
+            "AdMediation", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds",
+        ], swiftSettings: fuzzSettings),
 
         // The CLI.
         .executableTarget(name: "mediate", dependencies: [
-            "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds",
+            "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
@@ -100,6 +117,16 @@ let package = Package(
             path: "Examples/transport-demo"
         ),
 
+        // libFuzzer targets for every decoder (`make fuzz`); in a normal build, a corpus replayer.
+        .executableTarget(
+            name: "fuzz-decoders",
+            dependencies: ["AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox", "MediateKit"],
+            path: "Tests/Fuzz",
+            exclude: ["Corpus"],
+            swiftSettings: fuzzSettings,
+            linkerSettings: fuzzLinkerSettings
+        ),
+
         .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport"]),
@@ -108,6 +135,9 @@ let package = Package(
         .testTarget(name: "MediateCLITests", dependencies: ["mediate", "DemandSandbox"]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
         .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "growthcat-crash-child"]),
+        .testTarget(name: "FaultMatrixTests", dependencies: [
+            "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
+        ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
     ],

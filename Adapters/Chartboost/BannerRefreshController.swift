@@ -195,6 +195,12 @@ public actor BannerRefreshController {
     private var current: LoadedAd?
     private var log: [Event] = []
     private let continuation: AsyncStream<Event>.Continuation
+    /// Bumped by every armed timer and by `stop()`: a tick from an older timer is stale and ignored.
+    private var timerGeneration = 0
+    /// Bumped by `stop()`: the answer of a load started before it is discarded.
+    private var loadGeneration = 0
+    /// The most events ``history`` keeps (oldest dropped first).
+    public static let historyLimit = 1000
 
     /// The controller's events (see also ``history``).
     public nonisolated let events: AsyncStream<Event>
@@ -206,6 +212,16 @@ public actor BannerRefreshController {
         self.clock = clock
         self.machine = BannerRefreshMachine(policy: policy)
         (events, continuation) = AsyncStream.makeStream()
+    }
+
+    /// Released: nothing more is loaded, reported or scheduled, and ``events`` finishes. The controller's own tasks
+    /// hold it weakly, so dropping the last reference to it (or to the ``ChartboostBanner`` that owns it) ends it.
+    deinit {
+        timer?.cancel()
+        loadTask?.cancel()
+        current?.invalidate()
+        machine.preloaded?.invalidate()
+        continuation.finish()
     }
 
     /// Every event so far.
@@ -224,9 +240,12 @@ public actor BannerRefreshController {
     /// Shows `initial` (an ad the app already cached) or loads and shows the first ad, then keeps refreshing.
     public func start(with initial: LoadedAd? = nil) { perform(machine.start(with: initial, at: clock.now)) }
 
-    /// Stops refreshing and invalidates the ads held.
+    /// Stops refreshing and invalidates the ads held: no load, impression or timer tick happens after it returns
+    /// (a load already in flight is cancelled and its answer discarded). ``start(with:)`` may start it again.
     public func stop() {
         timer?.cancel(); timer = nil
+        timerGeneration += 1
+        loadGeneration += 1
         loadTask?.cancel(); loadTask = nil
         current?.invalidate()
         current = nil
@@ -264,8 +283,9 @@ public actor BannerRefreshController {
         for action in actions {
             switch action {
             case .load:
-                let network = network, request = request
-                loadTask = Task {
+                let network = network, request = request, generation = loadGeneration
+                loadTask = Task { [weak self] in
+                    guard !Task.isCancelled, self != nil else { return }   // stopped or released before it began
                     let ad: LoadedAd?
                     var failure: String?
                     do {
@@ -277,24 +297,28 @@ public actor BannerRefreshController {
                         ad = nil
                         failure = "\(error)"
                     }
-                    self.loaded(ad, failure: failure)
+                    guard let self else { ad?.invalidate(); return }
+                    await self.loaded(ad, failure: failure, generation: generation)
                 }
             case .show(let ad):
                 current?.invalidate()
                 current = ad
                 emit(.shown(adID: ad.creative.id, network: ad.networkID))
-                let impression = Task { try? await ad.report(.impression) }
-                Task {
-                    _ = await impression.value
-                    self.impressionDone(ad)
+                let generation = loadGeneration
+                Task { [weak self] in
+                    // The impression is reported only while the controller lives and has not been stopped since.
+                    guard let self, await self.isCurrent(ad, generation: generation) else { return }
+                    _ = try? await ad.report(.impression)
+                    await self.impressionDone(ad)
                 }
             case .armTimer(let at):
                 timer?.cancel()
+                timerGeneration += 1
                 emit(.scheduled(at))
-                let clock = clock
-                timer = Task {
+                let clock = clock, generation = timerGeneration
+                timer = Task { [weak self] in
                     do { try await clock.sleep(until: at) } catch { return }
-                    self.fire()
+                    await self?.fire(generation: generation)
                 }
             case .cancelTimer:
                 timer?.cancel()
@@ -305,7 +329,10 @@ public actor BannerRefreshController {
         }
     }
 
-    private func loaded(_ ad: LoadedAd?, failure: String?) {
+    private func isCurrent(_ ad: LoadedAd, generation: Int) -> Bool { current === ad && generation == loadGeneration }
+
+    private func loaded(_ ad: LoadedAd?, failure: String?, generation: Int) {
+        guard generation == loadGeneration else { ad?.invalidate(); return }   // stopped since the load began
         loadTask = nil
         if let failure { emit(.loadFailed(failure)) }
         perform(machine.loadFinished(ad, at: clock.now))
@@ -316,12 +343,14 @@ public actor BannerRefreshController {
         perform(machine.impressionRecorded())
     }
 
-    private func fire() {
+    private func fire(generation: Int) {
+        guard generation == timerGeneration else { return }   // a stale tick of a cancelled or replaced timer
         timer = nil
         perform(machine.timerFired(at: clock.now))
     }
 
     private func emit(_ event: Event) {
+        if log.count >= Self.historyLimit { log.removeFirst(log.count - Self.historyLimit + 1) }
         log.append(event)
         continuation.yield(event)
     }

@@ -114,6 +114,30 @@ public actor ChartboostBanner {
         self.clock = clock
     }
 
+    /// Released: the refresh controller (owned by the banner alone) is released with it, which cancels its timer and
+    /// any load, so a banner the app dropped never loads or reports again.
+    deinit {
+        controllerEvents?.cancel()
+        cached?.invalidate()
+        shown?.invalidate()
+    }
+
+    /// Stops the banner: auto-refresh ends (no load, impression or timer after this returns) and the ads it holds are
+    /// invalidated. ``show()`` starts it again.
+    public func stop() async {
+        if let controller {
+            await controller.stop()
+            self.controller = nil
+        }
+        controllerEvents?.cancel()
+        controllerEvents = nil
+        cached?.invalidate()
+        cached = nil
+        shown?.invalidate()
+        shown = nil
+        pendingClick = nil
+    }
+
     /// Sets the delegate (held weakly).
     public func setDelegate(_ delegate: (any ChartboostBannerDelegate)?) { self.delegate = delegate }
 

@@ -105,9 +105,19 @@ public actor GrowthCatClient {
             if isOffline { wentOnline() }
             return response
         } catch let error as HTTPClientError {
-            if error.code == .cancelled { throw GrowthCatError(code: .cancelled, message: "\(method) \(path) was cancelled") }
-            wentOffline()
-            throw GrowthCatError(code: .network, message: "\(error.code == .timeout ? "timeout" : "network"): \(method) \(path): \(error.code.rawValue)")
+            switch error.code {
+            case .cancelled:
+                throw GrowthCatError(code: .cancelled, message: "\(method) \(path) was cancelled")
+            case .responseTooLarge, .invalidResponse:
+                // The server answered, unreadably: not a connectivity problem.
+                throw GrowthCatError(code: .invalidResponse, message: "\(method) \(path): \(error.code.rawValue)")
+            case .tls, .insecureURL, .invalidURL, .invalidHeader:
+                // Configuration or a refused TLS peer: thrown, never taken for "offline".
+                throw GrowthCatError(code: .invalidRequest, message: "\(method) \(path): \(error.code.rawValue): \(error.message)")
+            default:
+                wentOffline()
+                throw GrowthCatError(code: .network, message: "\(error.code == .timeout ? "timeout" : "network"): \(method) \(path): \(error.code.rawValue)")
+            }
         } catch {
             throw GrowthCatError(code: .network, message: "\(method) \(path): \(error)")
         }
@@ -268,7 +278,7 @@ public actor GrowthCatClient {
     /// Parses `GET /v1/sdk/config`. Numbers out of range fall back or clamp, per field:
     /// `ad_cache_ttl_seconds` is clamped to 0…7 days (a negative or non-numeric value means the default 300);
     /// `max_offline_ad_events` is clamped to 1…100 000 (default 500).
-    static func parseBootstrap(_ body: Data) throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+    package static func parseBootstrap(_ body: Data) throws(GrowthCatError) -> GrowthCatSDKBootstrap {
         let object = try jsonObject(body, "the bootstrap")
         let ads = object["ads"] as? [String: Any]
         return GrowthCatSDKBootstrap(
@@ -299,7 +309,7 @@ public actor GrowthCatClient {
     }
 
     /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.
-    static func parseCatalog(_ body: Data) throws(GrowthCatError) -> ([GrowthCatAd], Int?) {
+    package static func parseCatalog(_ body: Data) throws(GrowthCatError) -> ([GrowthCatAd], Int?) {
         let object = try jsonObject(body, "the catalog")
         guard let list = object["ads"] as? [Any] else {
             throw GrowthCatError(code: .invalidResponse, message: "the catalog has no ads list")
@@ -315,7 +325,7 @@ public actor GrowthCatClient {
 
     /// Parses the events answer (`{"accepted": 3, "duplicates": 1}`): counts clamped to 0…1 000 000; absent or
     /// unreadable counts are 0. A body that is not a JSON object is `invalidResponse`.
-    static func parseEventsAnswer(_ body: Data) throws(GrowthCatError) -> (accepted: Int, duplicates: Int) {
+    package static func parseEventsAnswer(_ body: Data) throws(GrowthCatError) -> (accepted: Int, duplicates: Int) {
         let object = try jsonObject(body, "the events answer")
         func count(_ key: String) -> Int { OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0 }
         return (count("accepted"), count("duplicates"))
@@ -323,7 +333,7 @@ public actor GrowthCatClient {
 
     /// Parses the reward validation answer. A validated reward whose `reward` cannot be read (missing name, an amount
     /// that is not a finite non-negative number) is `invalidResponse`, never a silent "no reward".
-    static func parseRewardAnswer(_ body: Data) throws(GrowthCatError) -> AdRewardValidationResponse {
+    package static func parseRewardAnswer(_ body: Data) throws(GrowthCatError) -> AdRewardValidationResponse {
         let object = try jsonObject(body, "the reward validation answer")
         guard let validated = OutsideValue.bool(object["reward_validated"]) else {
             throw GrowthCatError(code: .invalidResponse, message: "the reward validation answer has no boolean reward_validated")

@@ -59,10 +59,8 @@ public struct MarsNetwork: AdNetwork {
         switch error.code {
         case .badRequest: AdError(.badRequest, error.description)
         case .server(let status): AdError(.server(status: status), error.description)
-        case .unexpected(let status): AdError(.server(status: status), error.description)
-        case .transport(let kind) where kind == HTTPClientError.Code.timeout.rawValue: AdError(.timeout, error.description)
-        case .transport(let kind) where kind == HTTPClientError.Code.cancelled.rawValue: AdError(.cancelled, error.description)
-        case .transport: AdError(.network, error.description)
+        case .unexpected(let status): AdError.http(status: status, message: error.description)   // 401, 403, 429, …
+        case .transport(let code): AdError(HTTPClientError(code, error.description))
         case .json: AdError(.invalidResponse, error.description)
         case .ohttpNotConfigured: AdError(.unsupported, error.description)
         case .buildRequest, .invalidCallbackURL, .cache: AdError(.configuration, error.description)

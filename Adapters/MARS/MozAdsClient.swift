@@ -210,9 +210,9 @@ public actor MozAdsClient {
         do {
             response = try await http.send(HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: body, timeout: timeout ?? .seconds(60)))
         } catch let error as HTTPClientError {
-            throw MozAdsClientError(code: .transport(error.code.rawValue), message: error.message)
+            throw MozAdsClientError(code: .transport(error.code), message: error.message)
         } catch {
-            throw MozAdsClientError(code: .transport("other"), message: "\(error)")
+            throw MozAdsClientError(code: .transport(.other), message: "\(error)")
         }
         // Only 200 responses are cached (a project decision: upstream can store and replay a 500).
         if let cache, response.status == 200 {
@@ -408,9 +408,9 @@ public actor MozAdsClient {
             do {
                 response = try await http.send(HTTPRequest(url: rewrite(url), timeout: .seconds(60)))
             } catch let error as HTTPClientError {
-                throw MozAdsClientError(code: .transport(error.code.rawValue), message: error.message)
+                throw MozAdsClientError(code: .transport(error.code), message: error.message)
             } catch {
-                throw MozAdsClientError(code: .transport("other"), message: "\(error)")
+                throw MozAdsClientError(code: .transport(.other), message: "\(error)")
             }
             if let error = Self.statusError(response) { throw error }
             telemetry.recordClientOperationTotal(label: label)
@@ -418,7 +418,7 @@ public actor MozAdsClient {
             telemetry.recordClientError(label: label, value: error.description)
             throw error
         } catch {
-            throw MozAdsClientError(code: .transport("other"), message: "\(error)")
+            throw MozAdsClientError(code: .transport(.other), message: "\(error)")
         }
     }
 

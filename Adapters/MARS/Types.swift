@@ -1,3 +1,4 @@
+import AdMediation
 import Foundation
 
 /// The MARS environment.
@@ -300,7 +301,7 @@ public struct MozAdsClientError: Error, Sendable, Hashable, CustomStringConverti
         /// MARS answered anything else but 200; the message is the body.
         case unexpected(status: Int)
         /// The transport failed.
-        case transport(String)
+        case transport(HTTPClientError.Code)
         /// The body is not a JSON object.
         case json
         /// A callback URL is not a valid absolute URL.
@@ -323,7 +324,7 @@ public struct MozAdsClientError: Error, Sendable, Hashable, CustomStringConverti
         case .server(let status): "Server error (\(status)): \(message)"
         case .unexpected(let status): "Unexpected response (\(status)): \(message)"
         case .buildRequest: "Could not build request: \(message)"
-        case .transport(let kind): "Request failed (\(kind)): \(message)"
+        case .transport(let kind): "Request failed (\(kind.rawValue)): \(message)"
         case .json: "JSON error: \(message)"
         case .invalidCallbackURL: "Invalid callback URL: \(message)"
         case .ohttpNotConfigured: "OHTTP relay not configured: \(message)"

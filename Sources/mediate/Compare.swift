@@ -1,6 +1,7 @@
 import AdMediation
 import Foundation
 import Histogram
+import MediateKit
 
 /// Results of one set of requests (the waterfall, or one network alone).
 struct Tally: Sendable {

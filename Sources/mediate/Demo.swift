@@ -1,5 +1,6 @@
 import DemandSandbox
 import Foundation
+import MediateKit
 
 /// The built-in demo: a sandbox scenario and a configuration covering the adapters of this build.
 enum Demo {

@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import GrowthCatAds
+import MediateKit
 
 /// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
 /// Exit codes: 0 success, 1 a failed check, 2 bad usage or configuration.

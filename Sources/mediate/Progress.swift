@@ -1,4 +1,5 @@
 import Foundation
+import MediateKit
 import Synchronization
 
 /// Progress lines on stderr (results go to stdout). Quiet when `enabled` is false.

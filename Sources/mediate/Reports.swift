@@ -1,4 +1,5 @@
 import Foundation
+import MediateKit
 
 /// Renders comparison reports: table, JSON (stable shape, see docs/CONFIG.md), CSV, self-contained HTML.
 enum ReportFormat: String, CaseIterable, Sendable {

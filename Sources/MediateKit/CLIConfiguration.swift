@@ -7,22 +7,28 @@ import Foundation
 import MARSAds
 
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md).
-struct CLIConfiguration: Sendable {
-    struct Network: Sendable {
-        var id: String
-        var type: String
-        var baseURL: String
-        var settings: [String: String]
+package struct CLIConfiguration: Sendable {
+    /// One named network of the file.
+    package struct Network: Sendable {
+        package var id: String
+        package var type: String
+        package var baseURL: String
+        package var settings: [String: String]
     }
 
-    var networks: [String: Network]
-    var mediation: MediationConfiguration
+    package var networks: [String: Network]
+    package var mediation: MediationConfiguration
 
-    static let types = ["growthcat", "mars", "chartboost", "appopen"]
-    static let secretKeys: Set<String> = ["api_key", "app_signature"]
+    package init(networks: [String: Network], mediation: MediationConfiguration) {
+        self.networks = networks
+        self.mediation = mediation
+    }
+
+    package static let types = ["growthcat", "mars", "chartboost", "appopen"]
+    package static let secretKeys: Set<String> = ["api_key", "app_signature"]
 
     /// Parses and validates the file; errors name the JSON path and never contain secret values.
-    static func parse(_ data: Data) throws(AdError) -> CLIConfiguration {
+    package static func parse(_ data: Data) throws(AdError) -> CLIConfiguration {
         if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000).violation(in: data) {
             throw AdError(.configuration, "configuration: \(violation)")
         }
@@ -68,7 +74,7 @@ struct CLIConfiguration: Sendable {
         return CLIConfiguration(networks: networks, mediation: mediation)
     }
 
-    static func formats(of type: String) -> [String] {
+    package static func formats(of type: String) -> [String] {
         switch type {
         case "growthcat": ["banner", "interstitial", "rewarded"]
         case "mars": ["tile", "spoc", "image"]
@@ -88,7 +94,7 @@ struct CLIConfiguration: Sendable {
     }
 
     /// The adapters, built over one shared HTTP client.
-    func makeNetworks(http: any HTTPClient) throws(AdError) -> [String: any AdNetwork] {
+    package func makeNetworks(http: any HTTPClient) throws(AdError) -> [String: any AdNetwork] {
         var built: [String: any AdNetwork] = [:]
         for (id, network) in networks {
             switch network.type {

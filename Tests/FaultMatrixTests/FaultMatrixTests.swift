@@ -1,0 +1,130 @@
+import AdMediation
+import AdNetworkConformance
+import AppOpenAds
+import ChartboostBanners
+import CurlTransport
+import DemandSandbox
+import Foundation
+import GrowthCatAds
+import MARSAds
+import Testing
+
+/// One fault the sandbox can inject, by the name the matrix uses.
+struct FaultCase: Sendable, CustomStringConvertible {
+    var name: String
+    var scenario: NetworkScenario
+    var description: String { name }
+
+    static func status(_ code: Int) -> FaultCase {
+        FaultCase(name: code == 429 ? "429 + Retry-After" : "\(code)", scenario: NetworkScenario(faults: [Fault(.status, status: code, retryAfterS: 7)]))
+    }
+    static func kind(_ kind: Fault.Kind) -> FaultCase { FaultCase(name: kind.rawValue, scenario: NetworkScenario(faults: [Fault(kind)])) }
+
+    static let all: [FaultCase] = [400, 401, 403, 404, 429, 500, 503].map(status) + [
+        kind(.reset), kind(.truncated), kind(.malformedJSON), kind(.wrongShape), kind(.oversized), kind(.slowDrip),
+        FaultCase(name: "timeout", scenario: NetworkScenario(latencyMs: .fixed(2000))),
+    ]
+}
+
+/// One of the four networks, built over the sandbox.
+struct NetworkCase: Sendable, CustomStringConvertible {
+    var name: String
+    var format: AdFormat
+    var placement: String
+    var description: String { name }
+    /// `"320x50"` for a banner.
+    var size: String? { if case .banner(let size) = format { "\(size.width)x\(size.height)" } else { nil } }
+
+    static let all = [
+        NetworkCase(name: "growthcat", format: .interstitial, placement: "level_complete"),
+        NetworkCase(name: "mars", format: .tile, placement: "mock_tile_1"),
+        NetworkCase(name: "chartboost", format: .banner(.standard), placement: "Main Menu"),
+        NetworkCase(name: "appopen", format: .appOpen, placement: "ca-app-pub-sandbox/app_open_main"),
+    ]
+
+    func make(_ sandbox: RunningSandbox, _ http: CurlHTTPClient, directory: URL) throws -> any AdNetwork {
+        switch name {
+        case "growthcat":
+            var configuration = GrowthCatClient.Configuration(apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL,
+                                                              eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
+            configuration.catalogCaching = false
+            return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
+        case "mars":
+            return MarsNetwork(client: MozAdsClientBuilder().environment(.custom(baseURL: sandbox.marsBaseURL)).httpClient(http).build())
+        case "chartboost":
+            return ChartboostNetwork(configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"), http: http)
+        default:
+            return AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http)
+        }
+    }
+}
+
+/// How the faulted line ended, as the matrix prints it: `error:<code>`, `no_fill`, `timeout`.
+func matrixCell(_ outcome: LineOutcome) -> String {
+    switch outcome {
+    case .error(let error): "error:\(error.code.name)"
+    default: outcome.name
+    }
+}
+
+/// The documented outcome of every (network, fault) pair: the faulted line's outcome in the trace. In every case
+/// the line below it (a scripted fill) still gets its chance and wins. docs/RELIABILITY.md prints this table.
+let expectedMatrix: [String: [String: String]] = [
+    "growthcat": [
+        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "no_fill",
+        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
+        "reset": "no_fill", "truncated": "no_fill", "malformed_json": "error:invalid_response",
+        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
+    ],
+    "mars": [
+        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
+        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
+        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
+        "wrong_shape": "no_fill", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
+    ],
+    "chartboost": [
+        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
+        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
+        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
+        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
+    ],
+    "appopen": [
+        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
+        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
+        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
+        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
+    ],
+]
+
+@Suite("Fault matrix: every network through the mediator under every sandbox fault", .timeLimit(.minutes(2)))
+struct FaultMatrixTests {
+    @Test(arguments: NetworkCase.all, FaultCase.all)
+    func theFaultedLineEndsAsDocumentedAndTheNextLineStillFills(network: NetworkCase, fault: FaultCase) async throws {
+        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 1, networks: [network.name: fault.scenario]))
+        let http = CurlHTTPClient()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fault-matrix-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let backup = ScriptedAdNetwork(id: "backup", fallback: .fill(ecpm: 1))
+        let adapter = try network.make(sandbox, http, directory: directory)
+        let placement = PlacementConfiguration(
+            format: network.format.name, size: network.size, mode: .sequential,
+            lines: [WaterfallLine(network: adapter.id, placement: network.placement, timeoutMs: 500),
+                    WaterfallLine(network: "backup", placement: "any", timeoutMs: 500)],
+            deadlineMs: 5000)
+        let mediator = try Mediator(networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
+
+        let outcome = await mediator.loadWithTrace(AdRequest(placement: "p", format: network.format))
+
+        let cell = try #require(outcome.trace.lines.first).outcome
+        #expect(matrixCell(cell) == expectedMatrix[network.name]?[fault.name], "\(network) under \(fault): \(cell)")
+        #expect(outcome.trace.winnerIndex == 1, "the next line got its chance and filled")
+        #expect(try outcome.result.get().ad?.networkID == "backup")
+        // Nothing leaks: every easy handle is freed once the transfers (including cancelled ones) are done.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while http.statistics.liveHandles > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(http.statistics.liveHandles == 0 && http.statistics.activeTransfers == 0)
+        await http.shutdown()
+        await sandbox.shutdown()
+    }
+}

@@ -1,0 +1,113 @@
+// libFuzzer targets for every decoder of outside input. Built by `make fuzz` (ADMEDIATION_FUZZ=1), the binary runs
+// libFuzzer on the target named by FUZZ_TARGET; in a normal build it replays files: `fuzz-decoders TARGET FILE…`.
+import AdMediation
+import AppOpenAds
+import ChartboostBanners
+import DemandSandbox
+import Foundation
+import GrowthCatAds
+import MARSAds
+import MediateKit
+
+/// An HTTP client that is never called: the adapters' parsers are fed bodies directly.
+struct NoHTTPClient: HTTPClient {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw HTTPClientError(.other, "not used by the fuzzer") }
+}
+
+/// Every decoder, by target name. Each must return (never trap) whatever the bytes are.
+enum Targets {
+    static let chartboost = ChartboostNetwork(
+        configuration: .init(baseURL: "https://cb.example", appID: "a", appSignature: "s"), http: NoHTTPClient(), clock: ManualAdClock())
+    static let appOpen = AppOpenNetwork(configuration: .init(baseURL: "https://ao.example"), http: NoHTTPClient(), clock: ManualAdClock())
+
+    static let all: [String: @Sendable (Data) -> Void] = [
+        "growthcat-config": { _ = try? GrowthCatClient.parseBootstrap($0) },
+        "growthcat-catalog": { data in
+            // Catalog and serve answers share a shape; the presentation rules then run over a week of time.
+            guard let (ads, _) = try? GrowthCatClient.parseCatalog(data) else { return }
+            for ad in ads {
+                var (session, _) = GrowthCatPresentation.present(ad, at: .zero)
+                for second in [1, 15, 30, 3600, 604_800, 1_000_000] { _ = session.advance(to: .zero + .seconds(second)) }
+                _ = session.close(at: .zero + .seconds(604_801))
+            }
+        },
+        "growthcat-events": { _ = try? GrowthCatClient.parseEventsAnswer($0) },
+        "growthcat-reward": { _ = try? GrowthCatClient.parseRewardAnswer($0) },
+        "mars-ads": { data in
+            guard let items = try? MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: data), hash: "h", onInvalidItem: { _ in }) else { return }
+            for item in items.values.joined() {
+                _ = MozAdsClient.tile(item)
+                _ = MozAdsClient.image(item)
+                _ = MozAdsClient.spoc(item)
+            }
+        },
+        "chartboost-load": { data in
+            for size in [BannerSize.standard, .medium, .leaderboard] {
+                _ = try? chartboost.parse(data, request: AdRequest(placement: "p", format: .banner(size)), size: size)
+            }
+        },
+        "appopen-load": { _ = try? appOpen.parse($0, request: AdRequest(placement: "p", format: .appOpen)) },
+        "mediate-config": { data in
+            _ = try? CLIConfiguration.parse(data)
+            if let configuration = try? MediationConfiguration.decode(json: data) {
+                try? configuration.validate(networks: ["n": Set(AdFormat.allNames)])
+            }
+        },
+        "cache-control": { _ = CacheControl(String(decoding: $0, as: UTF8.self)) },
+        "retry-after": { data in
+            let value = String(decoding: data, as: UTF8.self)
+            _ = HTTPResponse.parseRetryAfter(value)
+            _ = HTTPResponse(status: 429, headers: ["Retry-After": value], body: data).errorSummary
+        },
+        "sandbox-scenario": { _ = try? SandboxScenario.decode(json: $0) },
+    ]
+}
+
+/// The target this process fuzzes (from FUZZ_TARGET).
+let selected: (@Sendable (Data) -> Void)? = ProcessInfo.processInfo.environment["FUZZ_TARGET"].flatMap { Targets.all[$0] }
+
+#if FUZZING
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+#endif
+
+@main
+struct FuzzDecoders {
+    static func main() {
+        #if FUZZING
+        guard selected != nil else {
+            FileHandle.standardError.write(Data("set FUZZ_TARGET to one of: \(Targets.all.keys.sorted().joined(separator: ", "))\n".utf8))
+            exit(2)
+        }
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { bytes, count in
+            selected?(bytes.map { Data(bytes: $0, count: count) } ?? Data())
+            return 0
+        })
+        #else
+        let arguments = CommandLine.arguments.dropFirst()
+        guard let name = arguments.first, let target = Targets.all[name] else {
+            print("usage: fuzz-decoders TARGET FILE-OR-DIRECTORY…  (targets: \(Targets.all.keys.sorted().joined(separator: ", ")))")
+            exit(2)
+        }
+        var replayed = 0
+        for path in arguments.dropFirst() {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            let files = isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 } : [path]
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else { continue }
+                target(data)
+                replayed += 1
+            }
+        }
+        print("\(name): replayed \(replayed) inputs")
+        #endif
+    }
+}
