@@ -51,7 +51,7 @@ package struct CLIConfiguration: Sendable {
             for (key, setting) in object where key != "type" && key != "base_url" {
                 switch setting {
                 case let s as String: settings[key] = s
-                case let n as NSNumber: settings[key] = n.stringValue
+                case let n as NSNumber where OutsideValue.bool(n) == nil: settings[key] = n.stringValue
                 default: throw AdError(.configuration, "\(path).\(key): expected a string or a number")
                 }
             }

@@ -110,10 +110,13 @@ struct GrowthCatHostileAnswerTests {
 
     @Test(arguments: HostileJSON.numeric)
     func eventAndRewardCountsClampToZeroOrAMillion(value: HostileJSON.Value) throws {
-        let events = try GrowthCatClient.parseEventsAnswer(try #require(HostileJSON.replacing(["duplicates"], in: #"{"accepted": 3, "duplicates": 1}"#, with: value)))
+        let valid = #"{"accepted": 3, "duplicates": 1}"#
+        let duplicates = try GrowthCatClient.parseEventsAnswer(try #require(HostileJSON.replacing(["duplicates"], in: valid, with: value)))
+        let accepted = try GrowthCatClient.parseEventsAnswer(try #require(HostileJSON.replacing(["accepted"], in: valid, with: value)))
         let reward = try GrowthCatClient.parseRewardAnswer(try #require(HostileJSON.replacing(["accepted"], in: #"{"reward_validated": false, "accepted": 1}"#, with: value)))
         let expected = switch value.name { case "huge", "int64_max": 1_000_000; default: 0 }
-        #expect(events.duplicates == expected && events.accepted == 3)
+        #expect(duplicates.duplicates == expected && duplicates.accepted == 3)
+        #expect(accepted.accepted == expected && accepted.duplicates == 1)
         #expect(reward.accepted == expected && !reward.rewardValidated)
     }
 
