@@ -193,11 +193,20 @@ public actor AppOpenAdManager {
     }
 
     /// Shows the held ad if it is available and the policies allow; otherwise reports completion and, when no ad is
-    /// ready, starts a load. Never presents two ads at once.
+    /// held, starts a load (also when a policy refused). Never presents two ads at once. Called while the manager
+    /// believes the app is in the background, it counts as the app becoming active (the seed's own pattern calls
+    /// only this, from `applicationDidBecomeActive`).
     public func showAdIfAvailable() -> ShowResult {
         if showing != nil { return .notShown(.alreadyShowing) }
+        if screen == .background {
+            // The seed calls this from `applicationDidBecomeActive`: a call while the manager believes the app is in
+            // the background means the app came to the foreground (an app may never call the other life-cycle inputs).
+            opens += 1
+            screen = .foreground
+        }
         if let reason = policyBlock() {
             emit(.completed)
+            startLoad()   // refused for policy, but an ad is loaded ahead when none is held
             return .notShown(reason)
         }
         discardIfExpired()

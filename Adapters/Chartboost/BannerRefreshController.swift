@@ -99,6 +99,11 @@ struct BannerRefreshMachine: Sendable {
     private mutating func showPreloaded(at now: AdInstant) -> [Action] {
         guard let ad = preloaded else { return [] }
         preloaded = nil
+        if ad.isExpired(at: now) {
+            // A preloaded ad past its expiry is never shown: discard it and show the next one when it arrives.
+            showWhenLoaded = true
+            return [.discard(ad)] + requestLoad()
+        }
         showWhenLoaded = false
         var actions: [Action] = [.show(ad)]
         if let interval = policy.effectiveInterval {
@@ -184,6 +189,10 @@ public actor BannerRefreshController {
         case resumed
         /// A click was reported; a refresh follows.
         case clicked(adID: String)
+        /// The impression of the ad shown was logged with its network.
+        case impression(adID: String)
+        /// Logging the impression of the ad shown failed.
+        case impressionFailed(adID: String, String)
     }
 
     private let network: any AdNetwork
@@ -308,8 +317,12 @@ public actor BannerRefreshController {
                 Task { [weak self] in
                     // The impression is reported only while the controller lives and has not been stopped since.
                     guard let self, await self.isCurrent(ad, generation: generation) else { return }
-                    _ = try? await ad.report(.impression)
-                    await self.impressionDone(ad)
+                    do {
+                        let logged = try await ad.report(.impression)
+                        await self.impressionDone(ad, failure: logged ? nil : "the ad was invalidated before its impression")
+                    } catch {
+                        await self.impressionDone(ad, failure: "\(error)")
+                    }
                 }
             case .armTimer(let at):
                 timer?.cancel()
@@ -338,8 +351,9 @@ public actor BannerRefreshController {
         perform(machine.loadFinished(ad, at: clock.now))
     }
 
-    private func impressionDone(_ ad: LoadedAd) {
+    private func impressionDone(_ ad: LoadedAd, failure: String?) {
         guard current === ad else { return }
+        if let failure { emit(.impressionFailed(adID: ad.creative.id, failure)) } else { emit(.impression(adID: ad.creative.id)) }
         perform(machine.impressionRecorded())
     }
 

@@ -24,6 +24,8 @@ public struct BannerAdError: Error, Sendable, Hashable, CustomStringConvertible 
         case expired
         /// Reporting the click failed.
         case clickFailed = "click_failed"
+        /// The ad was presented but its impression could not be logged (`didShowAd` carries it).
+        case impressionFailed = "impression_failed"
     }
 
     /// The failure kind.
@@ -97,6 +99,7 @@ public actor ChartboostBanner {
     private var controller: BannerRefreshController?
     private var controllerEvents: Task<Void, Never>?
     private var pendingClick: (ad: LoadedAd, id: Int)?
+    private var clickedAd: LoadedAd?
     private var clickSerial = 0
     /// Whether the banner refreshes by itself after `show()`. Default true.
     public private(set) var automaticallyRefreshesContent = true
@@ -221,16 +224,21 @@ public actor ChartboostBanner {
             try await ad.report(.impression)
             delegate?.didShowAd(event(ad), error: nil)
         } catch {
-            delegate?.didShowAd(event(ad), error: BannerAdError(code: .loadFailed, message: "impression: \(error)"))
+            delegate?.didShowAd(event(ad), error: BannerAdError(code: .impressionFailed, message: "\(error)"))
         }
     }
 
     private func controllerEvent(_ event: BannerRefreshController.Event) {
         switch event {
         case .shown(let adID, _):
-            let e = BannerAdEvent(location: location, size: size, adID: adID)
-            delegate?.willShowAd(e, error: nil)
-            delegate?.didShowAd(e, error: nil)
+            // Seed: willShowAd "right before an ad is presented"…
+            delegate?.willShowAd(BannerAdEvent(location: location, size: size, adID: adID), error: nil)
+        case .impression(let adID):
+            // …didShowAd once "the ad has been presented and an ad impression logged, or if the operation failed".
+            delegate?.didShowAd(BannerAdEvent(location: location, size: size, adID: adID), error: nil)
+        case .impressionFailed(let adID, let message):
+            delegate?.didShowAd(BannerAdEvent(location: location, size: size, adID: adID),
+                                error: BannerAdError(code: .impressionFailed, message: message))
         case .loadFailed(let message):
             delegate?.didCacheAd(self.event(nil), error: BannerAdError(code: .loadFailed, message: message))
         default:
@@ -256,6 +264,7 @@ public actor ChartboostBanner {
         guard let pending = pendingClick, pending.id == id else { return }
         pendingClick = nil
         guard confirmed else { return }
+        clickedAd = pending.ad
         do {
             try await pending.ad.report(.click)
             delegate?.didClickAd(event(pending.ad), error: nil)
@@ -268,7 +277,9 @@ public actor ChartboostBanner {
 
     /// The click's destination (browser, store sheet) was closed: `didFinishHandlingClick`.
     public func clickDestinationClosed() {
-        delegate?.didFinishHandlingClick(event(shown), error: nil)
+        // The clicked ad (in auto-refresh mode the banner may show a newer one by now).
+        delegate?.didFinishHandlingClick(event(clickedAd ?? shown), error: nil)
+        clickedAd = nil
     }
 
     /// A click is waiting for its confirmation.

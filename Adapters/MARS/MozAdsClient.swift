@@ -9,11 +9,13 @@ public struct MozAdsClientBuilder: Sendable {
     private var cacheConfig: MozAdsCacheConfig?
     private var telemetry: any MozAdsTelemetry = NoOpMozAdsTelemetry()
     private var contextIDProvider: (any MozAdsContextIDProvider)?
-    private var http: (any HTTPClient)?
+    private var http: any HTTPClient
     private var now: @Sendable () -> Date = { Date() }
 
-    /// A builder with defaults: prod, no cache, no-op telemetry, rotating context id.
-    public init() {}
+    /// A builder with defaults (prod, no cache, no-op telemetry, rotating context id) over `http`. The HTTP client is
+    /// required here rather than checked at `build()`, so a builder without one cannot compile (the seed's
+    /// `MozAdsClientBuilder().environment(.prod).build()` gets the client it needs as the first argument).
+    public init(httpClient http: any HTTPClient) { self.http = http }
 
     /// Sets the environment.
     public func environment(_ environment: MozAdsEnvironment) -> Self { var b = self; b.environment = environment; return b }
@@ -23,7 +25,7 @@ public struct MozAdsClientBuilder: Sendable {
     public func telemetry(_ telemetry: any MozAdsTelemetry) -> Self { var b = self; b.telemetry = telemetry; return b }
     /// Replaces the default rotating context id.
     public func contextIDProvider(_ provider: any MozAdsContextIDProvider) -> Self { var b = self; b.contextIDProvider = provider; return b }
-    /// The HTTP client to send through (required).
+    /// Replaces the HTTP client to send through.
     public func httpClient(_ http: any HTTPClient) -> Self { var b = self; b.http = http; return b }
     /// The wall clock (cache times and context-id age); tests inject one.
     public func wallClock(_ now: @escaping @Sendable () -> Date) -> Self { var b = self; b.now = now; return b }
@@ -31,7 +33,6 @@ public struct MozAdsClientBuilder: Sendable {
     /// Builds the client. A bad cache configuration disables the cache and reports `recordBuildCacheError`;
     /// it never fails the build.
     public func build() -> MozAdsClient {
-        guard let http else { preconditionFailure("MozAdsClientBuilder.httpClient(_:) is required") }
         var cache: MarsHTTPCache?
         if let cacheConfig {
             switch MarsHTTPCache.make(cacheConfig) {

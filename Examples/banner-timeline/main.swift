@@ -27,6 +27,8 @@ var printed = 0
         case .paused(let remaining): print("\(time())  paused with \(remaining.map { "\(Int($0.seconds))s" } ?? "no timer") left")
         case .resumed: print("\(time())  resumed")
         case .clicked(let id): print("\(time())  clicked \(id)")
+        case .impression(let id): print("\(time())  impression logged for \(id)")
+        case .impressionFailed(let id, let why): print("\(time())  impression of \(id) failed: \(why)")
         }
     }
     printed = history.count

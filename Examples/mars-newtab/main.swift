@@ -18,11 +18,10 @@ struct PrintingTelemetry: MozAdsTelemetry {
 let sandbox = try await DemandSandbox.start()
 let http = CurlHTTPClient()
 let cachePath = FileManager.default.temporaryDirectory.appendingPathComponent("mars-newtab-\(UUID().uuidString).sqlite").path
-let client = MozAdsClientBuilder()
+let client = MozAdsClientBuilder(httpClient: http)
     .environment(.custom(baseURL: sandbox.marsBaseURL))
     .cacheConfig(MozAdsCacheConfig(dbPath: cachePath, defaultCacheTtlSeconds: 600, maxSizeMib: 10))
     .telemetry(PrintingTelemetry())
-    .httpClient(http)
     .build()
 
 let tilePlacements = [MozAdsPlacementRequest(placementId: "mock_tile_1"), MozAdsPlacementRequest(placementId: "mock_tile_2")]

@@ -99,7 +99,7 @@ package struct CLIConfiguration: Sendable {
         for (id, network) in networks {
             switch network.type {
             case "mars":
-                var builder = MozAdsClientBuilder().environment(.custom(baseURL: network.baseURL)).httpClient(http)
+                var builder = MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: network.baseURL))
                 if let path = network.settings["cache_path"] {
                     builder = builder.cacheConfig(MozAdsCacheConfig(
                         dbPath: path,

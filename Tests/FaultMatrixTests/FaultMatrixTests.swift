@@ -50,7 +50,7 @@ struct NetworkCase: Sendable, CustomStringConvertible {
             configuration.catalogCaching = false
             return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
         case "mars":
-            return MarsNetwork(client: MozAdsClientBuilder().environment(.custom(baseURL: sandbox.marsBaseURL)).httpClient(http).build())
+            return MarsNetwork(client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build())
         case "chartboost":
             return ChartboostNetwork(configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"), http: http)
         default:

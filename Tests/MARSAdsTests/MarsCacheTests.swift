@@ -20,8 +20,8 @@ func cachingServer(cacheControl: String?, status: Int = 200) throws -> LoopbackH
 func cachedClient(_ server: LoopbackHTTPServer, config: MozAdsCacheConfig, wall: WallClock = WallClock()) -> (MozAdsClient, CurlHTTPClient, RecordingTelemetry) {
     let curl = CurlHTTPClient()
     let telemetry = RecordingTelemetry()
-    let client = MozAdsClientBuilder().environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(telemetry)
-        .cacheConfig(config).httpClient(curl).wallClock(wall.now).build()
+    let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(telemetry)
+        .cacheConfig(config).wallClock(wall.now).build()
     return (client, curl, telemetry)
 }
 

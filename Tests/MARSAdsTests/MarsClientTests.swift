@@ -254,7 +254,7 @@ struct MarsNetworkTests {
         let curl = CurlHTTPClient()
         let http = RecordingHTTPClient(wrapping: curl)
         // No cache: the kit's repeated identical requests must reach the wire.
-        let client = MozAdsClientBuilder().environment(.custom(baseURL: sandbox.marsBaseURL)).httpClient(http).build()
+        let client = MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build()
         let subject = ConformanceSubject(
             network: MarsNetwork(client: client), wire: http,
             fillRequest: AdRequest(placement: "mock_tile_1", format: .tile),

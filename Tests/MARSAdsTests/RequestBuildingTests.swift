@@ -47,7 +47,7 @@ struct RequestBuildingTests {
         let path = tempDB()
         let first = try await marsFixture(cache: MozAdsCacheConfig(dbPath: path), contextID: FixedContextIDProvider("context-a"))
         _ = try await first.client.requestTileAds(tile1)
-        let second = MozAdsClientBuilder().environment(.custom(baseURL: first.sandbox.marsBaseURL)).httpClient(first.curl)
+        let second = MozAdsClientBuilder(httpClient: first.curl).environment(.custom(baseURL: first.sandbox.marsBaseURL))
             .cacheConfig(MozAdsCacheConfig(dbPath: path)).contextIDProvider(FixedContextIDProvider("context-b")).build()
         _ = try await second.requestTileAds(tile1)
         #expect(first.sandbox.records.requestCounts["POST /mars/v1/ads"] == 1, "context-b was served context-a's cached answer")

@@ -49,7 +49,7 @@ func marsFixture(_ scenario: SandboxScenario = SandboxScenario(), cache: MozAdsC
     let curl = CurlHTTPClient()
     let telemetry = RecordingTelemetry()
     let wall = WallClock()
-    var builder = MozAdsClientBuilder().environment(.custom(baseURL: sandbox.marsBaseURL)).telemetry(telemetry).httpClient(curl).wallClock(wall.now)
+    var builder = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL)).telemetry(telemetry).wallClock(wall.now)
     if let cache { builder = builder.cacheConfig(cache) }
     if let contextID { builder = builder.contextIDProvider(contextID) }
     return MarsFixture(sandbox: sandbox, curl: curl, client: builder.build(), telemetry: telemetry, wall: wall)
@@ -64,7 +64,7 @@ func craftedClient(status: Int = 200, headers: [(String, String)] = [], body: St
     }
     let curl = CurlHTTPClient()
     let telemetry = RecordingTelemetry()
-    let client = MozAdsClientBuilder().environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(telemetry).httpClient(curl).build()
+    let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(telemetry).build()
     return (client, server, curl, telemetry)
 }
 

@@ -52,8 +52,8 @@ for (name, request) in routes {
 
 // MARS cache hit vs network.
 let path = FileManager.default.temporaryDirectory.appendingPathComponent("mars-bench-\(UUID().uuidString).sqlite").path
-let mars = MozAdsClientBuilder().environment(.custom(baseURL: sandbox.marsBaseURL))
-    .cacheConfig(MozAdsCacheConfig(dbPath: path)).httpClient(client).build()
+let mars = MozAdsClientBuilder(httpClient: client).environment(.custom(baseURL: sandbox.marsBaseURL))
+    .cacheConfig(MozAdsCacheConfig(dbPath: path)).build()
 let placements = [MozAdsPlacementRequest(placementId: "mock_tile_1")]
 func percentiles(_ options: MozAdsRequestOptions?, count: Int) async throws -> (p50: Double, p99: Double) {
     var samples: [Double] = []
