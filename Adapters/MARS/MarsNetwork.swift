@@ -31,7 +31,8 @@ public struct MarsNetwork: AdNetwork {
         let spec = MozAdsClient.PlacementSpec(id: request.placement, count: 1, content: nil)
         let ads: [String: [MozAdsClient.DecodedAd]]
         do {
-            ads = try await client.fetch([spec], options: MozAdsRequestOptions(), timeout: request.timeout, gpp: request.privacy.gpp)
+            let kind: MozAdsClient.Kind = switch request.format { case .tile: .tile; case .spoc: .spoc; default: .image }
+            ads = try await client.fetch([spec], kind: kind, options: MozAdsRequestOptions(), timeout: request.timeout, gpp: request.privacy.gpp)
         } catch {
             throw Self.adError(error)
         }

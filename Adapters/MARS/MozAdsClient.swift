@@ -62,6 +62,8 @@ public actor MozAdsClient {
     /// The wall-clock second of the last expired-row cleanup. Expiry has one-second resolution, so a second cleanup
     /// within the same second cannot delete anything more.
     private var lastCleanupSecond: Int64?
+    /// Requests in flight by cache key, with the identical requests waiting for their answer.
+    private var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] = [:]
 
     init(environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
          contextID: any MozAdsContextIDProvider, http: any HTTPClient, now: @escaping @Sendable () -> Date) {
@@ -81,21 +83,21 @@ public actor MozAdsClient {
     /// One tile per placement; placements without fill are absent.
     public func requestTileAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: MozAdsTile] {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
-        let ads = try await fetch(specs, options: options ?? .init(), timeout: nil)
+        let ads = try await fetch(specs, kind: .tile, options: options ?? .init(), timeout: nil)
         return ads.compactMapValues { $0.first.flatMap(Self.tile) }
     }
 
     /// One image per placement; placements without fill are absent.
     public func requestImageAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: MozAdsImage] {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
-        let ads = try await fetch(specs, options: options ?? .init(), timeout: nil)
+        let ads = try await fetch(specs, kind: .image, options: options ?? .init(), timeout: nil)
         return ads.compactMapValues { $0.first.flatMap(Self.image) }
     }
 
     /// Spocs per placement, in server order; placements without fill are absent.
     public func requestSpocAds(_ placements: [MozAdsPlacementRequestWithCount], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: [MozAdsSpoc]] {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: Int($0.count), content: $0.iabContent) }
-        let ads = try await fetch(specs, options: options ?? .init(), timeout: nil)
+        let ads = try await fetch(specs, kind: .spoc, options: options ?? .init(), timeout: nil)
         return ads.compactMapValues { items in
             let spocs = items.compactMap(Self.spoc)
             return spocs.isEmpty ? nil : spocs
@@ -108,19 +110,26 @@ public actor MozAdsClient {
         var content: MozAdsIABContent?
     }
 
-    /// Validated, decoded and enriched ads per placement (kind decided by the caller).
-    func fetch(_ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?, gpp: String? = nil) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    /// The kind of item a request asks for; each item is decoded as this kind on its own.
+    package enum Kind: String, Sendable, CaseIterable { case tile, image, spoc }
+
+    /// Validated, decoded and enriched ads of `kind` per placement: an item that is not a valid `kind` is dropped
+    /// (telemetry `invalid_ad_item`), the others stay; `position` counts valid items only.
+    func fetch(_ placements: [PlacementSpec], kind: Kind, options: MozAdsRequestOptions, timeout: Duration?,
+               gpp: String? = nil) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
         do {
-            let result = try await fetchUnrecorded(placements, options: options, timeout: timeout, gpp: gpp)
+            let (decoded, hash) = try await fetchUnrecorded(placements, options: options, timeout: timeout, gpp: gpp)
             telemetry.recordClientOperationTotal(label: "request_ads")
-            return result
+            let telemetry = telemetry
+            return Self.select(decoded, kind: kind, hash: hash) { telemetry.recordDeserializationError(label: $0, value: $1) }
         } catch {
             telemetry.recordClientError(label: "request_ads", value: error.description)
             throw error
         }
     }
 
-    private func fetchUnrecorded(_ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?, gpp: String?) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    private func fetchUnrecorded(_ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?,
+                                 gpp: String?) async throws(MozAdsClientError) -> (ads: [String: [DecodedAd]], hash: String) {
         if placements.isEmpty { throw MozAdsClientError(code: .buildRequest, message: "Could not build request with empty placement configs") }
         var seen: Set<String> = []
         for placement in placements where !seen.insert(placement.id).inserted {
@@ -136,17 +145,40 @@ public actor MozAdsClient {
             cleanupIfDue(now: nowSeconds)
             if (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst, let parsed = parsedHits[hash], parsed.expiresAt > nowSeconds {
                 telemetry.recordHttpCacheOutcome(label: "hit", value: "")
-                return parsed.ads
+                return (parsed.ads, hash)
             }
         }
         let body = Self.requestBody(contextID: contextID, placements: placements, flags: options.flags, gpp: gpp)
-        let (response, cachedUntil) = try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout, now: nowSeconds)
+        let (response, cachedUntil) = try await sendOnce(body: body, hash: hash, options: options, timeout: timeout, now: nowSeconds)
         let ads = try parse(response, placements: placements, hash: hash)
         if let cachedUntil {
             if parsedHits.count >= 128 { parsedHits.removeAll() }
             parsedHits[hash] = (ads, cachedUntil)
         }
-        return ads
+        return (ads, hash)
+    }
+
+    /// Single flight per cache key: while a cacheable request (cache on, `cacheFirst`) is in flight, an identical one
+    /// waits for its answer instead of sending a second request that would miss the cache too.
+    private func sendOnce(body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
+                          now: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
+        let shareable = cache != nil && (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst
+        guard shareable else { return try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout, now: now) }
+        if inFlight[hash] != nil {
+            let shared = await withCheckedContinuation { (continuation: CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>) in
+                inFlight[hash, default: []].append(continuation)
+            }
+            return try shared.get()
+        }
+        inFlight[hash] = []
+        let result: Result<(HTTPResponse, Int64?), MozAdsClientError>
+        do {
+            result = .success(try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout, now: now))
+        } catch {
+            result = .failure(error)
+        }
+        for waiter in inFlight.removeValue(forKey: hash) ?? [] { waiter.resume(returning: result) }
+        return try result.get()
     }
 
     private func cleanupIfDue(now: Int64) {
@@ -268,34 +300,64 @@ public actor MozAdsClient {
 
     private func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError) -> [String: [DecodedAd]] {
         let telemetry = telemetry
-        return try Self.parseAnswer(response, hash: hash) { telemetry.recordDeserializationError(label: "invalid_ad_item", value: $0) }
+        return try Self.parseAnswer(response) { telemetry.recordDeserializationError(label: $0, value: $1) }
     }
 
-    /// Decodes a `/v1/ads` answer into ad items per placement; `onInvalidItem` hears why each dropped item was dropped.
-    package static func parseAnswer(_ response: HTTPResponse, hash: String,
-                                    onInvalidItem: (String) -> Void) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    /// Decodes a `/v1/ads` answer into ad items per placement (callbacks checked, not yet enriched). `onInvalid`
+    /// hears each drop with its telemetry label: `invalid_structure` (the body is not an object: also thrown),
+    /// `invalid_array` (a placement's value is not an array: skipped), `invalid_ad_item` (an item without valid
+    /// callbacks: dropped, the other items stay).
+    package static func parseAnswer(_ response: HTTPResponse,
+                                    onInvalid: (_ label: String, _ message: String) -> Void) throws(MozAdsClientError) -> [String: [DecodedAd]] {
         if let error = Self.statusError(response) { throw error }
         if let violation = JSONLimits().violation(in: response.body) {
+            onInvalid("invalid_structure", violation)
             throw MozAdsClientError(code: .json, message: "the response breaks a limit: \(violation)")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+            onInvalid("invalid_structure", "the response is not a JSON object")
             throw MozAdsClientError(code: .json, message: "the response is not a JSON object")
         }
         var result: [String: [DecodedAd]] = [:]
         for (placementID, value) in object {
-            guard let items = value as? [Any] else { continue }
+            guard let items = value as? [Any] else {
+                onInvalid("invalid_array", "placement \(placementID) is not an array")
+                continue
+            }
             var ads: [DecodedAd] = []
             for item in items {
                 switch Self.decodeItem(item) {
-                case .success(var ad):
-                    ad.callbacks = Self.enrich(ad.callbacks, hash: hash, capKey: (ad.object["caps"]?.object?["cap_key"]?.string),
-                                               placementID: placementID, position: ads.count)
-                    ads.append(ad)
-                case .failure(let message):
-                    onInvalidItem(message)
+                case .success(let ad): ads.append(ad)
+                case .failure(let message): onInvalid("invalid_ad_item", message)
                 }
             }
             if !ads.isEmpty { result[placementID] = ads }
+        }
+        return result
+    }
+
+    /// Keeps the items that decode as `kind`, in order, each enriched with its position among the valid ones;
+    /// every other item is reported (`invalid_ad_item`) and dropped. Placements left empty are absent.
+    package static func select(_ decoded: [String: [DecodedAd]], kind: Kind, hash: String,
+                               onInvalid: (_ label: String, _ message: String) -> Void) -> [String: [DecodedAd]] {
+        var result: [String: [DecodedAd]] = [:]
+        for (placementID, items) in decoded {
+            var valid: [DecodedAd] = []
+            for var ad in items {
+                let ok = switch kind {
+                case .tile: tile(ad) != nil
+                case .image: image(ad) != nil
+                case .spoc: spoc(ad) != nil
+                }
+                guard ok else {
+                    onInvalid("invalid_ad_item", "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or invalid")
+                    continue
+                }
+                ad.callbacks = enrich(ad.callbacks, hash: hash, capKey: ad.object["caps"]?.object?["cap_key"]?.string,
+                                      placementID: placementID, position: valid.count)
+                valid.append(ad)
+            }
+            if !valid.isEmpty { result[placementID] = valid }
         }
         return result
     }

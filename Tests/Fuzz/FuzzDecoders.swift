@@ -34,11 +34,14 @@ enum Targets {
         "growthcat-events": { _ = try? GrowthCatClient.parseEventsAnswer($0) },
         "growthcat-reward": { _ = try? GrowthCatClient.parseRewardAnswer($0) },
         "mars-ads": { data in
-            guard let items = try? MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: data), hash: "h", onInvalidItem: { _ in }) else { return }
-            for item in items.values.joined() {
-                _ = MozAdsClient.tile(item)
-                _ = MozAdsClient.image(item)
-                _ = MozAdsClient.spoc(item)
+            guard let items = try? MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: data), onInvalid: { _, _ in }) else { return }
+            for kind in MozAdsClient.Kind.allCases {
+                let selected = MozAdsClient.select(items, kind: kind, hash: "h", onInvalid: { _, _ in })
+                for item in selected.values.joined() {
+                    _ = MozAdsClient.tile(item)
+                    _ = MozAdsClient.image(item)
+                    _ = MozAdsClient.spoc(item)
+                }
             }
         },
         "chartboost-load": { data in

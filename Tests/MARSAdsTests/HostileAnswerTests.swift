@@ -16,7 +16,7 @@ struct MarsHostileAnswerTests {
 
     func spoc(_ path: [String], _ value: HostileJSON.Value) throws -> MozAdsSpoc? {
         let body = try #require(HostileJSON.replacing(path, in: Self.validSpoc, with: value))
-        let items = try MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: body), hash: "h") { _ in }
+        let items = try MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: body)) { _, _ in }
         let item = try #require(items["spocs"]?.first, "the item and its callbacks decode")
         return MozAdsClient.spoc(item)
     }
@@ -62,7 +62,7 @@ struct MarsHostileAnswerTests {
     @Test func aDeeplyNestedAnswerIsAJSONErrorNamingTheLimit() {
         let body = Data((#"{"spocs": "# + String(repeating: "[", count: 100_000)).utf8)
         #expect(throws: MozAdsClientError(code: .json, message: "the response breaks a limit: nesting deeper than 32 levels")) {
-            try MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: body), hash: "h") { _ in }
+            try MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: body)) { _, _ in }
         }
     }
 }
