@@ -2,8 +2,11 @@ import AdMediation
 
 /// The presentation rules of a full-screen GrowthCat ad as a value type driven by explicit instants (no UI):
 /// the "Sponsored" label is always shown; an image may be closed after `skippable_after_seconds`, or 3 s when it is
-/// null; a video per its close policy, or at its end when null; a rewarded ad's close stays hidden until
-/// `minimum_view_seconds` (or the video's end), and closing it asks for reward validation. Events come out in order:
+/// null; a video per its close policy, or at its end when null (the end comes from the renderer through
+/// ``playbackEnded(at:)`` or from `duration_seconds`); a rewarded ad's close stays hidden until `minimum_view_seconds`
+/// or the video's end, whichever comes first (a rewarded image with no minimum: ``rewardedImageDefaultMinimum``), and
+/// its reward is due for validation at that instant (``rewardValidation(at:)``). No ad keeps its close button hidden
+/// longer than ``maximumCloseDelay``. Events come out in order:
 /// `impression` on present, `video_start`, `video_progress` at 25/50/75 % (with `progress_pct`), `video_complete`,
 /// `click`, `ad_closed`. App Store creatives carry their `overlay` or `product_view` presentation.
 public struct GrowthCatPresentation: Sendable {
@@ -47,9 +50,18 @@ public struct GrowthCatPresentation: Sendable {
     public let showsSponsoredLabel = true
     /// `overlay` or `product_view` for App Store creatives.
     public var storePresentation: String? { ad.creativeType == "app_store" ? (ad.storePresentation ?? "overlay") : nil }
+    /// A rewarded image whose minimum view time and grant time are both null is closable (and its reward due) after
+    /// this long: the spec's example minimum.
+    public static let rewardedImageDefaultMinimum: Duration = .seconds(15)
+    /// However the metadata and the renderer behave, the close button appears at the latest this long after the ad
+    /// was presented: a broken video (no duration, never reporting its end) never traps the user.
+    public static let maximumCloseDelay: Duration = .seconds(300)
     private var quartilesSent: Set<Int> = []
     private var completed = false
     private var closed = false
+    /// When the renderer reported the end of playback (or its failure).
+    private var playbackEndedAt: AdInstant?
+    private var rewardHandedOut = false
 
     /// Presents the ad at `now`; returns the first events (`impression`, and `video_start` for videos).
     public static func present(_ ad: GrowthCatAd, at now: AdInstant) -> (GrowthCatPresentation, [Event]) {
@@ -65,20 +77,48 @@ public struct GrowthCatPresentation: Sendable {
     }
 
     var isVideo: Bool { ad.creativeType == "video" }
-    var videoEnd: AdInstant? { isVideo ? ad.durationSeconds.map { presentedAt + Self.seconds($0) } : nil }
+
+    /// When the video ends: reported by the renderer, else from `duration_seconds`; nil while unknown.
+    var videoEnd: AdInstant? {
+        guard isVideo else { return nil }
+        if let playbackEndedAt { return playbackEndedAt }
+        return ad.durationSeconds.map { presentedAt + Self.seconds($0) }
+    }
 
     /// Seconds from the ad (already checked by the parser) as a duration; anything unrepresentable is zero.
     static func seconds(_ value: Double) -> Duration { OutsideValue.duration(seconds: value) ?? .zero }
 
-    /// When the close button may appear (nil: only once the video ends, for a video without duration: never).
-    public var closeAvailableAt: AdInstant? {
-        if ad.isRewarded {
-            if let minimum = ad.placement?.minimumViewSeconds ?? ad.rewardGrantAfterSeconds { return presentedAt + Self.seconds(minimum) }
-            return videoEnd
+    /// When a rewarded ad's reward condition is met: its minimum view time (`minimum_view_seconds`, else
+    /// `reward_grant_after_seconds`) or the video's end, whichever comes first ("hidden until minimum_view_seconds
+    /// elapses (or the video finishes)"); a rewarded image with neither waits ``rewardedImageDefaultMinimum``.
+    var rewardDueAt: AdInstant? {
+        guard ad.isRewarded else { return nil }
+        let minimum = (ad.placement?.minimumViewSeconds ?? ad.rewardGrantAfterSeconds).map { presentedAt + Self.seconds($0) }
+        if isVideo {
+            switch (minimum, videoEnd) {
+            case (let m?, let e?): return min(m, e)
+            case (let m?, nil): return m
+            case (nil, let e?): return e
+            case (nil, nil): return nil
+            }
         }
+        return minimum ?? presentedAt + Self.rewardedImageDefaultMinimum
+    }
+
+    /// When the close button may appear; never later than ``maximumCloseDelay`` after presenting.
+    public var closeAvailableAt: AdInstant? {
+        let latest = presentedAt + Self.maximumCloseDelay
+        return min(rulesCloseAt ?? latest, latest)
+    }
+
+    private var rulesCloseAt: AdInstant? {
+        if ad.isRewarded { return rewardDueAt }
         let skipAfter = ad.closeSkippableAfterSeconds ?? ad.placement?.skippableAfterSeconds
         if isVideo {
-            if let skipAfter, ad.closeIsSkippable ?? ad.placement?.isSkippable ?? true { return presentedAt + Self.seconds(skipAfter) }
+            if let skipAfter, ad.closeIsSkippable ?? ad.placement?.isSkippable ?? true {
+                let skip = presentedAt + Self.seconds(skipAfter)
+                return videoEnd.map { min($0, skip) } ?? skip
+            }
             return videoEnd
         }
         return presentedAt + Self.seconds(skipAfter ?? 3)
@@ -90,21 +130,63 @@ public struct GrowthCatPresentation: Sendable {
         return now >= at
     }
 
-    /// Time moved to `now`: the video events due by then.
+    /// Time moved to `now`: the video events due by then, from `duration_seconds` (a renderer that reports
+    /// progress uses ``playbackProgressed(to:at:)`` instead, which also works without a duration).
     public mutating func advance(to now: AdInstant) -> [Event] {
-        guard isVideo, let duration = ad.durationSeconds, duration > 0, !closed else { return [] }
+        guard isVideo, !closed else { return [] }
         var events: [Event] = []
-        for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
-            if now >= presentedAt + Self.seconds(duration * Double(quartile) / 100) {
-                quartilesSent.insert(quartile)
-                events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
+        if playbackEndedAt == nil, let duration = ad.durationSeconds, duration > 0 {
+            for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
+                if now >= presentedAt + Self.seconds(duration * Double(quartile) / 100) {
+                    quartilesSent.insert(quartile)
+                    events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
+                }
             }
         }
         if !completed, let end = videoEnd, now >= end {
+            events += remainingQuartiles()
             completed = true
             events.append(Event(name: .videoComplete, metadata: [:]))
         }
         return events
+    }
+
+    /// The renderer's playback position, as a fraction 0…1 of the video: the quartile events it crossed.
+    public mutating func playbackProgressed(to fraction: Double, at now: AdInstant) -> [Event] {
+        guard isVideo, !closed, fraction.isFinite else { return [] }
+        var events: [Event] = []
+        for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) && fraction * 100 >= Double(quartile) {
+            quartilesSent.insert(quartile)
+            events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
+        }
+        return events + (fraction >= 1 ? playbackEnded(at: now) : [])
+    }
+
+    /// The renderer says playback ended (or failed and cannot continue) at `now`: the remaining quartiles and
+    /// `video_complete` are due, and the close button may appear (a rewarded video's reward condition is met).
+    public mutating func playbackEnded(at now: AdInstant) -> [Event] {
+        guard isVideo, !closed else { return [] }
+        if playbackEndedAt == nil { playbackEndedAt = now }
+        return advance(to: now)
+    }
+
+    private mutating func remainingQuartiles() -> [Event] {
+        var events: [Event] = []
+        for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
+            quartilesSent.insert(quartile)
+            events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
+        }
+        return events
+    }
+
+    /// The seed: "Once the user has watched for minimum_view_seconds … the SDK calls POST /v1/ads/reward/validate
+    /// with the actual elapsed seconds." Returns the figures to validate with, once, the first time it is asked at or
+    /// after the reward condition is met; nil before, after, and for ads that are not rewarded.
+    public mutating func rewardValidation(at now: AdInstant) -> (viewedSeconds: Double, completed: Bool)? {
+        guard ad.isRewarded, !rewardHandedOut, let due = rewardDueAt, now >= due else { return nil }
+        rewardHandedOut = true
+        _ = advance(to: now)
+        return ((now - presentedAt).seconds, !isVideo || completed)
     }
 
     /// The user tapped the call to action.
@@ -115,10 +197,10 @@ public struct GrowthCatPresentation: Sendable {
         guard !closed else { return (.closed(validateReward: nil), []) }
         guard isCloseVisible(at: now) else { return (.notYet(availableAt: closeAvailableAt), []) }
         var events = advance(to: now)
+        // A rewarded ad whose validation was not handed out yet (closed at its first possible instant) hands it out now.
+        let reward = rewardValidation(at: now)
         closed = true
         events.append(Event(name: .adClosed, metadata: [:]))
-        let viewed = (now - presentedAt).seconds
-        let reward: (Double, Bool)? = ad.isRewarded ? (viewed, !isVideo || completed) : nil
         return (.closed(validateReward: reward), events)
     }
 }

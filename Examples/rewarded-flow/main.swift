@@ -33,18 +33,27 @@ func send(_ events: [GrowthCatPresentation.Event]) async throws {
 var (presentation, first) = GrowthCatPresentation.present(ad, at: clock.now)
 print("\"Sponsored\" label shown: \(presentation.showsSponsoredLabel)")
 try await send(first)
+/// Validates the reward with the server; grants only what it confirms.
+func validate(_ figures: (viewedSeconds: Double, completed: Bool)) async throws {
+    let answer = try await client.validateAdReward(for: ad, appUserID: "user_123", sessionID: session,
+                                                   viewedSeconds: figures.viewedSeconds, completed: figures.completed)
+    let at = String(format: "t=%4.1fs", Double(clock.now.nanoseconds) / 1e9)
+    print(answer.rewardValidated ? "\(at)  reward validated: grant \(answer.reward?.amount ?? 0) \(answer.reward?.name ?? "")"
+                                 : "\(at)  reward refused: grant nothing")
+}
+
 for second in 1...20 {
     await clock.advance(to: .zero + .seconds(second))
     try await send(presentation.advance(to: clock.now))
+    // The reward is validated as soon as the minimum view time is reached, as the seed orders it.
+    if let figures = presentation.rewardValidation(at: clock.now) { try await validate(figures) }
     if second == 10, case (.notYet(let at), _) = presentation.close(at: clock.now) {
         print("t=10.0s  the user tries to close: hidden until \(Double(at?.nanoseconds ?? 0) / 1e9) s")
     }
 }
-if case (.closed(let validate?), let events) = presentation.close(at: clock.now) {
+if case (.closed(let figures), let events) = presentation.close(at: clock.now) {
     try await send(events)
-    let answer = try await client.validateAdReward(for: ad, appUserID: "user_123", sessionID: session,
-                                                   viewedSeconds: validate.viewedSeconds, completed: validate.completed)
-    print(answer.rewardValidated ? "reward validated: grant \(answer.reward?.amount ?? 0) \(answer.reward?.name ?? "")" : "reward refused: grant nothing")
+    if let figures { try await validate(figures) }
 }
 let report = await client.flushAdEvents()
 print("flushed \(report.sent) events; the sandbox counted \(sandbox.records.growthcatEvents.count) distinct events, \(sandbox.records.growthcatDuplicates) duplicates")

@@ -255,6 +255,21 @@ struct Show: AsyncParsableCommand {
             // GrowthCat: the presentation rules decide the events and when the close button appears.
             var (session, first) = GrowthCatPresentation.present(gcAd, at: clock.now)
             for event in first { await report(Self.adEvent(event)) }
+            // The seed validates a reward once the minimum view time is reached, not only at close.
+            func validateReward(_ figures: (viewedSeconds: Double, completed: Bool)) async {
+                guard let user = appUserID else {
+                    reward = ["validated": false, "error": "--app-user-id is required to validate a reward"]
+                    return
+                }
+                do {
+                    let answer = try await gc.client.validateAdReward(for: gcAd, appUserID: user, sessionID: nil,
+                                                                       viewedSeconds: figures.viewedSeconds, completed: figures.completed)
+                    reward = ["validated": answer.rewardValidated, "name": answer.reward?.name ?? NSNull(),
+                              "amount": answer.reward?.amount ?? NSNull(), "at_s": Double(clock.now.nanoseconds) / 1e9]
+                } catch {
+                    reward = ["validated": false, "error": "\(error)"]
+                }
+            }
             let end = AdInstant.zero + watch
             var second = 0.0
             while clock.now < end {
@@ -262,6 +277,7 @@ struct Show: AsyncParsableCommand {
                 await clock.advance(to: min(end, .zero + .seconds(Int64(second))))
                 if click && second == 1 { for event in session.click() { await report(Self.adEvent(event)) } }
                 for event in session.advance(to: clock.now) { await report(Self.adEvent(event)) }
+                if let figures = session.rewardValidation(at: clock.now) { await validateReward(figures) }
             }
             switch session.close(at: clock.now) {
             case (.notYet(let availableAt), _):
@@ -270,19 +286,7 @@ struct Show: AsyncParsableCommand {
                 if gcAd.isRewarded { reward = ["validated": false, "error": "the ad was not watched long enough to be closed"] }
             case (.closed(let validate), let events):
                 for event in events { await report(Self.adEvent(event)) }
-                if let validate {
-                    if let user = appUserID {
-                        do {
-                            let answer = try await gc.client.validateAdReward(for: gcAd, appUserID: user, sessionID: nil,
-                                                                               viewedSeconds: validate.viewedSeconds, completed: validate.completed)
-                            reward = ["validated": answer.rewardValidated, "name": answer.reward?.name ?? NSNull(), "amount": answer.reward?.amount ?? NSNull()]
-                        } catch {
-                            reward = ["validated": false, "error": "\(error)"]
-                        }
-                    } else {
-                        reward = ["validated": false, "error": "--app-user-id is required to validate a reward"]
-                    }
-                }
+                if let validate { await validateReward(validate) }
             }
             let report = await gc.client.flushAdEvents()
             flushed = ["sent": report.sent, "dropped": report.dropped, "remaining": report.remaining]

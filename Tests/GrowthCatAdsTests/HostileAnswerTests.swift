@@ -131,7 +131,10 @@ struct GrowthCatHostileAnswerTests {
         let body = try #require(HostileJSON.replacing(["ads", "0", "placement", "minimum_view_seconds"], in: validCatalog, with: HostileJSON.huge))
         let ad = try #require(try GrowthCatClient.parseCatalog(body).0.first)
         let (session, _) = GrowthCatPresentation.present(ad, at: .zero)
-        #expect(session.closeAvailableAt == .zero + .seconds(604_800))
+        #expect(session.closeAvailableAt == .zero + .seconds(30), "a week-long minimum: the close appears at the video's end")
+        var image = ad
+        image.creativeType = "image"
+        #expect(GrowthCatPresentation.present(image, at: .zero).0.closeAvailableAt == AdInstant.zero + GrowthCatPresentation.maximumCloseDelay)
     }
 }
 

@@ -18,10 +18,6 @@ func at(_ s: Double) -> AdInstant { t0 + .milliseconds(Int64(s * 1000)) }
 
 @Suite("GrowthCat presentation rules")
 struct PresentationTests {
-    @Test func sponsoredLabelIsAlwaysShown() {
-        #expect(GrowthCatPresentation.present(gcAd(), at: t0).0.showsSponsoredLabel)
-    }
-
     @Test func presentingReportsTheImpression() {
         #expect(GrowthCatPresentation.present(gcAd(), at: t0).1.map(\.name) == [.impression])
     }
