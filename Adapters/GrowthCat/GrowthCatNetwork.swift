@@ -2,18 +2,6 @@ import AdMediation
 import Foundation
 import Synchronization
 
-/// The GrowthCat ads behind recent fills, so presentation code can reach their close policy and reward.
-final class ServedAds: Sendable {
-    private let ads = Mutex<[String: GrowthCatAd]>([:])
-    func remember(_ ad: GrowthCatAd) {
-        ads.withLock { map in
-            if map.count >= 512 { map.removeAll() }
-            map[ad.creativeID] = ad
-        }
-    }
-    func ad(creativeID: String) -> GrowthCatAd? { ads.withLock { $0[creativeID] } }
-}
-
 /// GrowthCat as an ``AdNetwork``: a request's placement is the placement key; `banner`, `interstitial` and
 /// `rewarded` formats. eCPM comes from the ad when present. Events go through the client's durable queue.
 public struct GrowthCatNetwork: AdNetwork {
@@ -25,12 +13,12 @@ public struct GrowthCatNetwork: AdNetwork {
     public let client: GrowthCatClient
     private let clock: any AdClock
     private let adTTL: Duration
-    private let served = ServedAds()
 
-    /// The GrowthCat ad behind a fill of this network (its close policy, reward, tracking), while it is recent.
+    /// The GrowthCat ad behind a fill of this network (its close policy, reward and tracking), carried by the
+    /// `LoadedAd` itself: each serve keeps its own `allocation_id` and `token`, however many times a creative is served.
     public func growthCatAd(for loaded: LoadedAd) -> GrowthCatAd? {
         guard loaded.networkID == id else { return nil }
-        return served.ad(creativeID: loaded.creative.id)
+        return loaded.adapterData as? GrowthCatAd
     }
 
     /// Wraps `client`; loaded ads expire after `adTTL` (default 1 hour, the full-screen norm).
@@ -64,7 +52,8 @@ public struct GrowthCatNetwork: AdNetwork {
                     }
                 }
                 defer { group.cancelAll() }
-                return try await group.next()!
+                guard let first = try await group.next() else { return nil }
+                return first
             }
         } catch let error as GrowthCatError {
             throw error.adError
@@ -75,7 +64,6 @@ public struct GrowthCatNetwork: AdNetwork {
         guard let ad else { return .noFill(NoFill(reason: "no servable ad")) }
         if let format = ad.format, format != wanted { return .noFill(NoFill(reason: "format \(format), wanted \(wanted)")) }
         if request.format == .rewarded && !ad.isRewarded { return .noFill(NoFill(reason: "not a rewarded ad")) }
-        served.remember(ad)
         var fields: [String: String] = [:]
         fields["headline"] = ad.headline
         fields["cta_text"] = ad.ctaText
@@ -84,7 +72,7 @@ public struct GrowthCatNetwork: AdNetwork {
         return .filled(LoadedAd(
             networkID: id, placement: request.placement, format: request.format,
             creative: AdCreative(id: ad.creativeID, kind: ad.creativeType, assetURL: ad.assetURL, fields: fields),
-            ecpm: ad.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }, loadedAt: now, expiresAt: now + adTTL,
+            ecpm: ad.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }, loadedAt: now, expiresAt: now + adTTL, adapterData: ad,
             reporter: Reporter(client: client, ad: ad, placementKey: request.placement, userID: request.userID, sessionID: request.sessionID)))
     }
 

@@ -82,6 +82,9 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     public let loadedAt: AdInstant
     /// When it stops being showable, on the same clock, if it expires.
     public let expiresAt: AdInstant?
+    /// The adapter's own data for this served ad (for example its tracking token), carried with the ad itself so
+    /// two serves of one creative never share or overwrite it. Adapters read it back with their own type.
+    public let adapterData: (any Sendable)?
     private let reporter: any AdEventReporter
     private let state = Mutex(EventState())
 
@@ -99,8 +102,10 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
         ecpm: Double? = nil,
         loadedAt: AdInstant,
         expiresAt: AdInstant? = nil,
+        adapterData: (any Sendable)? = nil,
         reporter: any AdEventReporter = NoEventReporter()
     ) {
+        self.adapterData = adapterData
         self.networkID = networkID
         self.placement = placement
         self.format = format

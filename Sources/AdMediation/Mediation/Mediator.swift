@@ -119,6 +119,7 @@ public final class Mediator: AdNetwork {
             ecpm: ad.ecpm,
             loadedAt: ad.loadedAt,
             expiresAt: ad.expiresAt,
+            adapterData: ad.adapterData,
             reporter: MediatedAdReporter(inner: ad, onImpression: { [self] in
                 let at = clock.now
                 shared.withLock { $0.pacing[request.placement, default: .init()].record(at, window: window) }
