@@ -132,7 +132,9 @@ let package = Package(
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport"]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
-        .testTarget(name: "MediateCLITests", dependencies: ["mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport"]),
+        .testTarget(name: "MediateCLITests", dependencies: [
+            "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds",
+        ]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
         .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "growthcat-crash-child"]),
         .testTarget(name: "FaultMatrixTests", dependencies: [

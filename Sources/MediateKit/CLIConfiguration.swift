@@ -84,6 +84,29 @@ package struct CLIConfiguration: Sendable {
         }
     }
 
+    /// The per-user state directory of `mediate`: `$XDG_STATE_HOME/mediate`, else `~/.local/state/mediate`.
+    package static func stateDirectory(environment: [String: String]) -> URL? {
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("mediate")
+        }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/state/mediate")
+    }
+
+    /// The default event queue of a GrowthCat network: `<state directory>/<network id>-events.sqlite` (created).
+    package static func defaultQueuePath(networkID: String, environment: [String: String]) throws(AdError) -> String {
+        guard let directory = stateDirectory(environment: environment) else {
+            throw AdError(.configuration, "networks.\(networkID).queue_path: no state directory (set XDG_STATE_HOME or HOME, or queue_path)")
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw AdError(.configuration, "networks.\(networkID).queue_path: cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        let safe = String(networkID.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" ? Character($0) : "_" })
+        return directory.appendingPathComponent("\(safe)-events.sqlite").path
+    }
+
     /// An optional whole-number setting within `range`, or a configuration error naming the field and the range.
     static func unsigned(_ settings: [String: String], _ key: String, range: ClosedRange<Int>, path: String) throws(AdError) -> UInt64? {
         guard let text = settings[key] else { return nil }
@@ -94,7 +117,9 @@ package struct CLIConfiguration: Sendable {
     }
 
     /// The adapters, built over one shared HTTP client.
-    package func makeNetworks(http: any HTTPClient) throws(AdError) -> [String: any AdNetwork] {
+    /// `environment` decides the state directory (`XDG_STATE_HOME`, `HOME`); tests pass their own.
+    package func makeNetworks(http: any HTTPClient,
+                              environment: [String: String] = ProcessInfo.processInfo.environment) throws(AdError) -> [String: any AdNetwork] {
         var built: [String: any AdNetwork] = [:]
         for (id, network) in networks {
             switch network.type {
@@ -117,8 +142,13 @@ package struct CLIConfiguration: Sendable {
                 configuration.id = id
                 built[id] = AppOpenNetwork(configuration: configuration, http: http)
             case "growthcat":
-                let queuePath = network.settings["queue_path"]
-                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("mediate-\(id)-events-\(UUID().uuidString).sqlite").path
+                // Durable by default: events queued while offline are replayed by the next run.
+                let queuePath: String
+                if let configured = network.settings["queue_path"] {
+                    queuePath = configured
+                } else {
+                    queuePath = try Self.defaultQueuePath(networkID: id, environment: environment)
+                }
                 var configuration = GrowthCatClient.Configuration(apiKey: network.settings["api_key"] ?? "", baseURL: network.baseURL, eventQueuePath: queuePath)
                 configuration.catalogCaching = network.settings["catalog_cache"] != "false"
                 do {

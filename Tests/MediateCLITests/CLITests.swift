@@ -8,6 +8,10 @@ func mediate(_ arguments: [String], timeout: Duration = .seconds(120)) throws ->
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
+    // Each run gets its own state directory, so the durable GrowthCat queue of one test never reaches another.
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("mediate-state-\(UUID().uuidString)").path
+    process.environment = environment
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

@@ -3,6 +3,9 @@ import AdNetworkConformance
 import CurlTransport
 import Foundation
 import MediateKit
+import DemandSandbox
+import GrowthCatAds
+import Synchronization
 import Testing
 
 @Suite("mediate configuration file under hostile input")
@@ -51,5 +54,65 @@ struct ConfigurationFileTests {
     @Test func aFileNestedTooDeeplyIsRefusedNamingTheLimit() async {
         let body = Data(("{\"networks\": " + String(repeating: "[", count: 100_000)).utf8)
         #expect(await problem(body) == "configuration: nesting deeper than 16 levels")
+    }
+}
+
+@Suite("mediate keeps GrowthCat's event queue across runs", .timeLimit(.minutes(1)))
+struct DurableQueueTests {
+    static func config(baseURL: String) -> Data {
+        Data("""
+        {"networks": {"gc": {"type": "growthcat", "base_url": "\(baseURL)", "api_key": "gc_test_demo"}},
+         "placements": {"r": {"format": "rewarded", "lines": [{"network": "gc", "placement": "rewarded_coins"}]}}}
+        """.utf8)
+    }
+
+    @Test func theDefaultQueueIsInThePerUserStateDirectory() throws {
+        #expect(CLIConfiguration.stateDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/u"])?.path == "/x/state/mediate")
+        #expect(CLIConfiguration.stateDirectory(environment: ["HOME": "/home/u"])?.path == "/home/u/.local/state/mediate")
+        #expect(CLIConfiguration.stateDirectory(environment: [:]) == nil)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)").path
+        let path = try CLIConfiguration.defaultQueuePath(networkID: "gc/1", environment: ["XDG_STATE_HOME": state])
+        #expect(path == state + "/mediate/gc_1-events.sqlite")
+    }
+
+    /// A second run after an offline one delivers the first run's events (ids are stable across retries: the
+    /// crash-safety tests check that).
+    @Test func eventsQueuedOfflineInOneRunAreDeliveredByTheNext() async throws {
+        let environment = ["XDG_STATE_HOME": FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)").path]
+        let sandbox = try await DemandSandbox.start()
+        let http = CurlHTTPClient()
+        // Run 1: load, then the network goes away before the impression is sent.
+        let gate = GateHTTPClient(wrapping: http)
+        let first = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(http: gate, environment: environment)
+        let ad = try #require(try await first["gc"]?.load(AdRequest(placement: "rewarded_coins", format: .rewarded, userID: "u1")).ad)
+        gate.offline = true
+        _ = try await ad.report(.impression)
+        let queued = try #require(first["gc"] as? GrowthCatNetwork).client
+        #expect(await queued.pendingEventCount == 1, "kept on disk while offline")
+        #expect(sandbox.records.growthcatEvents.isEmpty)
+        // Run 2: a fresh configuration and client over the same default path, online again.
+        let second = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(http: http, environment: environment)
+        let client = try #require(second["gc"] as? GrowthCatNetwork).client
+        #expect(await client.pendingEventCount == 1, "the first run's event is still queued")
+        let report = await client.flushAdEvents()
+        #expect(report.sent == 1)
+        #expect(sandbox.records.growthcatEvents.count == 1)
+        await http.shutdown()
+        await sandbox.shutdown()
+    }
+}
+
+/// Passes requests through until `offline` is set, then fails them as a dropped connection would.
+final class GateHTTPClient: HTTPClient {
+    private let inner: any HTTPClient
+    private let flag = Mutex(false)
+    init(wrapping inner: any HTTPClient) { self.inner = inner }
+    var offline: Bool {
+        get { flag.withLock { $0 } }
+        set { flag.withLock { $0 = newValue } }
+    }
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if offline { throw HTTPClientError(.connectionRefused, "offline (test)") }
+        return try await inner.send(request)
     }
 }
