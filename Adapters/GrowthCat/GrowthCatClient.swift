@@ -59,6 +59,8 @@ public actor GrowthCatClient {
     /// The bootstrap, once fetched.
     public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
     private var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
+    /// Per endpoint path: no request before this instant (a 429's Retry-After).
+    private var rateLimitedUntil: [String: AdInstant] = [:]
     private var batchTimer: Task<Void, Never>?
     private var probeTimer: Task<Void, Never>?
     private var flushing: Task<FlushReport, Never>?
@@ -161,24 +163,30 @@ public actor GrowthCatClient {
     /// Loads the first servable ad of a placement. Returns nil when ads are disabled, on no fill (404 or an empty
     /// catalog), when no ad's format is allowed, or when the network is unavailable and no valid cache exists.
     /// Throws for hard errors (401, 429, 5xx, unreadable answers).
+    /// `timeout` bounds the whole load, retries included: a 5xx is retried (at most `maxServerRetries` times, with
+    /// exponential back-off) only while the next attempt can start before it runs out.
     public func loadAd(placementKey: String, appUserID: String? = nil, sessionID: String? = nil,
-                       privacy: PrivacySignals = PrivacySignals()) async throws(GrowthCatError) -> GrowthCatAd? {
+                       privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
         try await load(cacheKey: "catalog:\(placementKey)", path: "/v1/ads/catalog",
-                       query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy)
+                       query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy,
+                       deadline: timeout.map { clock.now + $0 })
     }
 
     /// Loads an ad by format (`/v1/ads/serve?format=`), with the same nil rules.
     public func loadAd(format: String, appUserID: String? = nil, sessionID: String? = nil,
-                       privacy: PrivacySignals = PrivacySignals()) async throws(GrowthCatError) -> GrowthCatAd? {
+                       privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
         try await load(cacheKey: "serve:\(format)", path: "/v1/ads/serve", query: [("format", format)],
-                       appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format)
+                       appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format,
+                       deadline: timeout.map { clock.now + $0 })
     }
 
     /// Warms the catalog cache (placements whose cache is still valid cost no request) and downloads the creative
-    /// of each ad whose `asset_cache.strategy` is `prefetch`.
-    public func prefetchAdCatalogs(placementKeys: [String]) async {
+    /// of each ad whose `asset_cache.strategy` is `prefetch`. The cache is keyed by the placement and the privacy
+    /// signals (they decide what may be served), not by the user or session id, so a later `loadAd` with the same
+    /// privacy signals hits what this warmed, whoever the user is.
+    public func prefetchAdCatalogs(placementKeys: [String], privacy: PrivacySignals = PrivacySignals()) async {
         for key in placementKeys {
-            if let ad = try? await loadAd(placementKey: key), ad.assetStrategy == "prefetch" {
+            if let ad = try? await loadAd(placementKey: key, privacy: privacy), ad.assetStrategy == "prefetch" {
                 _ = try? await cacheCreative(for: ad)
             }
         }
@@ -216,7 +224,7 @@ public actor GrowthCatClient {
     }
 
     private func load(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
-                      privacy: PrivacySignals, requiredFormat: String? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
+                      privacy: PrivacySignals, requiredFormat: String? = nil, deadline: AdInstant? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
         let bootstrap: GrowthCatSDKBootstrap
         do {
             bootstrap = try await ensureBootstrap()
@@ -225,32 +233,71 @@ public actor GrowthCatClient {
         }
         guard bootstrap.adsConfig.adsEnabled else { return nil }
         var query = query
-        if let appUserID { query.append(("app_user_id", appUserID)) }
-        if let sessionID { query.append(("session_id", sessionID)) }
         if let gdpr = privacy.gdprApplies { query.append(("gdpr", gdpr ? "1" : "0")) }
         if let tcf = privacy.tcfConsent { query.append(("gdpr_consent", tcf)) }
         if let usp = privacy.usPrivacy { query.append(("us_privacy", usp)) }
         if let gpp = privacy.gpp { query.append(("gpp", gpp)) }
         if !privacy.gppSectionIDs.isEmpty { query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ","))) }
         if privacy.coppa || privacy.underAgeOfConsent { query.append(("coppa", "1")) }
-        // The catalog differs by user and privacy signals, so they are part of the cache key.
+        // The cache key: the endpoint, the placement or format, and the privacy signals (which decide what may be
+        // served). The user and session ids travel on the wire but do not key the cache, so a prefetch helps them.
         let cacheKey = cacheKey + "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
         if let cached = catalogCache[cacheKey], cached.expiresAt > clock.now {
             return firstServable(cached.ads, bootstrap: bootstrap, format: requiredFormat)
         }
-        let response: HTTPResponse
-        do {
-            response = try await request(.get, path, query: query)
-        } catch where error.code == .network && !error.message.hasPrefix("timeout") {
-            return nil   // the cache (checked above) has expired and the network is unavailable
+        if let appUserID { query.append(("app_user_id", appUserID)) }
+        if let sessionID { query.append(("session_id", sessionID)) }
+        // 429 with Retry-After: no request to this endpoint before it passes.
+        if let until = rateLimitedUntil[path], clock.now < until {
+            let left = until - clock.now
+            throw GrowthCatError(code: .rateLimited(retryAfter: left),
+                                 message: "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
+        }
+        var response: HTTPResponse
+        var attempt = 0
+        while true {
+            do {
+                response = try await request(.get, path, query: query)
+            } catch where error.code == .network && !error.message.hasPrefix("timeout") {
+                return nil   // the cache (checked above) has expired and the network is unavailable
+            }
+            // The seed's status table applies to loads too: 5xx is retried with exponential back-off, at most
+            // `maxServerRetries` times, and only while the next attempt starts before the load's deadline.
+            guard (500..<600).contains(response.status), attempt < configuration.maxServerRetries else { break }
+            let delay = configuration.retryBaseDelay * (1 << attempt)
+            if let deadline, clock.now + delay >= deadline { break }
+            attempt += 1
+            do { try await clock.sleep(for: delay) } catch {
+                throw GrowthCatError(code: .cancelled, message: "GET \(path) was cancelled during its back-off")
+            }
+        }
+        if response.status == 429, let after = response.retryAfter, after > .zero {
+            rateLimitedUntil[path] = clock.now + after
         }
         if response.status == 404 { return nil }
         guard response.isSuccess else { throw Self.statusError(response, "GET \(path)") }
         let (ads, ttl) = try Self.parseCatalog(response.body)
         let effectiveTTL = min(ttl ?? bootstrap.adsConfig.adCacheTTLSeconds, bootstrap.adsConfig.adCacheTTLSeconds)
-        if configuration.catalogCaching { catalogCache[cacheKey] = (ads, clock.now + .seconds(effectiveTTL)) }
+        if configuration.catalogCaching { storeCatalog(ads, key: cacheKey, until: clock.now + .seconds(effectiveTTL)) }
         return firstServable(ads, bootstrap: bootstrap, format: requiredFormat)
     }
+
+    /// The most catalogs kept; past it, expired entries go first, then the one expiring soonest.
+    static let catalogCacheLimit = 256
+
+    private func storeCatalog(_ ads: [GrowthCatAd], key: String, until: AdInstant) {
+        if catalogCache[key] == nil && catalogCache.count >= Self.catalogCacheLimit {
+            let now = clock.now
+            catalogCache = catalogCache.filter { $0.value.expiresAt > now }
+            if catalogCache.count >= Self.catalogCacheLimit, let soonest = catalogCache.min(by: { $0.value.expiresAt < $1.value.expiresAt }) {
+                catalogCache.removeValue(forKey: soonest.key)
+            }
+        }
+        catalogCache[key] = (ads, until)
+    }
+
+    /// The number of catalogs cached (bounded by 256).
+    var catalogCacheCount: Int { catalogCache.count }
 
     private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: String?) -> GrowthCatAd? {
         ads.first { ad in

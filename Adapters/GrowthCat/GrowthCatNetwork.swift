@@ -43,7 +43,8 @@ public struct GrowthCatNetwork: AdNetwork {
             // Structured: cancelling the caller, or the timeout firing, cancels the HTTP request underneath.
             ad = try await withThrowingTaskGroup(of: GrowthCatAd?.self) { group in
                 group.addTask {
-                    try await client.loadAd(placementKey: request.placement, appUserID: request.userID, sessionID: request.sessionID, privacy: request.privacy)
+                    try await client.loadAd(placementKey: request.placement, appUserID: request.userID, sessionID: request.sessionID,
+                                            privacy: request.privacy, timeout: request.timeout)
                 }
                 if let timeout = request.timeout {
                     group.addTask {

@@ -14,6 +14,8 @@ struct FaultCase: Sendable, CustomStringConvertible {
     var name: String
     var scenario: NetworkScenario
     var description: String { name }
+    /// The fault is a slow answer: the line's timeout is what ends it.
+    var isAboutTime: Bool { name == "timeout" || name == "slow_drip" }
 
     static func status(_ code: Int) -> FaultCase {
         FaultCase(name: code == 429 ? "429 + Retry-After" : "\(code)", scenario: NetworkScenario(faults: [Fault(.status, status: code, retryAfterS: 7)]))
@@ -109,9 +111,11 @@ struct FaultMatrixTests {
         let adapter = try network.make(sandbox, http, directory: directory)
         let placement = PlacementConfiguration(
             format: network.format.name, size: network.size, mode: .sequential,
-            lines: [WaterfallLine(network: adapter.id, placement: network.placement, timeoutMs: 500),
+            // A generous line timeout where the fault is not about time, so a busy machine cannot turn an error into a
+            // timeout; 500 ms where it is (the sandbox waits 2 s, or drips 16 bytes every 40 ms).
+            lines: [WaterfallLine(network: adapter.id, placement: network.placement, timeoutMs: fault.isAboutTime ? 500 : 5000),
                     WaterfallLine(network: "backup", placement: "any", timeoutMs: 500)],
-            deadlineMs: 5000)
+            deadlineMs: 12_000)
         let mediator = try Mediator(networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
 
         let outcome = await mediator.loadWithTrace(AdRequest(placement: "p", format: network.format))

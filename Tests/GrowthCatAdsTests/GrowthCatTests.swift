@@ -119,7 +119,8 @@ struct GrowthCatClientTests {
     @Test func badAPIKeyThrowsUnauthorizedWithoutTheKey() async throws {
         let key = "gc_live_supersecret9876"
         let f = try await gcFixture(apiKey: key)
-        let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner") }
+        // A one-second budget leaves no room for the first one-second back-off: the 5xx is reported as it is.
+        let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner", timeout: .seconds(1)) }
         #expect(error?.code == .unauthorized)
         #expect(!"\(String(describing: error))".contains(key) && !"\(String(describing: error?.adError))".contains("supersecret"))
         let configuration = GrowthCatClient.Configuration(apiKey: key, baseURL: "http://127.0.0.1", eventQueuePath: "x")
@@ -131,7 +132,8 @@ struct GrowthCatClientTests {
     func statusCodesFollowTheSeedTable(status: Int, kind: String) async throws {
         let f = try await gcFixture(SandboxScenario(placements: ["growthcat/home_banner": NetworkScenario(faults: [Fault(.status, status: status, retryAfterS: 6)])]))
         _ = try await f.client.refreshSDKConfig()
-        let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner") }
+        // A one-second budget leaves no room for the first one-second back-off: the 5xx is reported as it is.
+        let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner", timeout: .seconds(1)) }
         if kind == "rate" { #expect(error?.code == .rateLimited(retryAfter: .seconds(6))) } else { #expect(error?.code == .server(status: status)) }
         await f.close()
     }
@@ -299,7 +301,7 @@ struct GrowthCatNetworkTests {
             network: network, wire: f.http,
             fillRequest: AdRequest(placement: "level_complete", format: .interstitial),
             noFillRequest: AdRequest(placement: "home_banner", format: .banner(.standard)),
-            failingRequest: (AdRequest(placement: "store_page", format: .interstitial), .server(status: 503)),
+            failingRequest: (AdRequest(placement: "store_page", format: .interstitial, timeout: .seconds(1)), .server(status: 503)),
             slowRequest: AdRequest(placement: "video_break", format: .interstitial))
         for result in await AdNetworkConformance.runAll(subject) where result.status != .passed {
             Issue.record("\(result.scenario): \(result.status)")
