@@ -118,7 +118,7 @@ public actor GrowthCatClient {
                 throw GrowthCatError(code: .invalidRequest, message: "\(method) \(path): \(error.code.rawValue): \(error.message)")
             default:
                 wentOffline()
-                throw GrowthCatError(code: .network, message: "\(error.code == .timeout ? "timeout" : "network"): \(method) \(path): \(error.code.rawValue)")
+                throw GrowthCatError(code: error.code == .timeout ? .timeout : .network, message: "\(method) \(path): \(error.code.rawValue)")
             }
         } catch {
             throw GrowthCatError(code: .network, message: "\(method) \(path): \(error)")
@@ -228,7 +228,7 @@ public actor GrowthCatClient {
         let bootstrap: GrowthCatSDKBootstrap
         do {
             bootstrap = try await ensureBootstrap()
-        } catch where error.code == .network {
+        } catch where error.code == .network || error.code == .timeout {
             return nil   // no bootstrap and no network: nothing can be served
         }
         guard bootstrap.adsConfig.adsEnabled else { return nil }
@@ -258,7 +258,7 @@ public actor GrowthCatClient {
         while true {
             do {
                 response = try await request(.get, path, query: query)
-            } catch where error.code == .network && !error.message.hasPrefix("timeout") {
+            } catch where error.code == .network {
                 return nil   // the cache (checked above) has expired and the network is unavailable
             }
             // The seed's status table applies to loads too: 5xx is retried with exponential back-off, at most

@@ -49,7 +49,7 @@ public struct GrowthCatNetwork: AdNetwork {
                 if let timeout = request.timeout {
                     group.addTask {
                         try await clock.sleep(for: timeout)
-                        throw GrowthCatError(code: .network, message: "timeout: \(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
+                        throw GrowthCatError(code: .timeout, message: "\(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
                     }
                 }
                 defer { group.cancelAll() }

@@ -11,8 +11,10 @@ public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible
         case rateLimited(retryAfter: Duration?)
         /// 400, 403 or 5xx.
         case server(status: Int)
-        /// No HTTP answer (connectivity, timeout, reset).
+        /// No HTTP answer (connectivity, reset).
         case network
+        /// The request or load ran past its deadline.
+        case timeout
         /// The answer could not be read.
         case invalidResponse
         /// Bad input (for example a reward validation without `appUserID`).
@@ -37,7 +39,8 @@ public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible
         case .unauthorized: AdError(.unauthorized, message)
         case .rateLimited(let after): AdError(.rateLimited(retryAfter: after), message)
         case .server(let status): AdError.http(status: status, message: message)
-        case .network: message.hasPrefix("timeout") ? AdError(.timeout, message) : AdError(.network, message)
+        case .network: AdError(.network, message)
+        case .timeout: AdError(.timeout, message)
         case .invalidResponse: AdError(.invalidResponse, message)
         case .invalidRequest: AdError(.configuration, message)
         case .storage: AdError(.storage, message)
