@@ -296,9 +296,6 @@ public actor GrowthCatClient {
         catalogCache[key] = (ads, until)
     }
 
-    /// The number of catalogs cached (bounded by 256).
-    var catalogCacheCount: Int { catalogCache.count }
-
     private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: String?) -> GrowthCatAd? {
         ads.first { ad in
             guard ["image", "video", "app_store"].contains(ad.creativeType) else { return false }

@@ -185,8 +185,8 @@ public struct GrowthCatPresentation: Sendable {
     public mutating func rewardValidation(at now: AdInstant) -> (viewedSeconds: Double, completed: Bool)? {
         guard ad.isRewarded, !rewardHandedOut, let due = rewardDueAt, now >= due else { return nil }
         rewardHandedOut = true
-        _ = advance(to: now)
-        return ((now - presentedAt).seconds, !isVideo || completed)
+        let finished = completed || (videoEnd.map { now >= $0 } ?? false)
+        return ((now - presentedAt).seconds, !isVideo || finished)
     }
 
     /// The user tapped the call to action.

@@ -10,12 +10,14 @@ final class GatedImpressionNetwork: AdNetwork {
     let id = "gated"
     let capabilities = AdNetworkCapabilities(formats: ["banner"], reportsPrice: false)
     let failImpressions: Bool
-    private let state = Mutex<(serial: Int, released: Bool, impressions: [String])>((0, false, []))
+    private let state = Mutex<(serial: Int, released: Bool, pending: Int, impressions: [String])>((0, false, 0, []))
 
     init(failImpressions: Bool = false) { self.failImpressions = failImpressions }
 
     func release() { state.withLock { $0.released = true } }
     var impressions: [String] { state.withLock { $0.impressions } }
+    /// Impression reports waiting for `release()`.
+    var pendingImpressions: Int { state.withLock { $0.pending } }
 
     func load(_ request: AdRequest) async throws -> AdLoadResult {
         let serial = state.withLock { $0.serial += 1; return $0.serial }
@@ -29,6 +31,7 @@ final class GatedImpressionNetwork: AdNetwork {
         func report(_ event: AdEvent, for ad: LoadedAd) async throws {
             guard case .impression = event else { return }
             if network.failImpressions { throw AdError(.server(status: 503), "impression endpoint down") }
+            network.state.withLock { $0.pending += 1 }
             let deadline = ContinuousClock.now + .seconds(10)
             while !network.state.withLock({ $0.released }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
             network.state.withLock { $0.impressions.append(ad.creative.id) }
@@ -46,8 +49,8 @@ struct BannerSeedFidelityTests {
         let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
         await banner.show()
         try await eventually("willShowAd") { delegate.log.contains("willShowAd") }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(!delegate.log.contains("didShowAd"), "no didShowAd before the impression is logged")
+        try await eventually("the impression report in progress") { network.pendingImpressions == 1 }
+        #expect(!delegate.log.contains("didShowAd"), "no didShowAd while the impression is not logged")
         network.release()
         try await eventually("didShowAd after the impression") { delegate.log.contains("didShowAd") }
         #expect(network.impressions == ["ad1"])

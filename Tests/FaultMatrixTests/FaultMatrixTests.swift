@@ -69,6 +69,14 @@ func matrixCell(_ outcome: LineOutcome) -> String {
     }
 }
 
+/// Chartboost-style and app-open share one contract for errors: every status maps onto the taxonomy.
+let errorBodyContract: [String: String] = [
+        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
+        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
+        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
+        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
+    ]
+
 /// The documented outcome of every (network, fault) pair: the faulted line's outcome in the trace. In every case
 /// the line below it (a scripted fill) still gets its chance and wins. docs/RELIABILITY.md prints this table.
 let expectedMatrix: [String: [String: String]] = [
@@ -84,18 +92,8 @@ let expectedMatrix: [String: [String: String]] = [
         "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
         "wrong_shape": "no_fill", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
     ],
-    "chartboost": [
-        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
-        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
-        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
-        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
-    ],
-    "appopen": [
-        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
-        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
-        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
-        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
-    ],
+    "chartboost": errorBodyContract,
+    "appopen": errorBodyContract,
 ]
 
 @Suite("Fault matrix: every network through the mediator under every sandbox fault", .timeLimit(.minutes(2)))

@@ -62,6 +62,12 @@ struct RewardedRulesTests {
         }
     }
 
+    @Test func askingForTheRewardDoesNotSwallowTheVideoEventsDueByThen() {
+        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 30, reward: 15), at: t0)
+        #expect(s.rewardValidation(at: at(15)) != nil)
+        #expect(s.advance(to: at(15)).map { $0.metadata["progress_pct"] } == ["25", "50"])
+    }
+
     @Test func aVideoThatNeverReportsItsEndStillClosesAfterTheMaximumDelay() {
         let (s, _) = GrowthCatPresentation.present(gcAd(type: "video", isSkippable: false), at: t0)
         #expect(!s.isCloseVisible(at: at(299)))

@@ -40,12 +40,17 @@ final class ReServingServer: Sendable {
 
 @Suite("GrowthCat: tracking data belongs to the served ad", .timeLimit(.minutes(1)))
 struct ServedAdTests {
-    @Test func twoServesOfOneCreativeKeepTheirOwnAllocationAndToken() async throws {
-        let s = try ReServingServer()
+    /// A GrowthCat network over `s`, without the catalog cache (each load is a new serve).
+    func uncachedNetwork(_ s: ReServingServer) throws -> (GrowthCatNetwork, CurlHTTPClient) {
         let curl = CurlHTTPClient()
         var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: s.server.baseURL, eventQueuePath: queuePath())
         configuration.catalogCaching = false
-        let network = GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl))
+        return (GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl)), curl)
+    }
+
+    @Test func twoServesOfOneCreativeKeepTheirOwnAllocationAndToken() async throws {
+        let s = try ReServingServer()
+        let (network, curl) = try uncachedNetwork(s)
         let first = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
         let second = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
         #expect(first.creative.id == second.creative.id)
@@ -59,12 +64,11 @@ struct ServedAdTests {
 
     @Test func theAdapterDataSurvivesTheMediator() async throws {
         let s = try ReServingServer()
-        let curl = CurlHTTPClient()
-        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: s.server.baseURL, eventQueuePath: queuePath())
-        configuration.catalogCaching = false
-        let network = GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl))
+        let (network, curl) = try uncachedNetwork(s)
         let mediator = try Mediator(networks: [network], configuration: MediationConfiguration(placements: [
-            "r": PlacementConfiguration(format: "rewarded", lines: [WaterfallLine(network: "growthcat", placement: "p")]),
+            // Generous times: the test is about the data the ad carries, not speed on a busy machine.
+            "r": PlacementConfiguration(format: "rewarded", lines: [WaterfallLine(network: "growthcat", placement: "p", timeoutMs: 10_000)],
+                                        deadlineMs: 20_000),
         ]))
         let ad = try #require(try await mediator.load(AdRequest(placement: "r", format: .rewarded)).ad)
         #expect(network.growthCatAd(for: ad)?.token == "tok_1")

@@ -18,14 +18,14 @@ struct ConfigurationFileTests {
     /// Parses and builds the networks (where the cache settings are read); the error message, or nil.
     func problem(_ data: Data) async -> String? {
         let http = CurlHTTPClient()
-        defer { Task { await http.shutdown() } }
+        var message: String?
         do {
-            let configuration = try CLIConfiguration.parse(data)
-            _ = try configuration.makeNetworks(http: http)
-            return nil
+            _ = try CLIConfiguration.parse(data).makeNetworks(http: http)
         } catch {
-            return error.message
+            message = error.message
         }
+        await http.shutdown()
+        return message
     }
 
     func valid() -> String {
