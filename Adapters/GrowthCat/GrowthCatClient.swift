@@ -173,9 +173,9 @@ public actor GrowthCatClient {
     }
 
     /// Loads an ad by format (`/v1/ads/serve?format=`), with the same nil rules.
-    public func loadAd(format: String, appUserID: String? = nil, sessionID: String? = nil,
+    public func loadAd(format: GrowthCatAdFormat, appUserID: String? = nil, sessionID: String? = nil,
                        privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
-        try await load(cacheKey: "serve:\(format)", path: "/v1/ads/serve", query: [("format", format)],
+        try await load(cacheKey: "serve:\(format.rawValue)", path: "/v1/ads/serve", query: [("format", format.rawValue)],
                        appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format,
                        deadline: timeout.map { clock.now + $0 })
     }
@@ -186,9 +186,8 @@ public actor GrowthCatClient {
     /// privacy signals hits what this warmed, whoever the user is.
     public func prefetchAdCatalogs(placementKeys: [String], privacy: PrivacySignals = PrivacySignals()) async {
         for key in placementKeys {
-            if let ad = try? await loadAd(placementKey: key, privacy: privacy), ad.assetStrategy == "prefetch" {
-                _ = try? await cacheCreative(for: ad)
-            }
+            // loadAd itself downloads a `prefetch` creative before it returns.
+            _ = try? await loadAd(placementKey: key, privacy: privacy)
         }
     }
 
@@ -197,12 +196,16 @@ public actor GrowthCatClient {
     /// Returns nil when media caching is off or the creative is not cacheable.
     @discardableResult
     public func cacheCreative(for ad: GrowthCatAd) async throws(GrowthCatError) -> URL? {
+        try await cacheCreative(for: ad, timeout: configuration.requestTimeout)
+    }
+
+    private func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(GrowthCatError) -> URL? {
         guard let media = mediaCache, ad.assetCacheable else { return nil }
         let now = Int64(configuration.now().timeIntervalSince1970)
         if let file = media.file(for: ad.assetURL, now: now) { return file }
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(url: ad.assetURL, timeout: configuration.requestTimeout))
+            response = try await http.send(HTTPRequest(url: ad.assetURL, timeout: timeout))
         } catch let error as HTTPClientError {
             throw GrowthCatError(code: .network, message: "asset \(ad.creativeID): \(error.code.rawValue)")
         } catch {
@@ -224,7 +227,30 @@ public actor GrowthCatClient {
     }
 
     private func load(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
-                      privacy: PrivacySignals, requiredFormat: String? = nil, deadline: AdInstant? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
+                      privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat? = nil, deadline: AdInstant? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
+        guard let ad = try await loadServable(cacheKey: cacheKey, path: path, query: query, appUserID: appUserID, sessionID: sessionID,
+                                              privacy: privacy, requiredFormat: requiredFormat, deadline: deadline) else { return nil }
+        return await predownloaded(ad, deadline: deadline)
+    }
+
+    /// The seed: "`asset_cache.strategy: prefetch` means the SDK should download the asset before rendering when
+    /// possible". So a load downloads such a creative before it returns — within the load's remaining time, and a
+    /// failed download does not fail the load (the ad is still servable from its remote URL).
+    private func predownloaded(_ ad: GrowthCatAd, deadline: AdInstant?) async -> GrowthCatAd {
+        guard ad.assetStrategy == "prefetch", mediaCache != nil, ad.assetCacheable else { return ad }
+        var timeout = configuration.requestTimeout
+        if let deadline {
+            let left = deadline - clock.now
+            guard left > .zero else { return ad }
+            timeout = min(timeout, left)
+        }
+        var ad = ad
+        ad.localAssetFile = try? await cacheCreative(for: ad, timeout: timeout)
+        return ad
+    }
+
+    private func loadServable(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
+                              privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat?, deadline: AdInstant?) async throws(GrowthCatError) -> GrowthCatAd? {
         let bootstrap: GrowthCatSDKBootstrap
         do {
             bootstrap = try await ensureBootstrap()
@@ -296,7 +322,7 @@ public actor GrowthCatClient {
         catalogCache[key] = (ads, until)
     }
 
-    private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: String?) -> GrowthCatAd? {
+    private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: GrowthCatAdFormat?) -> GrowthCatAd? {
         ads.first { ad in
             guard ["image", "video", "app_store"].contains(ad.creativeType) else { return false }
             let adFormat = ad.format ?? format
@@ -330,7 +356,7 @@ public actor GrowthCatClient {
             workspace: OutsideValue.string(object["workspace"]) ?? "",
             adsConfig: GrowthCatSDKAdsConfig(
                 adsEnabled: OutsideValue.bool(ads?["ads_enabled"]) ?? false,
-                formats: Set((ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string)),
+                formats: Set((ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string).compactMap(GrowthCatAdFormat.init(rawValue:))),
                 adCacheTTLSeconds: ttlSeconds(ads?["ad_cache_ttl_seconds"]) ?? 300,
                 maxOfflineAdEvents: OutsideValue.number(ads?["max_offline_ad_events"])
                     .flatMap { $0 >= 1 ? Int(min($0, 100_000)) : nil } ?? 500))
@@ -400,7 +426,9 @@ public actor GrowthCatClient {
               let token = tracking["token"] as? String else { return nil }
         var placement: GrowthCatAd.Placement?
         if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String {
-            placement = .init(key: key, format: format, rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
+            // A placement of a format this SDK does not know cannot be rendered: the ad is not servable.
+            guard let format = GrowthCatAdFormat(rawValue: format) else { return nil }
+            placement = .init(id: OutsideValue.string(p["id"]), key: key, format: format, rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
                               rewardName: OutsideValue.string(p["reward_name"]),
                               rewardAmount: OutsideValue.number(p["reward_amount"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
                               minimumViewSeconds: seconds(p["minimum_view_seconds"]),
@@ -411,8 +439,12 @@ public actor GrowthCatClient {
         let store = creative["store_kit"] as? [String: Any]
         let close = o["close_policy"] as? [String: Any]
         return GrowthCatAd(
-            placement: placement, campaignID: campaignID, creativeID: creativeID, creativeType: type, assetURL: url,
-            headline: OutsideValue.string(creative["headline"]), ctaText: OutsideValue.string(creative["cta_text"]),
+            placement: placement, campaignID: campaignID, campaignMode: OutsideValue.string(campaign["mode"]),
+            campaignObjective: OutsideValue.string(campaign["objective"]),
+            campaignPriorityWeight: OutsideValue.number(campaign["priority_weight"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
+            creativeID: creativeID, creativeType: type, assetURL: url,
+            headline: OutsideValue.string(creative["headline"]), body: OutsideValue.string(creative["body"]),
+            layout: OutsideValue.string(creative["layout"]), ctaText: OutsideValue.string(creative["cta_text"]),
             durationSeconds: seconds(creative["duration_seconds"]),
             storePresentation: OutsideValue.string(store?["presentation"]), appStoreID: OutsideValue.string(store?["app_store_id"]),
             assetCacheable: OutsideValue.bool(cache?["cacheable"]) ?? false, assetTTLSeconds: ttlSeconds(cache?["ttl_seconds"]),
@@ -437,7 +469,7 @@ public actor GrowthCatClient {
             "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID, "token": ad.token,
         ]
         if let placementKey { event["placement_key"] = placementKey }
-        if let format = ad.format { event["format"] = format }
+        if let format = ad.format { event["format"] = format.rawValue }
         if let appUserID { event["app_user_id"] = appUserID }
         if let sessionID { event["session_id"] = sessionID }
         if !metadata.isEmpty { event["metadata"] = metadata }

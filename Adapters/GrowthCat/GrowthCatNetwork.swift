@@ -31,10 +31,10 @@ public struct GrowthCatNetwork: AdNetwork {
 
     /// Loads the placement's first servable ad.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
-        let wanted: String
+        let wanted: GrowthCatAdFormat
         switch request.format {
-        case .banner: wanted = "banner"
-        case .interstitial, .rewarded: wanted = "interstitial"
+        case .banner: wanted = .banner
+        case .interstitial, .rewarded: wanted = .interstitial
         default: throw AdError(.configuration, "GrowthCat serves banner, interstitial and rewarded, not \(request.format)")
         }
         let client = client, clock = clock
@@ -63,12 +63,15 @@ public struct GrowthCatNetwork: AdNetwork {
         }
         try Task.checkCancellation()
         guard let ad else { return .noFill(NoFill(reason: "no servable ad")) }
-        if let format = ad.format, format != wanted { return .noFill(NoFill(reason: "format \(format), wanted \(wanted)")) }
+        if let format = ad.format, format != wanted { return .noFill(NoFill(reason: "format \(format.rawValue), wanted \(wanted.rawValue)")) }
         if request.format == .rewarded && !ad.isRewarded { return .noFill(NoFill(reason: "not a rewarded ad")) }
         var fields: [String: String] = [:]
         fields["headline"] = ad.headline
+        fields["body"] = ad.body
+        fields["layout"] = ad.layout
         fields["cta_text"] = ad.ctaText
         fields["store_presentation"] = ad.storePresentation
+        fields["local_asset_file"] = ad.localAssetFile?.path
         let now = clock.now
         return .filled(LoadedAd(
             networkID: id, placement: request.placement, format: request.format,

@@ -53,8 +53,8 @@ public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible
 public struct GrowthCatSDKAdsConfig: Sendable, Hashable {
     /// Master switch.
     public var adsEnabled: Bool
-    /// Allowed formats (`banner`, `interstitial`).
-    public var formats: Set<String>
+    /// Allowed formats (unknown names in the answer are ignored).
+    public var formats: Set<GrowthCatAdFormat>
     /// Default catalog TTL; a response's tighter TTL wins.
     public var adCacheTTLSeconds: Int
     /// Offline queue cap (default 500).
@@ -71,14 +71,27 @@ public struct GrowthCatSDKBootstrap: Sendable, Hashable {
     public var adsConfig: GrowthCatSDKAdsConfig
 }
 
+/// GrowthCat's two placement formats (the seed's `AdFormat`). A rewarded ad is an interstitial with a reward.
+public enum GrowthCatAdFormat: String, Sendable, Hashable, CaseIterable {
+    /// An inline strip.
+    case banner
+    /// Full screen: image, video, rewarded or App Store (the server decides).
+    case interstitial
+
+    /// True for formats that take the whole screen (the seed: `self == .interstitial`).
+    public var isFullScreen: Bool { self == .interstitial }
+}
+
 /// A servable ad (the AdObject of the contract).
 public struct GrowthCatAd: Sendable, Hashable {
     /// Placement details, when served from a catalog.
     public struct Placement: Sendable, Hashable {
+        /// The placement's server id (`placement.id`), when sent.
+        public var id: String?
         /// Key.
         public var key: String
-        /// `banner` or `interstitial`.
-        public var format: String
+        /// Banner or interstitial (an ad whose placement names another format is not servable).
+        public var format: GrowthCatAdFormat
         /// Rewarded.
         public var rewardEnabled: Bool
         /// Reward name.
@@ -97,14 +110,24 @@ public struct GrowthCatAd: Sendable, Hashable {
     public var placement: Placement?
     /// Campaign id.
     public var campaignID: String
+    /// Campaign mode (`campaign.mode`, for example `paid` or `house`), when sent.
+    public var campaignMode: String?
+    /// Campaign objective (`campaign.objective`, for example `install`), when sent.
+    public var campaignObjective: String?
+    /// Campaign priority weight (`campaign.priority_weight`), when sent as a finite number ≥ 0.
+    public var campaignPriorityWeight: Double?
     /// Creative id.
     public var creativeID: String
     /// `image`, `video` or `app_store`.
     public var creativeType: String
     /// The asset.
     public var assetURL: String
-    /// Texts.
+    /// Headline text.
     public var headline: String?
+    /// Body text (`creative.body`).
+    public var body: String?
+    /// Layout hint for the renderer (`creative.layout`, for example `portrait`).
+    public var layout: String?
     /// Call to action.
     public var ctaText: String?
     /// Video length.
@@ -133,9 +156,13 @@ public struct GrowthCatAd: Sendable, Hashable {
     public var ecpm: Double?
     /// The catalog's default media TTL (`media_cache_ttl_seconds`).
     public var mediaCacheTTLSeconds: Int?
+    /// The creative's file in the media cache when `loadAd` downloaded it before returning (strategy `prefetch`,
+    /// media caching on, creative cacheable, download done within the load's time); else nil — render from
+    /// ``assetURL`` or call ``GrowthCatClient/cacheCreative(for:)``.
+    public var localAssetFile: URL?
 
-    /// The placement's format (banner or interstitial).
-    public var format: String? { placement?.format }
+    /// The placement's format (nil for ads from the format-based serve endpoint).
+    public var format: GrowthCatAdFormat? { placement?.format }
     /// Rewarded ad.
     public var isRewarded: Bool { placement?.rewardEnabled == true }
 }

@@ -15,7 +15,7 @@ let client = try GrowthCatClient(
     configuration: .init(apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL, eventQueuePath: queue), http: http, clock: clock)
 
 let bootstrap = try await client.refreshSDKConfig()
-print("bootstrap: ads enabled \(bootstrap.adsConfig.adsEnabled), formats \(bootstrap.adsConfig.formats.sorted()), queue cap \(bootstrap.adsConfig.maxOfflineAdEvents)")
+print("bootstrap: ads enabled \(bootstrap.adsConfig.adsEnabled), formats \(bootstrap.adsConfig.formats.map(\.rawValue).sorted()), queue cap \(bootstrap.adsConfig.maxOfflineAdEvents)")
 let session = client.makeSessionID()
 guard let ad = try await client.loadAd(placementKey: "rewarded_coins", appUserID: "user_123", sessionID: session) else {
     print("no fill"); exit(0)

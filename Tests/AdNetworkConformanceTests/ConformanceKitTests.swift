@@ -88,12 +88,15 @@ final class BrokenNetwork: AdNetwork, WireProbe {
     }
 }
 
-/// Expects `scenario` to fail for `subject`.
-func expectFailure(_ scenario: @Sendable (ConformanceSubject) async throws -> Void, _ subject: ConformanceSubject, sourceLocation: SourceLocation = #_sourceLocation) async {
+/// Expects `scenario` to fail for `subject` on the rule it is about: the failure's expectation must be `expected`
+/// (a skipped scenario or a failure of some other rule — "the fill request to fill" — is not the detection asked for).
+func expectFailure(_ scenario: @Sendable (ConformanceSubject) async throws -> Void, _ subject: ConformanceSubject, on expected: String,
+                   sourceLocation: SourceLocation = #_sourceLocation) async {
     do {
         try await scenario(subject)
         Issue.record("the scenario passed for a broken adapter", sourceLocation: sourceLocation)
-    } catch is ConformanceFailure {
+    } catch let failure as ConformanceFailure {
+        #expect(failure.expectation == expected, "\(failure)", sourceLocation: sourceLocation)
     } catch {
         Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
     }
@@ -117,35 +120,43 @@ struct ConformanceKitTests {
     }
 
     @Test func detectsWorkContinuingAfterCompletion() async {
-        await expectFailure(AdNetworkConformance.completionHappensExactlyOnce, BrokenNetwork(.continuesAfterCompletion).subject)
+        await expectFailure(AdNetworkConformance.completionHappensExactlyOnce, BrokenNetwork(.continuesAfterCompletion).subject,
+                            on: "no wire activity after load returned")
     }
 
     @Test func detectsNoFillThrownAsAnError() async {
-        await expectFailure(AdNetworkConformance.noFillIsAValue, BrokenNetwork(.throwsNoFill).subject)
+        await expectFailure(AdNetworkConformance.noFillIsAValue, BrokenNetwork(.throwsNoFill).subject,
+                            on: "a .noFill value")
     }
 
     @Test func detectsIgnoredCancellation() async {
-        await expectFailure(AdNetworkConformance.cancellationIsHonouredPromptly, BrokenNetwork(.ignoresCancellation).subject)
+        await expectFailure(AdNetworkConformance.cancellationIsHonouredPromptly, BrokenNetwork(.ignoresCancellation).subject,
+                            on: "no fill after cancellation")
     }
 
     @Test func detectsIgnoredTimeout() async {
-        await expectFailure(AdNetworkConformance.timeoutsAreHonoured, BrokenNetwork(.ignoresTimeout).subject)
+        await expectFailure(AdNetworkConformance.timeoutsAreHonoured, BrokenNetwork(.ignoresTimeout).subject,
+                            on: "AdError timeout after 200 ms")
     }
 
     @Test func detectsDroppedPrivacySignals() async {
-        await expectFailure(AdNetworkConformance.privacySignalsReachTheWire, BrokenNetwork(.dropsPrivacy).subject)
+        await expectFailure(AdNetworkConformance.privacySignalsReachTheWire, BrokenNetwork(.dropsPrivacy).subject,
+                            on: "the privacy signals on the wire")
     }
 
     @Test func detectsDuplicateImpression() async {
-        await expectFailure(AdNetworkConformance.impressionIsReportedOncePerShow, BrokenNetwork(.duplicateImpression).subject)
+        await expectFailure(AdNetworkConformance.impressionIsReportedOncePerShow, BrokenNetwork(.duplicateImpression).subject,
+                            on: "at most one wire request for one impression, none for a repeat")
     }
 
     @Test func detectsErrorsOutsideTheTaxonomy() async {
-        await expectFailure(AdNetworkConformance.errorsMapToTheTaxonomy, BrokenNetwork(.wrongErrorCode).subject)
+        await expectFailure(AdNetworkConformance.errorsMapToTheTaxonomy, BrokenNetwork(.wrongErrorCode).subject,
+                            on: "an AdError unauthorized")
     }
 
     @Test func detectsEventsSentWithoutBeingReported() async {
-        await expectFailure(AdNetworkConformance.noEventsBeforeLoadOrAfterInvalidation, BrokenNetwork(.firesImpressionOnLoad).subject)
+        await expectFailure(AdNetworkConformance.noEventsBeforeLoadOrAfterInvalidation, BrokenNetwork(.firesImpressionOnLoad).subject,
+                            on: "no event reported by the adapter itself")
     }
 
     @Test func failureNamesScenarioExpectationAndObservation() async throws {

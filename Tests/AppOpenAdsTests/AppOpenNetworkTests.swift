@@ -4,6 +4,7 @@ import AppOpenAds
 import CurlTransport
 import DemandSandbox
 import Foundation
+import LoopbackServer
 import Testing
 
 func withAppOpen(_ scenario: SandboxScenario = SandboxScenario(), clock: any AdClock = SystemAdClock(),
@@ -28,31 +29,36 @@ func loadError(_ network: AppOpenNetwork, _ unit: String) async -> AdError? {
 
 @Suite("App-open network over the sandbox")
 struct AppOpenNetworkTests {
-    @Test func testAdUnitFillsWithAWellFormedAd() async throws {
-        let clock = ManualAdClock(start: .zero + .seconds(100))
-        try await withAppOpen(clock: clock) { network, _, _ in
+    /// The ad carries what the server sent (read from the recorded answer, not from constants of this test).
+    @Test func testAdUnitFillsWithTheServersAd() async throws {
+        try await withAppOpen { network, sandbox, _ in
             let ad = try #require(try await network.load(AdRequest(placement: testUnit, format: .appOpen)).ad)
-            #expect(ad.networkID == "appopen")
-            #expect(ad.format == .appOpen)
-            #expect(ad.creative.fields["headline"] == "Sunny Puzzles")
-            #expect(ad.creative.fields["app_name"] == "Sandbox App")
-            #expect(ad.ecpm != nil)
-            #expect(ad.expiresAt == clock.now + .seconds(14_400), "min(ttl 14400 s, 4 h)")
+            let curl = CurlHTTPClient()
+            let raw = try await curl.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?request_id=r1&ad_unit_id=\(testUnit)"))
+            await curl.shutdown()
+            let other = try JSONSerialization.jsonObject(with: raw.body) as? [String: Any]
+            let creative = other?["creative"] as? [String: Any]
+            #expect(ad.networkID == "appopen" && ad.format == .appOpen && ad.placement == testUnit)
+            #expect(ad.creative.fields["headline"] == creative?["headline"] as? String)
+            #expect(ad.creative.fields["cta_text"] == creative?["cta_text"] as? String)
+            #expect(ad.creative.fields["app_name"] == (other?["branding"] as? [String: Any])?["app_name"] as? String)
+            #expect(ad.creative.id.hasPrefix("ao_") && ad.creative.id != other?["ad_id"] as? String, "each answer is its own ad")
         }
     }
 
-    @Test func shorterServerTTLWinsOverFourHours() async throws {
-        // The adapter's cap is configurable; with a 1 h cap the sandbox's 4 h TTL is cut to 1 h.
-        let sandbox = try await DemandSandbox.start()
+    /// Seed: an app-open ad expires after four hours; a server TTL shorter than that wins, a longer one does not.
+    @Test(arguments: [(600.0, 600), (86_400.0, 14_400), (-5.0, 14_400)])
+    func theAdExpiresAtTheShorterOfTheServersTTLAndFourHours(serverTTL: Double, expectedSeconds: Int64) async throws {
+        let server = try LoopbackHTTPServer { _ in
+            let body = #"{"ad_id":"a1","creative":{"type":"image","url":"https://x/a.png"},"tracking":{"impression":"https://x/i","click":"https://x/c"},"ttl_seconds":\#(serverTTL)}"#
+            return .respond(.init(headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+        }
         let curl = CurlHTTPClient()
-        var configuration = AppOpenNetwork.Configuration(baseURL: sandbox.appOpenBaseURL)
-        configuration.maximumAge = .seconds(3600)
-        let clock = ManualAdClock()
-        let network = AppOpenNetwork(configuration: configuration, http: curl, clock: clock)
+        let clock = ManualAdClock(start: .zero + .seconds(100))
+        let network = AppOpenNetwork(configuration: .init(baseURL: server.baseURL), http: curl, clock: clock)
         let ad = try #require(try await network.load(AdRequest(placement: testUnit, format: .appOpen)).ad)
-        #expect(ad.expiresAt == .zero + .seconds(3600))
+        #expect(ad.expiresAt == clock.now + .seconds(expectedSeconds))
         await curl.shutdown()
-        await sandbox.shutdown()
     }
 
     @Test func status204IsNoFill() async throws {

@@ -50,7 +50,7 @@ struct GrowthCatClientTests {
     @Test func bootstrapExposesTheAdsConfig() async throws {
         let f = try await gcFixture()
         let bootstrap = try await f.client.refreshSDKConfig()
-        #expect(bootstrap.adsConfig.adsEnabled && bootstrap.adsConfig.formats == ["banner", "interstitial"])
+        #expect(bootstrap.adsConfig.adsEnabled && bootstrap.adsConfig.formats == [.banner, .interstitial])
         #expect(bootstrap.adsConfig.maxOfflineAdEvents == 500 && bootstrap.adsConfig.adCacheTTLSeconds == 300)
         #expect(await f.client.sdkBootstrap == bootstrap)
         await f.close()
@@ -73,7 +73,7 @@ struct GrowthCatClientTests {
 
     @Test func formatBasedLoadUsesServe() async throws {
         let f = try await gcFixture()
-        let ad = try await f.client.loadAd(format: "banner")
+        let ad = try await f.client.loadAd(format: .banner)
         #expect(ad != nil)
         #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/serve"] == 1)
         await f.close()
@@ -91,19 +91,33 @@ struct GrowthCatClientTests {
         await f.close()
     }
 
-    @Test func catalogIsCachedForMinOfServerAndBootstrapTTL() async throws {
-        let f = try await gcFixture()
-        _ = try await f.client.loadAd(placementKey: "home_banner")
-        _ = try await f.client.loadAd(placementKey: "home_banner")
-        await f.client.prefetchAdCatalogs(placementKeys: ["home_banner"])
-        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 1)
-        await f.clock.advance(by: .seconds(299))
-        _ = try await f.client.loadAd(placementKey: "home_banner")
-        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 1)
-        await f.clock.advance(by: .seconds(1))
-        _ = try await f.client.loadAd(placementKey: "home_banner")
-        #expect(f.sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 2)
-        await f.close()
+    /// Seed: the catalog TTL is `min(cache_ttl_seconds, ad_cache_ttl_seconds)` — "overridden per-response when the
+    /// server sends a tighter TTL". Both orders are checked, so a client taking either one alone fails.
+    @Test(arguments: [(60, 300, 60), (900, 300, 300)])
+    func catalogIsCachedForTheTighterOfServerAndBootstrapTTL(serverTTL: Int, bootstrapTTL: Int, expected: Int) async throws {
+        let catalogRequests = Synchronization.Atomic<Int>(0)
+        let server = try LoopbackHTTPServer { request in
+            if request.path.hasSuffix("/sdk/config") {
+                return .respond(.init(body: Array(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["banner"],"ad_cache_ttl_seconds":\#(bootstrapTTL)}}"#.utf8)))
+            }
+            catalogRequests.add(1, ordering: .relaxed)
+            let ad = #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            return .respond(.init(body: Array(#"{"cache_ttl_seconds":\#(serverTTL),"ads":[\#(ad)]}"#.utf8)))
+        }
+        let curl = CurlHTTPClient()
+        let clock = ManualAdClock()
+        let client = try GrowthCatClient(configuration: .init(apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath()), http: curl, clock: clock)
+        _ = try await client.loadAd(placementKey: "b")
+        _ = try await client.loadAd(placementKey: "b")
+        await client.prefetchAdCatalogs(placementKeys: ["b"])
+        #expect(catalogRequests.load(ordering: .relaxed) == 1, "loads and prefetch within the TTL share one request")
+        await clock.advance(by: .seconds(expected - 1))
+        _ = try await client.loadAd(placementKey: "b")
+        #expect(catalogRequests.load(ordering: .relaxed) == 1, "still cached one second before \(expected) s")
+        await clock.advance(by: .seconds(1))
+        _ = try await client.loadAd(placementKey: "b")
+        #expect(catalogRequests.load(ordering: .relaxed) == 2, "expired at \(expected) s")
+        await curl.shutdown()
     }
 
     @Test func offlineServesAValidCacheAndNilOnceItExpired() async throws {

@@ -5,7 +5,7 @@ import Testing
 func gcAd(type: String = "image", duration: Double? = nil, skippableAfter: Double? = nil, isSkippable: Bool = true,
           reward: Double? = nil, presentation: String? = nil) -> GrowthCatAd {
     GrowthCatAd(
-        placement: .init(key: "p", format: "interstitial", rewardEnabled: reward != nil, rewardName: reward == nil ? nil : "Coins",
+        placement: .init(key: "p", format: .interstitial, rewardEnabled: reward != nil, rewardName: reward == nil ? nil : "Coins",
                          rewardAmount: reward == nil ? nil : 5, minimumViewSeconds: reward, isSkippable: isSkippable, skippableAfterSeconds: skippableAfter),
         campaignID: "c", creativeID: "cr", creativeType: type, assetURL: "https://a/x", headline: nil, ctaText: nil,
         durationSeconds: duration, storePresentation: presentation, appStoreID: nil, assetCacheable: true, assetTTLSeconds: nil,

@@ -1,0 +1,138 @@
+import AdMediation
+import AdStorage
+import CurlTransport
+import Foundation
+import LoopbackServer
+import Synchronization
+import Testing
+
+@testable import GrowthCatAds
+
+/// A GrowthCat server with one interstitial whose creative (strategy `prefetch`) is served by `asset`.
+final class AssetServer: Sendable {
+    /// A value shared between the server's handler and the test.
+    final class Shared<Value: Sendable>: Sendable {
+        let value: Mutex<Value>
+        init(_ value: Value) { self.value = Mutex(value) }
+        func withLock<R>(_ body: (inout Value) -> R) -> R { value.withLock { body(&$0) } }
+    }
+
+    let server: LoopbackHTTPServer
+    private let base = Shared("")
+    private let assetHits = Shared(0)
+
+    init(asset: @escaping @Sendable () -> LoopbackHTTPServer.Action) throws {
+        let base = self.base, hits = self.assetHits
+        server = try LoopbackHTTPServer { request in
+            if request.path.hasSuffix("/sdk/config") {
+                return .respond(.init(body: Array(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#.utf8)))
+            }
+            if request.path.hasSuffix("/asset.mp4") {
+                hits.withLock { $0 += 1 }
+                return asset()
+            }
+            let url = base.withLock { $0 } + "/asset.mp4"
+            let ad = #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"video","public_asset_url":"\#(url)","asset_cache":{"cacheable":true,"strategy":"prefetch"}},"tracking":{"allocation_id":"a","token":"t"}}"#
+            return .respond(.init(body: Array(#"{"cache_ttl_seconds":300,"ads":[\#(ad)]}"#.utf8)))
+        }
+        base.withLock { $0 = server.baseURL }
+    }
+
+    var assetRequests: Int { assetHits.withLock { $0 } }
+
+    func client(_ curl: CurlHTTPClient) throws -> GrowthCatClient {
+        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
+        configuration.mediaCacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)")
+        return try GrowthCatClient(configuration: configuration, http: curl)
+    }
+}
+
+@Suite("GrowthCat AdObject: every seed field, pre-downloaded creatives", .timeLimit(.minutes(1)))
+struct AdObjectTests {
+    func mediaFixture() async throws -> GCFixture {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)")
+        return try await gcFixture { $0.mediaCacheDirectory = directory }
+    }
+
+    func assetRequests(_ f: GCFixture) -> Int {
+        f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +)
+    }
+
+    /// Seed: "asset_cache.strategy: prefetch means the SDK should download the asset before rendering when possible."
+    @Test func loadDownloadsAPrefetchStrategyCreativeBeforeItReturns() async throws {
+        let f = try await mediaFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
+        #expect(ad.assetStrategy == "prefetch")
+        #expect(assetRequests(f) == 1, "downloaded by the load itself, before any cacheCreative call")
+        let file = try #require(ad.localAssetFile)
+        #expect(try Data(contentsOf: file) == (try await f.curl.send(HTTPRequest(url: ad.assetURL))).body)
+        await f.close()
+    }
+
+    @Test func loadLeavesALazyStrategyCreativeForLater() async throws {
+        let f = try await mediaFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
+        #expect(ad.assetStrategy == "lazy")
+        #expect(ad.localAssetFile == nil)
+        #expect(assetRequests(f) == 0)
+        await f.close()
+    }
+
+    @Test func aSecondLoadOfAPrefetchedCreativeDoesNotDownloadAgain() async throws {
+        let f = try await mediaFixture()
+        _ = try await f.client.loadAd(placementKey: "video_break")
+        let again = try #require(try await f.client.loadAd(placementKey: "video_break"))
+        #expect(again.localAssetFile != nil)
+        #expect(assetRequests(f) == 1)
+        await f.close()
+    }
+
+    @Test func aFailedPreDownloadStillServesTheAdFromItsRemoteURL() async throws {
+        let server = try AssetServer { .respond(.init(status: 404, body: [])) }
+        let curl = CurlHTTPClient()
+        let ad = try #require(try await server.client(curl).loadAd(placementKey: "p"))
+        #expect(ad.localAssetFile == nil && ad.assetURL.hasSuffix("/asset.mp4"))
+        #expect(server.assetRequests == 1)
+        await curl.shutdown()
+    }
+
+    /// The download runs within the load's time: a creative that trickles in does not hold the load for the
+    /// 10 s request timeout.
+    @Test func thePreDownloadEndsWithTheLoadsTimeout() async throws {
+        let slow = LoopbackHTTPServer.Response(body: Array(repeating: 0x41, count: 100))
+        let server = try AssetServer { .slowDrip(slow, chunkBytes: 1, interval: .seconds(1)) }
+        let curl = CurlHTTPClient()
+        let client = try server.client(curl)
+        let started = ContinuousClock.now
+        let ad = try #require(try await client.loadAd(placementKey: "p", timeout: .milliseconds(400)))
+        #expect(ContinuousClock.now - started < .seconds(5), "bounded by the 400 ms load timeout, not the 10 s request timeout")
+        #expect(ad.localAssetFile == nil)
+        await curl.shutdown()
+    }
+
+    /// Seed: `campaign` (id, mode, objective, priorityWeight), `creative` (…, body, …, layout), `placement.id`.
+    @Test func theAdExposesEverySeedFieldARendererNeeds() async throws {
+        let f = try await gcFixture()
+        let ad = try #require(try await f.client.loadAd(placementKey: "install_offer"))
+        #expect(ad.placement?.id == "pl_install_offer")
+        #expect(ad.body == "A test ad" && ad.layout == "portrait")
+        #expect(ad.campaignMode == "paid" && ad.campaignObjective == "install" && ad.campaignPriorityWeight == 10)
+        #expect(ad.format == .interstitial)
+        await f.close()
+    }
+
+    /// Seed: `public var isFullScreen: Bool { self == .interstitial }`.
+    @Test(arguments: [(GrowthCatAdFormat.banner, false), (.interstitial, true)])
+    func onlyTheInterstitialIsFullScreen(format: GrowthCatAdFormat, fullScreen: Bool) {
+        #expect(format.isFullScreen == fullScreen)
+    }
+
+    @Test func anAdWhosePlacementFormatIsUnknownIsSkippedForTheNextOne() throws {
+        func ad(_ id: String, _ format: String) -> String {
+            #"{"placement":{"key":"p","format":"\#(format)"},"campaign":{"id":"c"},"creative":{"id":"\#(id)","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+        }
+        let body = #"{"ads":[\#(ad("native", "native")), \#(ad("ok", "interstitial"))]}"#
+        let (ads, _) = try GrowthCatClient.parseCatalog(Data(body.utf8))
+        #expect(ads.map(\.creativeID) == ["ok"])
+    }
+}
