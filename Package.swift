@@ -127,21 +127,25 @@ let package = Package(
             linkerSettings: fuzzLinkerSettings
         ),
 
+        // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback servers.
+        .target(name: "TestSupport", dependencies: ["AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer"], path: "Tests/TestSupport"),
         .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
-        .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
+        .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
         .testTarget(name: "MediateCLITests", dependencies: [
-            "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds",
+            "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
         ]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "growthcat-crash-child"]),
+        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child"]),
         .testTarget(name: "FaultMatrixTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
         ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
-        .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer"]),
+        .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer", "TestSupport"]),
+        // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
+        .testTarget(name: "TimingTests", dependencies: ["AdMediation", "CurlTransport", "LoopbackServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -92,7 +92,45 @@ public struct ConformanceResult: Sendable {
 
 /// The conformance kit: one function per rule of ``AdNetwork``. Each throws ``ConformanceFailure`` when the rule
 /// is broken; none imports a test framework, so call them from Swift Testing (`try await …`), XCTest, or the CLI.
+///
+/// The two timing rules (cancellation within 100 ms, a 200 ms timeout within 300 ms) add twice the *scheduler slack*
+/// to their bound: how late this machine wakes a sleeping task or thread, measured just before and just after the
+/// measurement (``measureSchedulerSlack(samples:)``). On an idle machine the slack is a fraction of a millisecond and
+/// the bound is the rule's; on a busy CI machine it grows by what the machine measurably lost, so the kit fails an
+/// adapter, not a scheduler. A failure message states the slack it allowed.
 public enum AdNetworkConformance {
+    /// How late this machine runs work right now: the largest overshoot of `samples` 2 ms sleeps, of a task on the
+    /// cooperative pool and of a plain thread.
+    public static func measureSchedulerSlack(samples: Int = 8) async -> Duration {
+        let clock = ContinuousClock()
+        var worst = Duration.zero
+        for _ in 0..<samples {
+            let start = clock.now
+            try? await Task.sleep(for: .milliseconds(2))
+            worst = max(worst, clock.now - start - .milliseconds(2))
+        }
+        let threadWorst: Duration = await withCheckedContinuation { continuation in
+            Thread {
+                var worst = Duration.zero
+                for _ in 0..<samples {
+                    let start = clock.now
+                    usleep(2000)
+                    worst = max(worst, clock.now - start - .milliseconds(2))
+                }
+                continuation.resume(returning: worst)
+            }.start()
+        }
+        return max(worst, threadWorst)
+    }
+
+    /// Runs `body` between two slack measurements and returns its value with the larger slack.
+    static func withSlack<T>(_ body: () async throws -> T) async rethrows -> (value: T, slack: Duration) {
+        let before = await measureSchedulerSlack()
+        let value = try await body()
+        let after = await measureSchedulerSlack()
+        return (value, max(before, after))
+    }
+
     /// Every scenario with its name, in order.
     public static let scenarios: [(name: String, run: @Sendable (ConformanceSubject) async throws -> Void)] = [
         ("fillIsWellFormed", fillIsWellFormed),
@@ -216,29 +254,53 @@ public enum AdNetworkConformance {
         let name = "cancellationIsHonouredPromptly"
         guard var request = subject.slowRequest else { throw skip(name, "the subject has no slow request") }
         request.timeout = .seconds(10)
-        let before = subject.wire.requestCount
-        let task = Task { try await subject.network.load(request) }
-        // Let the load reach the wire.
-        for _ in 0..<200 where subject.wire.requestCount == before { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: .milliseconds(20))
-        let start = ContinuousClock.now
-        task.cancel()
-        let outcome = await task.result
-        let elapsed = ContinuousClock.now - start
-        if case .success(let result) = outcome, let ad = result.ad {
-            ad.invalidate()
-            throw ConformanceFailure(scenario: name, expectation: "no fill after cancellation", observed: "a fill (\(ad))")
+        // A busy machine can delay the cancel until the slow request has already answered: that attempt proves
+        // nothing either way, so it is run again (at most three times) rather than judged.
+        for _ in 0..<3 {
+            let before = subject.wire.requestCount
+            let returned = Atomic<Bool>(false)
+            let task = Task {
+                defer { returned.store(true, ordering: .releasing) }
+                return try await subject.network.load(request)
+            }
+            // Let the load reach the wire.
+            for _ in 0..<200 where subject.wire.requestCount == before { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(20))
+            let ((outcome, elapsed, answeredFirst), slack) = await withSlack { () async -> (Result<AdLoadResult, any Error>, Duration, Bool) in
+                let start = ContinuousClock.now
+                let answeredFirst = returned.load(ordering: .acquiring)
+                task.cancel()
+                let outcome = await task.result
+                return (outcome, ContinuousClock.now - start, answeredFirst)
+            }
+            if answeredFirst {
+                (try? outcome.get())?.ad?.invalidate()
+                continue
+            }
+            let bound = Duration.milliseconds(100) + slack * 2
+            if case .success(let result) = outcome, let ad = result.ad {
+                ad.invalidate()
+                throw ConformanceFailure(scenario: name, expectation: "no fill after cancellation", observed: "a fill (\(ad))")
+            }
+            if case .failure(let error) = outcome, let adError = error as? AdError, adError.code != .cancelled {
+                throw ConformanceFailure(scenario: name, expectation: "AdError cancelled", observed: "AdError \(adError.code.name)")
+            }
+            if elapsed > bound {
+                throw ConformanceFailure(scenario: name, expectation: "the load to end within 100 ms of cancellation",
+                                         observed: "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 100 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)")
+            }
+            // The transfer underneath ends too (within the same bound).
+            let settled = ContinuousClock.now
+            while subject.wire.requestsInFlight > 0 && ContinuousClock.now - settled < bound {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            if subject.wire.requestsInFlight > 0 {
+                throw ConformanceFailure(scenario: name, expectation: "no request in flight after cancellation", observed: "\(subject.wire.requestsInFlight)")
+            }
+            return
         }
-        if case .failure(let error) = outcome, let adError = error as? AdError, adError.code != .cancelled {
-            throw ConformanceFailure(scenario: name, expectation: "AdError cancelled", observed: "AdError \(adError.code.name)")
-        }
-        if elapsed > .milliseconds(100) {
-            throw ConformanceFailure(scenario: name, expectation: "the load to end within 100 ms of cancellation", observed: "\(Int(elapsed.milliseconds)) ms")
-        }
-        try await Task.sleep(for: .milliseconds(20))
-        if subject.wire.requestsInFlight > 0 {
-            throw ConformanceFailure(scenario: name, expectation: "no request in flight after cancellation", observed: "\(subject.wire.requestsInFlight)")
-        }
+        throw ConformanceFailure(scenario: name, expectation: "a load still running when it is cancelled",
+                                 observed: "the slow request answered before the cancel in 3 attempts (it should take at least 1 s)")
     }
 
     /// Rule 6: `request.timeout` bounds the load, which then throws ``AdError/Code/timeout``.
@@ -246,10 +308,13 @@ public enum AdNetworkConformance {
         let name = "timeoutsAreHonoured"
         guard var request = subject.slowRequest else { throw skip(name, "the subject has no slow request") }
         request.timeout = .milliseconds(200)
-        let start = ContinuousClock.now
-        let outcome: Result<AdLoadResult, any Error>
-        do { outcome = .success(try await subject.network.load(request)) } catch { outcome = .failure(error) }
-        let elapsed = ContinuousClock.now - start
+        let ((outcome, elapsed), slack) = await withSlack { () async -> (Result<AdLoadResult, any Error>, Duration) in
+            let start = ContinuousClock.now
+            let outcome: Result<AdLoadResult, any Error>
+            do { outcome = .success(try await subject.network.load(request)) } catch { outcome = .failure(error) }
+            return (outcome, ContinuousClock.now - start)
+        }
+        let bound = Duration.milliseconds(300) + slack * 2
         switch outcome {
         case .success(let result):
             result.ad?.invalidate()
@@ -259,8 +324,9 @@ public enum AdNetworkConformance {
                 throw ConformanceFailure(scenario: name, expectation: "AdError timeout", observed: "\(error)")
             }
         }
-        if elapsed > .milliseconds(300) {
-            throw ConformanceFailure(scenario: name, expectation: "the timeout within 300 ms of a 200 ms deadline", observed: "\(Int(elapsed.milliseconds)) ms")
+        if elapsed > bound {
+            throw ConformanceFailure(scenario: name, expectation: "the timeout within 300 ms of a 200 ms deadline",
+                                     observed: "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 300 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)")
         }
     }
 

@@ -3,7 +3,7 @@ import AdNetworkConformance
 import Foundation
 import Testing
 
-@Suite("Mediation configuration")
+@Suite("Mediation configuration", .timeLimit(.minutes(2)))
 struct ConfigurationTests {
     let networks: [any AdNetwork] = [ScriptedAdNetwork(id: "gc"), ScriptedAdNetwork(id: "mars", formats: ["tile"])]
 

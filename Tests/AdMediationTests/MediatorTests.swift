@@ -3,7 +3,7 @@ import AdNetworkConformance
 import Foundation
 import Testing
 
-@Suite("Mediator")
+@Suite("Mediator", .timeLimit(.minutes(2)))
 struct MediatorTests {
     @Test func priorityHoldsWhenALowerLineAnswersFirst() async throws {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")

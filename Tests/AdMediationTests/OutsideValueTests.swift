@@ -2,7 +2,7 @@ import AdMediation
 import Foundation
 import Testing
 
-@Suite("Checked conversions of outside values")
+@Suite("Checked conversions of outside values", .timeLimit(.minutes(2)))
 struct OutsideValueTests {
     @Test(arguments: [
         (1e308, OutsideValue.maximumDuration), (Double(Int64.max), OutsideValue.maximumDuration),
@@ -50,7 +50,7 @@ struct OutsideValueTests {
     }
 }
 
-@Suite("Bounded JSON")
+@Suite("Bounded JSON", .timeLimit(.minutes(2)))
 struct JSONLimitsTests {
     @Test func aBodyNested100000LevelsDeepIsRefusedNamingTheLimit() {
         let body = Data((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
@@ -88,7 +88,7 @@ struct JSONLimitsTests {
     }
 }
 
-@Suite("Retry-After from outside")
+@Suite("Retry-After from outside", .timeLimit(.minutes(2)))
 struct RetryAfterTests {
     @Test(arguments: [
         ("2", Duration.seconds(2)), (" 0 ", Duration.zero), ("99999999999999999999999", OutsideValue.maximumDuration),
@@ -104,7 +104,7 @@ struct RetryAfterTests {
     }
 }
 
-@Suite("Configuration numbers out of range")
+@Suite("Configuration numbers out of range", .timeLimit(.minutes(2)))
 struct ConfigurationRangeTests {
     static let networks: [String: Set<String>] = ["mars": ["tile"]]
 

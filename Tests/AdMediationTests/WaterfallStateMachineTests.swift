@@ -2,7 +2,7 @@
 import Testing
 
 /// Decision rules, driven with explicit instants (no tasks, no clock).
-@Suite("Waterfall decisions")
+@Suite("Waterfall decisions", .timeLimit(.minutes(2)))
 struct WaterfallStateMachineTests {
     let t0 = AdInstant.zero
     func ms(_ n: Int) -> AdInstant { t0 + .milliseconds(n) }
@@ -154,7 +154,7 @@ struct WaterfallStateMachineTests {
     }
 }
 
-@Suite("Circuit breaker")
+@Suite("Circuit breaker", .timeLimit(.minutes(2)))
 struct CircuitBreakerTests {
     @Test func opensAfterTheThresholdOfConsecutiveFailures() {
         var breaker = CircuitBreaker(threshold: 3, coolDown: .seconds(30))

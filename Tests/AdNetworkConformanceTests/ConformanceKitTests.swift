@@ -102,7 +102,7 @@ func expectFailure(_ scenario: @Sendable (ConformanceSubject) async throws -> Vo
     }
 }
 
-@Suite("Conformance kit")
+@Suite("Conformance kit", .timeLimit(.minutes(2)))
 struct ConformanceKitTests {
     @Test func wellBehavedScriptedNetworkPassesEveryScenario() async {
         let results = await AdNetworkConformance.runAll(BrokenNetwork(.none).subject)

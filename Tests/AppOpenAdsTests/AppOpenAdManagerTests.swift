@@ -16,7 +16,7 @@ func reason(_ result: AppOpenAdManager.ShowResult) -> AppOpenAdManager.NotShownR
     return nil
 }
 
-@Suite("App-open ad manager")
+@Suite("App-open ad manager", .timeLimit(.minutes(2)))
 struct AppOpenAdManagerTests {
     let unit = "unit"
 

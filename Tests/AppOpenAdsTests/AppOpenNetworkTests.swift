@@ -27,7 +27,7 @@ func loadError(_ network: AppOpenNetwork, _ unit: String) async -> AdError? {
     do { _ = try await network.load(AdRequest(placement: unit, format: .appOpen)); return nil } catch { return error as? AdError }
 }
 
-@Suite("App-open network over the sandbox")
+@Suite("App-open network over the sandbox", .timeLimit(.minutes(2)))
 struct AppOpenNetworkTests {
     /// The ad carries what the server sent (read from the recorded answer, not from constants of this test).
     @Test func testAdUnitFillsWithTheServersAd() async throws {

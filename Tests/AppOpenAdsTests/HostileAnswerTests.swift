@@ -9,7 +9,7 @@ struct UnusedHTTPClient: HTTPClient {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw HTTPClientError(.other, "not used") }
 }
 
-@Suite("App-open answers with hostile numbers")
+@Suite("App-open answers with hostile numbers", .timeLimit(.minutes(2)))
 struct AppOpenHostileAnswerTests {
     static let valid = """
     {"ad_id": "a1", "creative": {"type": "image", "url": "https://cdn.example/a.png"},

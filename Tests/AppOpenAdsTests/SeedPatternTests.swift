@@ -4,7 +4,7 @@ import AppOpenAds
 import Foundation
 import Testing
 
-@Suite("App-open manager: the seed's own pattern")
+@Suite("App-open manager: the seed's own pattern", .timeLimit(.minutes(2)))
 struct AppOpenSeedPatternTests {
     func manager(policy: AppOpenAdManager.Policy = .init()) -> (AppOpenAdManager, ScriptedAdNetwork) {
         let clock = ManualAdClock()

@@ -13,7 +13,7 @@ func waitForShown(_ controller: BannerRefreshController, _ count: Int) async {
     while shownIDs(await controller.history).count < count { await Task.pollPause() }
 }
 
-@Suite("Banner refresh controller")
+@Suite("Banner refresh controller", .timeLimit(.minutes(2)))
 struct BannerRefreshTests {
     let request = AdRequest(placement: "slot", format: .banner(.standard))
 

@@ -31,7 +31,7 @@ final class RecordingDelegate: ChartboostBannerDelegate {
 /// A delegate that implements nothing but the required conformance.
 final class SilentDelegate: ChartboostBannerDelegate {}
 
-@Suite("Chartboost banner object")
+@Suite("Chartboost banner object", .timeLimit(.minutes(2)))
 struct ChartboostBannerTests {
     func make(_ delegate: any ChartboostBannerDelegate, steps: [ScriptedAdNetwork.Step] = [.fill(ecpm: 1)]) async -> (ChartboostBanner, ScriptedAdNetwork) {
         let network = ScriptedAdNetwork(id: "cb", script: ["Main Menu": steps])

@@ -28,7 +28,7 @@ func loadError(_ network: ChartboostNetwork, _ request: AdRequest) async -> AdEr
     do { _ = try await network.load(request); return nil } catch { return error as? AdError }
 }
 
-@Suite("Chartboost-style network over the sandbox")
+@Suite("Chartboost-style network over the sandbox", .timeLimit(.minutes(2)))
 struct ChartboostNetworkTests {
     @Test(arguments: [BannerSize.standard, .medium, .leaderboard])
     func signedLoadFillsEachSize(size: BannerSize) async throws {
@@ -138,7 +138,7 @@ struct ChartboostNetworkTests {
     }
 }
 
-@Suite("Banner refresh over the sandbox")
+@Suite("Banner refresh over the sandbox", .timeLimit(.minutes(2)))
 struct BannerRefreshSandboxTests {
     @Test func refreshEveryThirtySecondsTracksOneImpressionPerAd() async throws {
         let clock = ManualAdClock()

@@ -9,7 +9,7 @@ struct UnusedHTTPClient: HTTPClient {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw HTTPClientError(.other, "not used") }
 }
 
-@Suite("Chartboost answers with hostile numbers")
+@Suite("Chartboost answers with hostile numbers", .timeLimit(.minutes(2)))
 struct ChartboostHostileAnswerTests {
     static let valid = """
     {"ad_id": "a1", "size": {"width": 320, "height": 50}, "creative": {"type": "image", "url": "https://cdn.example/a.png"},

@@ -2,9 +2,10 @@ import AdMediation
 import CurlTransport
 import Foundation
 import LoopbackServer
+import TestSupport
 import Testing
 
-@Suite("Transport failures have distinct codes")
+@Suite("Transport failures have distinct codes", .timeLimit(.minutes(2)))
 struct FailureTests {
     @Test func refusedConnection() async throws {
         let port = try LoopbackHTTPServer.unusedPort()

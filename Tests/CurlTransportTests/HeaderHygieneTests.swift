@@ -2,9 +2,10 @@ import AdMediation
 import CurlTransport
 import Foundation
 import LoopbackServer
+import TestSupport
 import Testing
 
-@Suite("Header hygiene")
+@Suite("Header hygiene", .timeLimit(.minutes(2)))
 struct HeaderHygieneTests {
     @Test(arguments: ["a\r\nX-Injected: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{7F}b", "a\u{1B}b"])
     func aHeaderValueWithAControlCharacterIsRefusedAndNothingIsSent(value: String) async throws {

@@ -2,9 +2,10 @@ import AdMediation
 import CurlTransport
 import Foundation
 import LoopbackServer
+import TestSupport
 import Testing
 
-@Suite("Requests and responses")
+@Suite("Requests and responses", .timeLimit(.minutes(2)))
 struct RequestResponseTests {
     @Test func getReturnsStatusHeadersAndBody() async throws {
         try await withServer({ _ in .respond(.init(status: 203, headers: [("X-Answer", "42")], body: Array("hello".utf8))) }) { server, client in
@@ -123,7 +124,7 @@ struct RequestResponseTests {
     }
 }
 
-@Suite("Cancellation under load")
+@Suite("Cancellation under load", .timeLimit(.minutes(2)))
 struct CancellationStressTests {
     /// Regression: a cancellation arriving after its transfer finished must not touch the new transfer that reused
     /// the freed handle's address (it used to free a handle twice).

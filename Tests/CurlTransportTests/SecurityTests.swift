@@ -3,9 +3,10 @@ import CurlShim
 import CurlTransport
 import Foundation
 import LoopbackServer
+import TestSupport
 import Testing
 
-@Suite("Security defaults", .serialized)
+@Suite("Security defaults", .serialized, .timeLimit(.minutes(2)))
 struct SecurityTests {
     @Test func plainHTTPToARemoteHostIsRefusedByDefault() async throws {
         let client = CurlHTTPClient()
@@ -47,7 +48,7 @@ struct SecurityTests {
     }
 
     @Test func tlsPeerVerificationRejectsAnUntrustedCertificateAndAcceptsATrustedOne() async throws {
-        let tls = try SelfSignedTLSServer()
+        let tls = try await SelfSignedTLSServer.start()
         defer { tls.stop() }
         let strict = CurlHTTPClient()
         let error = await transportError { try await strict.send(HTTPRequest(url: tls.url, timeout: .seconds(5))) }
@@ -68,43 +69,39 @@ final class SelfSignedTLSServer: Sendable {
     let url: String
     let certificatePath: String
     private let directory: URL
-    private let process: Process
+    private let process: ChildProcess.Running
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+    private init(url: String, certificatePath: String, directory: URL, process: ChildProcess.Running) {
+        self.url = url
+        self.certificatePath = certificatePath
+        self.directory = directory
+        self.process = process
+    }
+
+    /// Makes a certificate, starts the server and waits (at most 2 s) until it accepts connections.
+    static func start() async throws -> SelfSignedTLSServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
-        certificatePath = cert
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        make.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                          "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
-        make.standardOutput = FileHandle.nullDevice
-        make.standardError = FileHandle.nullDevice
-        try make.run()
-        make.waitUntilExit()
-        guard make.terminationStatus == 0 else { throw ServerErrorText("openssl req failed") }
+        let made = try await ChildProcess.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                                                          "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                                              deadline: .seconds(30))
+        guard made.status == 0 else { throw ServerErrorText("openssl req failed (\(made.status)): \(made.err)") }
         let port = try LoopbackHTTPServer.unusedPort()
-        url = "https://localhost:\(port)/"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl", "s_server", "-quiet", "-www", "-accept", "\(port)", "-cert", cert, "-key", key]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Wait until it accepts connections.
+        let process = try ChildProcess.start("openssl", ["s_server", "-quiet", "-www", "-accept", "\(port)", "-cert", cert, "-key", key])
+        let server = SelfSignedTLSServer(url: "https://localhost:\(port)/", certificatePath: cert, directory: directory, process: process)
         for _ in 0..<200 {
-            if Self.canConnect(port: port) { return }
-            usleep(10_000)
+            if canConnect(port: port) { return server }
+            try await Task.sleep(for: .milliseconds(10))
         }
-        throw ServerErrorText("openssl s_server did not start")
+        server.stop()
+        throw ServerErrorText("openssl s_server did not start within 2 s")
     }
 
     func stop() {
         // SIGKILL: the child may inherit a signal mask that blocks SIGTERM from the test runner's threads.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.kill()
         try? FileManager.default.removeItem(at: directory)
     }
 

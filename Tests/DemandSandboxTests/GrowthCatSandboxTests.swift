@@ -4,7 +4,7 @@ import DemandSandbox
 import Foundation
 import Testing
 
-@Suite("Sandbox: GrowthCat")
+@Suite("Sandbox: GrowthCat", .timeLimit(.minutes(2)))
 struct GrowthCatSandboxTests {
     @Test func bootstrapReturnsAdsConfig() async throws {
         try await withSandbox { sandbox, client in

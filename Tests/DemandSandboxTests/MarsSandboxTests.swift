@@ -4,7 +4,7 @@ import DemandSandbox
 import Foundation
 import Testing
 
-@Suite("Sandbox: MARS")
+@Suite("Sandbox: MARS", .timeLimit(.minutes(2)))
 struct MarsSandboxTests {
     func ads(_ sandbox: RunningSandbox, _ body: String, _ client: CurlHTTPClient) async throws -> HTTPResponse {
         try await client.send(post(sandbox.marsBaseURL + "ads", body))
@@ -71,7 +71,7 @@ struct MarsSandboxTests {
     }
 }
 
-@Suite("Sandbox: Chartboost-style")
+@Suite("Sandbox: Chartboost-style", .timeLimit(.minutes(2)))
 struct ChartboostSandboxTests {
     let load = #"{"request_id":"r1","location":"Main Menu","size":{"width":320,"height":50},"privacy":{"us_privacy":"1YNN"}}"#
 
@@ -124,7 +124,7 @@ struct ChartboostSandboxTests {
     }
 }
 
-@Suite("Sandbox: app-open")
+@Suite("Sandbox: app-open", .timeLimit(.minutes(2)))
 struct AppOpenSandboxTests {
     let testUnit = "ca-app-pub-3940256099942544/5575463023"
 

@@ -4,7 +4,7 @@ import DemandSandbox
 import Foundation
 import Testing
 
-@Suite("Sandbox: scenarios, faults, records")
+@Suite("Sandbox: scenarios, faults, records", .timeLimit(.minutes(2)))
 struct ScenarioTests {
     let catalog = "/v1/ads/catalog?placement_key=home_banner"
 

@@ -1,28 +1,18 @@
 import DemandSandbox
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the crash child; kills it with SIGKILL after `killAfterMs` (nil: let it finish). Returns the sequence
-/// numbers it acknowledged (printed after trackAdEvent returned).
-func runChild(_ arguments: [String], killAfterMs: Int?) throws -> [String] {
+/// numbers it acknowledged (printed after trackAdEvent returned). The child is watched off the cooperative pool.
+func runChild(_ arguments: [String], killAfterMs: Int?) async throws -> [String] {
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("growthcat-crash-child")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    if let killAfterMs {
-        usleep(useconds_t(killAfterMs * 1000))   // the kill moment in the child's life, not a wait for our own logic
-        kill(process.processIdentifier, SIGKILL)
-    }
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    let result = try await ChildProcess.run(binary.path, arguments, killAfter: killAfterMs.map { .milliseconds($0) }, deadline: .seconds(60))
+    if result.timedOut { throw ChildProcessError(description: "the crash child ran past its 60 s deadline") }
+    return result.out.split(separator: "\n").map(String.init)
 }
 
-@Suite("GrowthCat crash safety", .serialized)
+@Suite("GrowthCat crash safety", .serialized, .timeLimit(.minutes(2)))
 struct CrashSafetyTests {
     /// Trials: 20 by default; `GC_CRASH_TRIALS=500 swift test --filter CrashSafety` for a soak.
     @Test func everyAcknowledgedEventArrivesAfterSIGKILLAtRandomMoments() async throws {
@@ -33,11 +23,11 @@ struct CrashSafetyTests {
         var killedMidway = 0
         var rng = SystemRandomNumberGenerator()
         for trial in 0..<trials {
-            let lines = try runChild([sandbox.growthcatBaseURL, queue, String(trial * 1000), "200"], killAfterMs: Int.random(in: 20...250, using: &rng))
+            let lines = try await runChild([sandbox.growthcatBaseURL, queue, String(trial * 1000), "200"], killAfterMs: Int.random(in: 20...250, using: &rng))
             acknowledged.formUnion(lines.filter { Int($0) != nil })
             if !lines.contains("done") { killedMidway += 1 }
         }
-        let final = try runChild([sandbox.growthcatBaseURL, queue, "flush"], killAfterMs: nil)
+        let final = try await runChild([sandbox.growthcatBaseURL, queue, "flush"], killAfterMs: nil)
         #expect(final.last?.hasPrefix("flushed") == true)
         let records = sandbox.records
         let delivered = Set(records.growthcatEvents.compactMap { $0.metadata["n"] })

@@ -45,7 +45,7 @@ extension Task where Success == Never, Failure == Never {
     static func pollPause() async { try? await Task.sleep(for: .microseconds(200)) }
 }
 
-@Suite("GrowthCat client over the sandbox")
+@Suite("GrowthCat client over the sandbox", .timeLimit(.minutes(2)))
 struct GrowthCatClientTests {
     @Test func bootstrapExposesTheAdsConfig() async throws {
         let f = try await gcFixture()
@@ -170,7 +170,7 @@ struct GrowthCatClientTests {
     }
 }
 
-@Suite("GrowthCat events and the durable queue")
+@Suite("GrowthCat events and the durable queue", .timeLimit(.minutes(2)))
 struct GrowthCatEventTests {
     @Test func impressionAndClickAreSentAtOnce() async throws {
         let f = try await gcFixture()
@@ -268,7 +268,7 @@ struct GrowthCatEventTests {
     }
 }
 
-@Suite("Event queue store")
+@Suite("Event queue store", .timeLimit(.minutes(2)))
 struct EventQueueStoreTests {
     @Test func capDropsTheOldest() throws {
         let store = try EventQueueStore(path: queuePath())
@@ -291,7 +291,7 @@ struct EventQueueStoreTests {
     }
 }
 
-@Suite("GrowthCat as an AdNetwork")
+@Suite("GrowthCat as an AdNetwork", .timeLimit(.minutes(2)))
 struct GrowthCatNetworkTests {
     @Test func rewardedFormatLoadsARewardedAdWithItsPrice() async throws {
         let f = try await gcFixture()
@@ -324,7 +324,7 @@ struct GrowthCatNetworkTests {
     }
 }
 
-@Suite("GrowthCat media cache")
+@Suite("GrowthCat media cache", .timeLimit(.minutes(2)))
 struct GrowthCatMediaTests {
     final class Wall: Sendable {
         let seconds = Synchronization.Mutex<Double>(1_800_000_000)
@@ -377,7 +377,7 @@ struct GrowthCatMediaTests {
     }
 }
 
-@Suite("GrowthCat bootstrap rules")
+@Suite("GrowthCat bootstrap rules", .timeLimit(.minutes(2)))
 struct GrowthCatBootstrapRuleTests {
     /// A server whose bootstrap is `config` and whose catalog holds one banner.
     func crafted(config: String) throws -> (GrowthCatClient, LoopbackHTTPServer, CurlHTTPClient) {
@@ -412,7 +412,7 @@ struct GrowthCatBootstrapRuleTests {
     }
 }
 
-@Suite("GrowthCat event delivery rules")
+@Suite("GrowthCat event delivery rules", .timeLimit(.minutes(2)))
 struct GrowthCatDeliveryTests {
     /// What an event server received, and the status it answers.
     final class EventLog: Sendable {
@@ -514,7 +514,7 @@ struct GrowthCatDeliveryTests {
     }
 }
 
-@Suite("GrowthCat offline recovery")
+@Suite("GrowthCat offline recovery", .timeLimit(.minutes(2)))
 struct GrowthCatRecoveryTests {
     /// Tracks one event while the sandbox is down, then brings it back on the same port.
     func offlineThenBack(_ f: GCFixture) async throws -> RunningSandbox {

@@ -29,7 +29,7 @@ func secondsExpectation(_ value: HostileJSON.Value) -> Expected {
     }
 }
 
-@Suite("GrowthCat answers with hostile numbers")
+@Suite("GrowthCat answers with hostile numbers", .timeLimit(.minutes(2)))
 struct GrowthCatHostileAnswerTests {
     static let adSecondsFields: [([String], @Sendable (GrowthCatAd) -> Double?)] = [
         (["ads", "0", "placement", "minimum_view_seconds"], { $0.placement?.minimumViewSeconds }),

@@ -16,7 +16,7 @@ func gcAd(type: String = "image", duration: Double? = nil, skippableAfter: Doubl
 let t0 = AdInstant.zero
 func at(_ s: Double) -> AdInstant { t0 + .milliseconds(Int64(s * 1000)) }
 
-@Suite("GrowthCat presentation rules")
+@Suite("GrowthCat presentation rules", .timeLimit(.minutes(2)))
 struct PresentationTests {
     @Test func presentingReportsTheImpression() {
         #expect(GrowthCatPresentation.present(gcAd(), at: t0).1.map(\.name) == [.impression])

@@ -10,7 +10,7 @@ func rewardedWithoutMinimum(type: String, duration: Double? = nil) -> GrowthCatA
     return ad
 }
 
-@Suite("GrowthCat rewarded ads never trap the user")
+@Suite("GrowthCat rewarded ads never trap the user", .timeLimit(.minutes(2)))
 struct RewardedRulesTests {
     /// Seed: "For rewarded placements the close button is hidden until minimum_view_seconds elapses (or the video
     /// finishes). The user cannot skip early" — and with no minimum at all, the documented default applies.

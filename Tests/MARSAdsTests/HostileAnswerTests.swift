@@ -5,7 +5,7 @@ import Testing
 
 @testable import MARSAds
 
-@Suite("MARS answers with hostile numbers")
+@Suite("MARS answers with hostile numbers", .timeLimit(.minutes(2)))
 struct MarsHostileAnswerTests {
     static let validSpoc = """
     {"spocs": [{"format": "spoc", "url": "https://a.example/s", "image_url": "https://img.example/s.png", "block_key": "bk",

@@ -6,6 +6,7 @@ import Foundation
 import LoopbackServer
 @testable import MARSAds
 import Synchronization
+import TestSupport
 import Testing
 
 /// A server whose responses carry `cacheControl`, counting requests.
@@ -27,7 +28,7 @@ func cachedClient(_ server: LoopbackHTTPServer, config: MozAdsCacheConfig, wall:
 
 let p = [MozAdsPlacementRequest(placementId: "p")]
 
-@Suite("MARS HTTP cache")
+@Suite("MARS HTTP cache", .timeLimit(.minutes(2)))
 struct MarsCacheTests {
     @Test func cacheFirstStoresAMissThenServesAHit() async throws {
         let f = try await marsFixture()
@@ -170,7 +171,7 @@ struct MarsCacheTests {
     }
 }
 
-@Suite("HTTP cache store (SQLite)")
+@Suite("HTTP cache store (SQLite)", .timeLimit(.minutes(2)))
 struct HTTPCacheStoreTests {
     @Test func usesWAL() throws {
         #expect(try HTTPCacheStore(path: tempDB()).journalMode() == "wal")
@@ -221,25 +222,22 @@ struct HTTPCacheStoreTests {
         #expect(try store.clear() == 2)
     }
 
-    @Test func aTableOfTheWrongShapeIsRebuilt() throws {
+    @Test func aTableOfTheWrongShapeIsRebuilt() async throws {
         let path = tempDB()
         do {
             let store = try HTTPCacheStore(path: path)
             _ = store
         }
         // Replace the table with a one-column one, as a corrupted or old database would have.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()", path]
-        try process.run()
-        process.waitUntilExit()
+        let python = try await ChildProcess.run("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()", path], deadline: .seconds(30))
+        #expect(python.status == 0, "\(python.err)")
         let store = try HTTPCacheStore(path: path)
         try store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 1, now: 1)
         #expect(try store.count() == 1)
     }
 }
 
-@Suite("MARS cache coherence")
+@Suite("MARS cache coherence", .timeLimit(.minutes(2)))
 struct MarsCacheCoherenceTests {
     @Test func aRowEvictedByTheSizeLimitIsNoLongerServedFromMemory() async throws {
         // Each answer is ~600 KB, so the second store pushes the first out of a 1 MiB cache (in 100 KB strings: the

@@ -12,7 +12,7 @@ func marsError(_ operation: () async throws -> Void) async -> MozAdsClientError?
     do { try await operation(); return nil } catch { return error as? MozAdsClientError }
 }
 
-@Suite("MARS client over the sandbox")
+@Suite("MARS client over the sandbox", .timeLimit(.minutes(2)))
 struct MarsClientTests {
     @Test func tileSpocAndImageRequestsFill() async throws {
         let f = try await marsFixture()
@@ -204,7 +204,7 @@ struct MarsClientTests {
     }
 }
 
-@Suite("MARS as an AdNetwork")
+@Suite("MARS as an AdNetwork", .timeLimit(.minutes(2)))
 struct MarsNetworkTests {
     @Test func tilesSpocsAndImagesLoadAsFormats() async throws {
         let f = try await marsFixture()

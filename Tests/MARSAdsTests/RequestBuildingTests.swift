@@ -5,7 +5,7 @@ import Testing
 
 typealias Spec = MozAdsClient.PlacementSpec
 
-@Suite("MARS request building")
+@Suite("MARS request building", .timeLimit(.minutes(2)))
 struct RequestBuildingTests {
     func json(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 

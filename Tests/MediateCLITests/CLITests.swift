@@ -1,26 +1,18 @@
 import DemandSandbox
 import Foundation
+import TestSupport
 import Testing
 
-/// Runs the built `mediate` binary and returns its exit code, stdout and stderr.
-func mediate(_ arguments: [String], timeout: Duration = .seconds(120)) throws -> (code: Int32, out: String, err: String) {
+/// Runs the built `mediate` binary and returns its exit code, stdout and stderr; a run past `timeout` is killed and
+/// fails the call. The child is watched off the cooperative pool.
+func mediate(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> (code: Int32, out: String, err: String) {
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediate")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
     // Each run gets its own state directory, so the durable GrowthCat queue of one test never reaches another.
     var environment = ProcessInfo.processInfo.environment
     environment["XDG_STATE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("mediate-state-\(UUID().uuidString)").path
-    process.environment = environment
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    // Read both pipes fully (they would block the child if left unread).
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    let result = try await ChildProcess.run(binary.path, arguments, environment: environment, deadline: timeout)
+    if result.timedOut { throw ChildProcessError(description: "mediate \(arguments.joined(separator: " ")) ran past \(timeout)") }
+    return (result.status, result.out, result.err)
 }
 
 func writeConfig(_ json: String) throws -> String {
@@ -40,18 +32,18 @@ func sandboxConfig(_ sandbox: RunningSandbox, signature: String = "cb_sig_demo_s
     """
 }
 
-@Suite("mediate CLI (end to end)", .serialized)
+@Suite("mediate CLI (end to end)", .serialized, .timeLimit(.minutes(2)))
 struct CLITests {
-    @Test func compareWithoutConfigRunsTheDemoAndPrintsATable() throws {
-        let run = try mediate(["compare", "--requests", "20"])
+    @Test func compareWithoutConfigRunsTheDemoAndPrintsATable() async throws {
+        let run = try await mediate(["compare", "--requests", "20"])
         #expect(run.code == 0, "stderr: \(run.err)")
         #expect(run.out.contains("waterfall") && run.out.contains("fill rate") && run.out.contains("win share"))
         #expect(run.err.contains("demo: demand sandbox on http://127.0.0.1:"), "progress goes to stderr")
         #expect(!run.out.contains("demand sandbox"), "results only on stdout")
     }
 
-    @Test func compareJSONHasTheDocumentedShape() throws {
-        let run = try mediate(["compare", "--requests", "10", "--format", "json", "--quiet", "--placement", "home_tile"])
+    @Test func compareJSONHasTheDocumentedShape() async throws {
+        let run = try await mediate(["compare", "--requests", "10", "--format", "json", "--quiet", "--placement", "home_tile"])
         #expect(run.code == 0)
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         let placement = try #require((root["placements"] as? [[String: Any]])?.first)
@@ -64,16 +56,16 @@ struct CLITests {
         #expect(run.err.isEmpty, "--quiet prints no progress")
     }
 
-    @Test func compareCSVHasAHeaderAndARowPerSource() throws {
-        let run = try mediate(["compare", "--requests", "5", "--format", "csv", "--quiet", "--placement", "home_tile"])
+    @Test func compareCSVHasAHeaderAndARowPerSource() async throws {
+        let run = try await mediate(["compare", "--requests", "5", "--format", "csv", "--quiet", "--placement", "home_tile"])
         let lines = run.out.split(separator: "\n")
         #expect(lines.first?.hasPrefix("placement,source,network") == true)
         #expect(lines.count == 4, "header, waterfall, two lines")
     }
 
-    @Test func compareHTMLIsOneSelfContainedFileWithCharts() throws {
+    @Test func compareHTMLIsOneSelfContainedFileWithCharts() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
-        let run = try mediate(["compare", "--requests", "5", "--format", "html", "--output", path, "--quiet"])
+        let run = try await mediate(["compare", "--requests", "5", "--format", "html", "--output", path, "--quiet"])
         #expect(run.code == 0)
         let html = try String(contentsOfFile: path, encoding: .utf8)
         #expect(html.contains("<svg") && html.contains("</html>"))
@@ -83,7 +75,7 @@ struct CLITests {
     @Test func loadPrintsTheTraceAsJSON() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))
-        let run = try mediate(["load", "--config", config, "--placement", "launch", "--json"])
+        let run = try await mediate(["load", "--config", config, "--placement", "launch", "--json"])
         await sandbox.shutdown()
         #expect(run.code == 0, "stderr: \(run.err)")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
@@ -97,7 +89,7 @@ struct CLITests {
     @Test func loadCanAskOneNetworkAlone() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))
-        let run = try mediate(["load", "--config", config, "--placement", "banner", "--network", "cb"])
+        let run = try await mediate(["load", "--config", config, "--placement", "banner", "--network", "cb"])
         await sandbox.shutdown()
         #expect(run.code == 0)
         #expect(run.out.hasPrefix("banner: filled by cb"))
@@ -106,7 +98,7 @@ struct CLITests {
     @Test func showDrivesImpressionClickAndClose() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))
-        let run = try mediate(["show", "--config", config, "--placement", "launch", "--click", "--json"])
+        let run = try await mediate(["show", "--config", config, "--placement", "launch", "--click", "--json"])
         let hits = sandbox.records.trackingHits.map { $0.query["e"] ?? "" }
         await sandbox.shutdown()
         #expect(run.code == 0, "stderr: \(run.err)")
@@ -115,8 +107,8 @@ struct CLITests {
         #expect((root["events"] as? [[String: Any]])?.map { $0["event"] as? String } == ["impression", "click", "ad_closed"])
     }
 
-    @Test func showValidatesTheRewardOfARewardedGrowthCatAd() throws {
-        let run = try mediate(["show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "32", "--json"])
+    @Test func showValidatesTheRewardOfARewardedGrowthCatAd() async throws {
+        let run = try await mediate(["show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "32", "--json"])
         #expect(run.code == 0, "stderr: \(run.err)")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         #expect((root["reward"] as? [String: Any])?["validated"] as? Bool == true)
@@ -125,8 +117,8 @@ struct CLITests {
         #expect((root["flush"] as? [String: Any])?["remaining"] as? Int == 0)
     }
 
-    @Test func showRefusesToCloseARewardedAdBeforeTheMinimumViewTime() throws {
-        let run = try mediate(["show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "5"])
+    @Test func showRefusesToCloseARewardedAdBeforeTheMinimumViewTime() async throws {
+        let run = try await mediate(["show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "5"])
         #expect(run.code == 1)
         #expect(run.out.contains("close refused") && run.out.contains("reward: not granted"))
     }
@@ -134,7 +126,7 @@ struct CLITests {
     @Test func conformancePassesForAWellBehavedNetwork() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))
-        let run = try mediate(["conformance", "--config", config, "--network", "ao"])
+        let run = try await mediate(["conformance", "--config", config, "--network", "ao"])
         await sandbox.shutdown()
         #expect(run.code == 0, "\(run.out)")
         #expect(run.out.contains("PASS  fillIsWellFormed"))
@@ -144,19 +136,19 @@ struct CLITests {
     @Test func conformanceExitsOneWhenAScenarioFails() async throws {
         let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 500)])]))
         let config = try writeConfig(sandboxConfig(sandbox))
-        let run = try mediate(["conformance", "--config", config, "--network", "ao"])
+        let run = try await mediate(["conformance", "--config", config, "--network", "ao"])
         await sandbox.shutdown()
         #expect(run.code == 1)
         #expect(run.out.contains("FAIL  fillIsWellFormed"))
     }
 
-    @Test func unknownNetworkInAConfigurationNamesThePathAndExitsTwo() throws {
+    @Test func unknownNetworkInAConfigurationNamesThePathAndExitsTwo() async throws {
         let config = try writeConfig("""
         {"networks": {"mars": {"type": "mars", "base_url": "http://127.0.0.1:9/v1/"}},
          "placements": {"home_tile": {"format": "tile", "lines": [
             {"network": "mars", "placement": "mock_tile_1"}, {"network": "gx", "placement": "home_banner"}]}}}
         """)
-        let run = try mediate(["compare", "--config", config, "--quiet"])
+        let run = try await mediate(["compare", "--config", config, "--quiet"])
         #expect(run.code == 2)
         #expect(run.err.contains(#"placements.home_tile.lines[1].network: unknown network "gx""#))
     }
@@ -169,8 +161,8 @@ struct CLITests {
         (#"{"networks": {"x": {"type": "mars", "base_url": "http://127.0.0.1/"}}, "placements": {"p": {"format": "tile", "lines": [{"network": "x", "placement": "a", "timeout_ms": -1}]}}}"#, "placements.p.lines[0].timeout_ms"),
         ("not json", "configuration: not a JSON object"),
     ])
-    func badConfigurationExitsTwoWithTheFieldAtFault(json: String, message: String) throws {
-        let run = try mediate(["compare", "--config", try writeConfig(json), "--quiet"])
+    func badConfigurationExitsTwoWithTheFieldAtFault(json: String, message: String) async throws {
+        let run = try await mediate(["compare", "--config", try writeConfig(json), "--quiet"])
         #expect(run.code == 2)
         #expect(run.err.contains(message), "stderr: \(run.err)")
     }
@@ -179,10 +171,10 @@ struct CLITests {
         let sandbox = try await DemandSandbox.start()
         let secret = "zz-very-secret-signature-zz"
         let config = try writeConfig(sandboxConfig(sandbox, signature: secret))
-        let load = try mediate(["load", "--config", config, "--placement", "banner", "--json"])
-        let compare = try mediate(["compare", "--config", config, "--requests", "3", "--placement", "banner"])
+        let load = try await mediate(["load", "--config", config, "--placement", "banner", "--json"])
+        let compare = try await mediate(["compare", "--config", config, "--requests", "3", "--placement", "banner"])
         let broken = try writeConfig(sandboxConfig(sandbox, signature: secret).replacingOccurrences(of: "\"timeout_ms\": 2000}]},", with: "\"timeout_ms\": 0}]},"))
-        let bad = try mediate(["compare", "--config", broken])
+        let bad = try await mediate(["compare", "--config", broken])
         await sandbox.shutdown()
         for run in [load, compare, bad] {
             #expect(!run.out.contains(secret) && !run.err.contains(secret))
@@ -192,26 +184,16 @@ struct CLITests {
     }
 
     @Test(arguments: [["compare", "--requests", "0"], ["compare", "--format", "xml"], ["compare", "--no-such-flag"], ["sandbox", "--port", "70000"]])
-    func badUsageExitsTwo(arguments: [String]) throws {
-        #expect(try mediate(arguments).code == 2)
+    func badUsageExitsTwo(arguments: [String]) async throws {
+        #expect(try await mediate(arguments).code == 2)
     }
 
-    @Test func sandboxCommandPrintsItsBaseURLs() throws {
+    @Test func sandboxCommandPrintsItsBaseURLs() async throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediate")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["sandbox", "--port", "0"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        var text = ""
-        while !text.contains("admin") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        // The sandbox runs until it is stopped: killed once it has printed its admin URL, or after 60 s.
+        let run = try await ChildProcess.run(binary.path, ["sandbox", "--port", "0"], killWhen: { $0.contains("admin") }, deadline: .seconds(60))
+        let text = run.out
+        #expect(!run.timedOut)
         #expect(text.contains("growthcat  http://127.0.0.1:"))
         #expect(text.contains("mars       http://127.0.0.1:") && text.contains("/mars/v1/"))
     }

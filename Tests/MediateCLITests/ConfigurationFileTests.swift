@@ -8,7 +8,7 @@ import GrowthCatAds
 import Synchronization
 import Testing
 
-@Suite("mediate configuration file under hostile input")
+@Suite("mediate configuration file under hostile input", .timeLimit(.minutes(2)))
 struct ConfigurationFileTests {
     static let valid = """
     {"networks": {"m": {"type": "mars", "base_url": "https://mars.example/v1/", "cache_path": "PATH", "cache_ttl_s": 300, "cache_max_mib": 10}},

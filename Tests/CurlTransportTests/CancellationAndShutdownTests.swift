@@ -1,0 +1,51 @@
+import AdMediation
+import CurlTransport
+import Foundation
+import LoopbackServer
+import TestSupport
+import Testing
+
+/// Cancellation and shutdown (their wall-clock bounds are in the TimingTests target).
+@Suite("Cancellation and shutdown", .timeLimit(.minutes(1)))
+struct CancellationAndShutdownTests {
+    @Test func alreadyCancelledTaskSendsNothing() async throws {
+        try await withServer({ _ in .respond(.text("ok")) }) { server, client in
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await client.send(HTTPRequest(url: server.baseURL))
+            }
+            let error = await transportError { try await task.value }
+            #expect(error?.code == .cancelled)
+            #expect(server.requestsReceived == 0)
+            #expect(client.statistics.liveHandles == 0)
+        }
+    }
+
+    @Test func shutdownFailsInFlightRequestsWithCancellationAndLeaksNoHandle() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(.text("never", delay: .seconds(5))) }
+        defer { server.stop() }
+        let client = CurlHTTPClient()
+        let tasks = (0..<8).map { i in
+            Task { try await client.send(HTTPRequest(url: server.baseURL + "/\(i)", timeout: .seconds(10))) }
+        }
+        while server.requestsReceived < 8 { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(client.statistics.liveHandles == 8)
+        await client.shutdown()
+        for task in tasks {
+            let error = await transportError { try await task.value }
+            #expect(error?.code == .cancelled)
+        }
+        #expect(client.statistics.liveHandles == 0)
+    }
+
+    @Test func requestsAfterShutdownFailWithCancellation() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(.text("ok")) }
+        defer { server.stop() }
+        let client = CurlHTTPClient()
+        await client.shutdown()
+        let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL)) }
+        #expect(error?.code == .cancelled)
+        #expect(server.requestsReceived == 0)
+        #expect(client.statistics.liveHandles == 0)
+    }
+}
