@@ -202,7 +202,7 @@ public actor GrowthCatClient {
     private func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(GrowthCatError) -> URL? {
         guard let media = mediaCache, ad.assetCacheable else { return nil }
         let now = Int64(configuration.now().timeIntervalSince1970)
-        if let file = media.file(for: ad.assetURL, now: now) { return file }
+        if let file = await media.file(for: ad.assetURL, now: now) { return file }
         let response: HTTPResponse
         do {
             response = try await http.send(HTTPRequest(url: ad.assetURL, timeout: timeout))
@@ -214,16 +214,16 @@ public actor GrowthCatClient {
         guard response.status == 200 else { throw GrowthCatError(code: .server(status: response.status), message: "asset \(ad.creativeID) answered \(response.status)") }
         let ttl = Int64(ad.assetTTLSeconds ?? ad.mediaCacheTTLSeconds ?? 604_800)
         do {
-            try media.store(response.body, for: ad.assetURL, expiresAt: now + ttl)
+            try await media.store(response.body, for: ad.assetURL, expiresAt: now + ttl, now: now)
         } catch {
             throw GrowthCatError(code: .invalidRequest, message: "the media cache could not store \(ad.creativeID): \(error)")
         }
-        return media.file(for: ad.assetURL, now: now)
+        return await media.file(for: ad.assetURL, now: now)
     }
 
     /// The cached creative file of `ad`, if present and unexpired (the app renders it instead of the remote URL).
-    public func cachedCreative(for ad: GrowthCatAd) -> URL? {
-        mediaCache?.file(for: ad.assetURL, now: Int64(configuration.now().timeIntervalSince1970))
+    public func cachedCreative(for ad: GrowthCatAd) async -> URL? {
+        await mediaCache?.file(for: ad.assetURL, now: Int64(configuration.now().timeIntervalSince1970))
     }
 
     private func load(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
@@ -483,11 +483,12 @@ public actor GrowthCatClient {
             throw GrowthCatError(code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
         }
         do {
-            _ = try queue.append(eventID: id, payload: payload, cap: sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
+            _ = try await queue.append(eventID: id, payload: payload, cap: sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
         } catch {
             throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
         }
-        if name.isImmediate || ((try? queue.count()) ?? 0) >= configuration.batchSize {
+        let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
+        if name.isImmediate || queued >= configuration.batchSize {
             await flushAdEvents()
         } else if batchTimer == nil {
             let clock = clock, interval = configuration.batchInterval
@@ -533,7 +534,7 @@ public actor GrowthCatClient {
         batchTimer = nil
         var report = FlushReport()
         while true {
-            guard let batch = try? queue.peek(limit: 100), !batch.isEmpty else { break }
+            guard let batch = try? await queue.peek(limit: 100), !batch.isEmpty else { break }
             let events = batch.compactMap { try? JSONSerialization.jsonObject(with: $0.payload) }
             let body = (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
             var attempt = 0
@@ -548,18 +549,18 @@ public actor GrowthCatClient {
             let ids = batch.map(\.eventID)
             switch outcome {
             case .accepted(let duplicates):
-                try? queue.remove(eventIDs: ids)
+                try? await queue.remove(eventIDs: ids)
                 report.sent += ids.count
                 report.duplicates += duplicates
             case .drop:
-                try? queue.remove(eventIDs: ids)
+                try? await queue.remove(eventIDs: ids)
                 report.dropped += ids.count
             case .keep, .retry:
-                report.remaining = (try? queue.count()) ?? 0
+                report.remaining = (try? await queue.count()) ?? 0
                 return report
             }
         }
-        report.remaining = (try? queue.count()) ?? 0
+        report.remaining = (try? await queue.count()) ?? 0
         return report
     }
 
@@ -583,7 +584,7 @@ public actor GrowthCatClient {
     }
 
     /// Events waiting in the durable queue.
-    public var pendingEventCount: Int { (try? queue.count()) ?? 0 }
+    public var pendingEventCount: Int { get async { (try? await queue.count()) ?? 0 } }
 
     // MARK: Connectivity and life cycle
 

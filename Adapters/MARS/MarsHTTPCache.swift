@@ -46,17 +46,17 @@ final class MarsHTTPCache: Sendable {
         return min(ttl, Self.maxTTL)
     }
 
-    func cleanup(now: Int64) -> String? {
-        do { try store.deleteExpired(now: now); return nil } catch { return error.description }
+    func cleanup(now: Int64) async -> String? {
+        do { _ = try await store.deleteExpired(now: now); return nil } catch { return error.description }
     }
 
-    func lookup(hash: String) -> Result<CachedHTTPResponse?, StorageError> {
-        do { return .success(try store.lookup(hash: hash)) } catch { return .failure(error) }
+    func lookup(hash: String) async -> Result<CachedHTTPResponse?, StorageError> {
+        do { return .success(try await store.lookup(hash: hash)) } catch { return .failure(error) }
     }
 
-    func store(hash: String, url: String, status: Int, body: Data, headers: [String: String], ttl: Int64, now: Int64) -> String? {
+    func store(hash: String, url: String, status: Int, body: Data, headers: [String: String], ttl: Int64, now: Int64) async -> String? {
         do {
-            try store.store(hash: hash, method: "POST", url: url, status: status, headers: headers, body: body, ttlSeconds: ttl, now: now)
+            try await store.store(hash: hash, method: "POST", url: url, status: status, headers: headers, body: body, ttlSeconds: ttl, now: now)
             return nil
         } catch {
             return error.description
@@ -64,12 +64,12 @@ final class MarsHTTPCache: Sendable {
     }
 
     /// Trims to the size limit: the number of rows evicted, or the failure.
-    func trim() -> Result<Int, StorageError> {
-        do { return .success(try store.trim(maxBytes: maxBytes)) } catch { return .failure(error) }
+    func trim() async -> Result<Int, StorageError> {
+        do { return .success(try await store.trim(maxBytes: maxBytes)) } catch { return .failure(error) }
     }
 
-    func clear() -> String? {
-        do { try store.clear(); return nil } catch { return error.description }
+    func clear() async -> String? {
+        do { _ = try await store.clear(); return nil } catch { return error.description }
     }
 }
 

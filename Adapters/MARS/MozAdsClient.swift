@@ -142,7 +142,7 @@ public actor MozAdsClient {
         let hash = Self.requestHash(environment: environment, placements: placements, flags: options.flags, ohttp: options.ohttp, gpp: gpp)
         let nowSeconds = Int64(now().timeIntervalSince1970)
         if cache != nil {
-            cleanupIfDue(now: nowSeconds)
+            await cleanupIfDue(now: nowSeconds)
             if (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst, let parsed = parsedHits[hash], parsed.expiresAt > nowSeconds {
                 telemetry.recordHttpCacheOutcome(label: "hit", value: "")
                 return (parsed.ads, hash)
@@ -181,11 +181,11 @@ public actor MozAdsClient {
         return try result.get()
     }
 
-    private func cleanupIfDue(now: Int64) {
+    private func cleanupIfDue(now: Int64) async {
         guard let cache, lastCleanupSecond != now else { return }
         lastCleanupSecond = now
         parsedHits = parsedHits.filter { $0.value.expiresAt > now }
-        if let error = cache.cleanup(now: now) { telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error) }
+        if let error = await cache.cleanup(now: now) { telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error) }
     }
 
     /// The JSON body, keys sorted as serde writes them (`context_id`, `flags` when not empty, `placements`).
@@ -226,7 +226,7 @@ public actor MozAdsClient {
         var cachedUntil: Int64?
         if let cache {
             if (policy?.mode ?? .cacheFirst) == .cacheFirst {
-                switch cache.lookup(hash: hash) {
+                switch await cache.lookup(hash: hash) {
                 case .success(let cached?):
                     telemetry.recordHttpCacheOutcome(label: "hit", value: "")
                     var headers = HTTPHeaders()
@@ -259,16 +259,16 @@ public actor MozAdsClient {
                 } else {
                     var headers: [String: String] = [:]
                     for field in response.headers { headers[field.name] = field.value }
-                    if let error = cache.store(hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl, now: nowSeconds) {
+                    if let error = await cache.store(hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl, now: nowSeconds) {
                         telemetry.recordHttpCacheOutcome(label: "store_failed", value: error)
                     } else {
                         telemetry.recordHttpCacheOutcome(label: "miss_stored", value: "")
                         cachedUntil = nowSeconds + ttl
-                        switch cache.trim() {
+                        switch await cache.trim() {
                         case .success(let evicted):
                             if evicted > 0 {
                                 parsedHits.removeAll()
-                                if (try? cache.store.lookup(hash: hash)) == nil { cachedUntil = nil }
+                                if (try? await cache.store.lookup(hash: hash)) == nil { cachedUntil = nil }
                             }
                         case .failure(let error):
                             telemetry.recordHttpCacheOutcome(label: "trim_failed", value: error.description)
@@ -495,10 +495,10 @@ public actor MozAdsClient {
     // MARK: Cache and life cycle
 
     /// Deletes every cached response. Without a cache it does nothing.
-    public func clearCache() throws(MozAdsClientError) {
+    public func clearCache() async throws(MozAdsClientError) {
         guard let cache else { return }
         parsedHits.removeAll()
-        if let error = cache.clear() { throw MozAdsClientError(code: .cache, message: error) }
+        if let error = await cache.clear() { throw MozAdsClientError(code: .cache, message: error) }
     }
 
     /// Drops the telemetry sink. Idempotent; never throws.

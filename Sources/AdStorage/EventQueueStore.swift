@@ -13,6 +13,8 @@ public struct QueuedEvent: Sendable, Hashable {
 
 /// A durable FIFO of events (SQLite via GRDB, WAL, `synchronous=FULL` so an acknowledged append survives a crash).
 /// Append before sending; delete only after the server accepted; bounded, dropping the oldest past the cap.
+/// Every operation runs on GRDB's own serial queue through its async API: the caller suspends while SQLite writes
+/// and fsyncs, and no thread of the cooperative pool is held.
 public final class EventQueueStore: Sendable {
     private let db: DatabaseQueue
 
@@ -46,9 +48,9 @@ public final class EventQueueStore: Sendable {
     /// Appends an event (a second append of the same id is ignored) and drops the oldest events beyond `cap`.
     /// Returns how many were dropped.
     @discardableResult
-    public func append(eventID: String, payload: Data, cap: Int) throws(StorageError) -> Int {
+    public func append(eventID: String, payload: Data, cap: Int) async throws(StorageError) -> Int {
         do {
-            return try db.write { db in
+            return try await db.write { db in
                 try db.execute(sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)", arguments: [eventID, payload])
                 try db.execute(sql: """
                     DELETE FROM event_queue WHERE sequence IN (
@@ -62,9 +64,9 @@ public final class EventQueueStore: Sendable {
     }
 
     /// The oldest `limit` events, in order.
-    public func peek(limit: Int) throws(StorageError) -> [QueuedEvent] {
+    public func peek(limit: Int) async throws(StorageError) -> [QueuedEvent] {
         do {
-            return try db.read { db in
+            return try await db.read { db in
                 try Row.fetchAll(db, sql: "SELECT sequence, event_id, payload FROM event_queue ORDER BY sequence LIMIT ?", arguments: [limit])
                     .map { QueuedEvent(sequence: try $0.checked("sequence"), eventID: try $0.checked("event_id"), payload: try $0.checked("payload")) }
             }
@@ -74,10 +76,10 @@ public final class EventQueueStore: Sendable {
     }
 
     /// Deletes the events with these ids.
-    public func remove(eventIDs: [String]) throws(StorageError) {
+    public func remove(eventIDs: [String]) async throws(StorageError) {
         guard !eventIDs.isEmpty else { return }
         do {
-            try db.write { db in
+            try await db.write { db in
                 for id in eventIDs { try db.execute(sql: "DELETE FROM event_queue WHERE event_id = ?", arguments: [id]) }
             }
         } catch {
@@ -86,7 +88,7 @@ public final class EventQueueStore: Sendable {
     }
 
     /// Events waiting.
-    public func count() throws(StorageError) -> Int {
-        do { return try db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM event_queue") ?? 0 } } catch { throw StorageError("count", error) }
+    public func count() async throws(StorageError) -> Int {
+        do { return try await db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM event_queue") ?? 0 } } catch { throw StorageError("count", error) }
     }
 }

@@ -82,14 +82,14 @@ public final class HTTPCacheStore: Sendable {
     }
 
     /// The journal mode in force (`wal`).
-    public func journalMode() throws(StorageError) -> String {
-        do { return try db.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" } } catch { throw StorageError("pragma", error) }
+    public func journalMode() async throws(StorageError) -> String {
+        do { return try await db.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" } } catch { throw StorageError("pragma", error) }
     }
 
     /// The stored response for `hash`, expired or not (expiry is applied by ``deleteExpired(now:)``).
-    public func lookup(hash: String) throws(StorageError) -> CachedHTTPResponse? {
+    public func lookup(hash: String) async throws(StorageError) -> CachedHTTPResponse? {
         do {
-            return try db.read { db in
+            return try await db.read { db in
                 guard let row = try Row.fetchOne(db, sql: "SELECT * FROM http_cache WHERE request_hash = ?", arguments: [hash]) else { return nil }
                 let headerData = try? row.checked("response_headers", as: Data.self)
                 let headers = headerData.flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
@@ -104,10 +104,10 @@ public final class HTTPCacheStore: Sendable {
 
     /// Stores (or replaces) the response for `hash`, expiring `ttlSeconds` after `now`.
     public func store(hash: String, method: String, url: String, status: Int, headers: [String: String], body: Data,
-                      ttlSeconds: Int64, now: Int64) throws(StorageError) {
+                      ttlSeconds: Int64, now: Int64) async throws(StorageError) {
         do {
             let headerData = try JSONEncoder().encode(headers)
-            try db.write { db in
+            try await db.write { db in
                 try db.execute(sql: """
                     INSERT INTO http_cache (cached_at, expires_at, request_hash, request_method, request_url, response_body,
                                             response_headers, response_status, size_bytes, ttl_seconds)
@@ -126,12 +126,12 @@ public final class HTTPCacheStore: Sendable {
 
     /// Deletes rows whose expiry is at or before `now`; returns how many.
     @discardableResult
-    public func deleteExpired(now: Int64) throws(StorageError) -> Int {
+    public func deleteExpired(now: Int64) async throws(StorageError) -> Int {
         do {
             // A read first: most sends find nothing expired and need no write transaction.
-            let anyExpired = try db.read { try Bool.fetchOne($0, sql: "SELECT EXISTS(SELECT 1 FROM http_cache WHERE expires_at <= ?)", arguments: [now]) ?? false }
+            let anyExpired = try await db.read { try Bool.fetchOne($0, sql: "SELECT EXISTS(SELECT 1 FROM http_cache WHERE expires_at <= ?)", arguments: [now]) ?? false }
             guard anyExpired else { return 0 }
-            return try db.write { db in
+            return try await db.write { db in
                 try db.execute(sql: "DELETE FROM http_cache WHERE expires_at <= ?", arguments: [now])
                 return db.changesCount
             }
@@ -143,9 +143,9 @@ public final class HTTPCacheStore: Sendable {
     /// Deletes the oldest rows (by `cached_at`) one at a time until the total size is at most `maxBytes`;
     /// returns how many rows were deleted.
     @discardableResult
-    public func trim(maxBytes: Int64) throws(StorageError) -> Int {
+    public func trim(maxBytes: Int64) async throws(StorageError) -> Int {
         do {
-            return try db.write { db in
+            return try await db.write { db in
                 var deleted = 0
                 while (try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0) > maxBytes {
                     try db.execute(sql: "DELETE FROM http_cache WHERE request_hash = (SELECT request_hash FROM http_cache ORDER BY cached_at ASC, rowid ASC LIMIT 1)")
@@ -160,20 +160,20 @@ public final class HTTPCacheStore: Sendable {
     }
 
     /// Total size of the stored rows.
-    public func totalSize() throws(StorageError) -> Int64 {
-        do { return try db.read { try Int64.fetchOne($0, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0 } } catch { throw StorageError("size", error) }
+    public func totalSize() async throws(StorageError) -> Int64 {
+        do { return try await db.read { try Int64.fetchOne($0, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0 } } catch { throw StorageError("size", error) }
     }
 
     /// Number of stored rows.
-    public func count() throws(StorageError) -> Int {
-        do { return try db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM http_cache") ?? 0 } } catch { throw StorageError("count", error) }
+    public func count() async throws(StorageError) -> Int {
+        do { return try await db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM http_cache") ?? 0 } } catch { throw StorageError("count", error) }
     }
 
     /// Deletes the row for `hash`; returns whether one existed.
     @discardableResult
-    public func invalidate(hash: String) throws(StorageError) -> Bool {
+    public func invalidate(hash: String) async throws(StorageError) -> Bool {
         do {
-            return try db.write { db in
+            return try await db.write { db in
                 try db.execute(sql: "DELETE FROM http_cache WHERE request_hash = ?", arguments: [hash])
                 return db.changesCount > 0
             }
@@ -184,9 +184,9 @@ public final class HTTPCacheStore: Sendable {
 
     /// Deletes every row; returns how many.
     @discardableResult
-    public func clear() throws(StorageError) -> Int {
+    public func clear() async throws(StorageError) -> Int {
         do {
-            return try db.write { db in
+            return try await db.write { db in
                 try db.execute(sql: "DELETE FROM http_cache")
                 return db.changesCount
             }

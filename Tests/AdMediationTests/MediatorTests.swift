@@ -197,17 +197,18 @@ struct MediatorTests {
         #expect(mediator.breakerState(of: "n") == .closed(failures: 0))
     }
 
+    /// Not about time: the line timeouts are long enough that a busy machine cannot reach them.
     @Test func mediatorsNest() async throws {
         let a = ScriptedAdNetwork(id: "a", fallback: .noFill())
         let b = ScriptedAdNetwork(id: "b", fallback: .fill(ecpm: 3))
         let inner = try Mediator(id: "inner", networks: [b], configuration: .init(placements: [
-            "inner_p": placement([.init(network: "b", placement: "b1")]),
+            "inner_p": placement([.init(network: "b", placement: "b1", timeoutMs: 30_000)]),
         ]))
         let outer = try Mediator(networks: [a, inner], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1"), .init(network: "inner", placement: "inner_p")]),
+            "p": placement([.init(network: "a", placement: "a1", timeoutMs: 30_000), .init(network: "inner", placement: "inner_p", timeoutMs: 30_000)]),
         ]))
         let outcome = await outer.loadWithTrace(interstitial)
-        let ad = try #require(try outcome.result.get().ad)
+        let ad = try #require(try outcome.result.get().ad, "\(outcome.trace)")
         #expect(ad.networkID == "b")
         #expect(ad.ecpm == 3)
         #expect(outcome.trace.winner?.network == "inner")

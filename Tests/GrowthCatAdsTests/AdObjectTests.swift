@@ -136,3 +136,17 @@ struct AdObjectTests {
         #expect(ads.map(\.creativeID) == ["ok"])
     }
 }
+
+@Suite("Media cache bounds", .timeLimit(.minutes(1)))
+struct MediaCacheBoundTests {
+    @Test func storingACreativeSweepsTheExpiredOnes() async throws {
+        let cache = try MediaCache(directory: FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)"))
+        try await cache.store(Data("a".utf8), for: "https://x/a", expiresAt: 100)
+        try await cache.store(Data("b".utf8), for: "https://x/b", expiresAt: 200)
+        #expect(await cache.count() == 2)
+        try await cache.store(Data("c".utf8), for: "https://x/c", expiresAt: 300, now: 150)
+        #expect(await cache.count() == 2, "a (expired at 100) is gone from the disk")
+        #expect(await cache.file(for: "https://x/a", now: 0) == nil)
+        #expect(await cache.file(for: "https://x/b", now: 150) != nil)
+    }
+}

@@ -270,24 +270,24 @@ struct GrowthCatEventTests {
 
 @Suite("Event queue store", .timeLimit(.minutes(2)))
 struct EventQueueStoreTests {
-    @Test func capDropsTheOldest() throws {
+    @Test func capDropsTheOldest() async throws {
         let store = try EventQueueStore(path: queuePath())
-        for i in 0..<5 { try store.append(eventID: "e\(i)", payload: Data("\(i)".utf8), cap: 3) }
-        #expect(try store.peek(limit: 10).map(\.eventID) == ["e2", "e3", "e4"])
+        for i in 0..<5 { try await store.append(eventID: "e\(i)", payload: Data("\(i)".utf8), cap: 3) }
+        #expect(try await store.peek(limit: 10).map(\.eventID) == ["e2", "e3", "e4"])
     }
 
-    @Test func appendingTheSameIDTwiceKeepsOne() throws {
+    @Test func appendingTheSameIDTwiceKeepsOne() async throws {
         let store = try EventQueueStore(path: queuePath())
-        try store.append(eventID: "e", payload: Data(), cap: 10)
-        try store.append(eventID: "e", payload: Data(), cap: 10)
-        #expect(try store.count() == 1)
+        try await store.append(eventID: "e", payload: Data(), cap: 10)
+        try await store.append(eventID: "e", payload: Data(), cap: 10)
+        #expect(try await store.count() == 1)
     }
 
-    @Test func removeDeletesOnlyTheGivenIDs() throws {
+    @Test func removeDeletesOnlyTheGivenIDs() async throws {
         let store = try EventQueueStore(path: queuePath())
-        for i in 0..<3 { try store.append(eventID: "e\(i)", payload: Data(), cap: 10) }
-        try store.remove(eventIDs: ["e0", "e2"])
-        #expect(try store.peek(limit: 10).map(\.eventID) == ["e1"])
+        for i in 0..<3 { try await store.append(eventID: "e\(i)", payload: Data(), cap: 10) }
+        try await store.remove(eventIDs: ["e0", "e2"])
+        #expect(try await store.peek(limit: 10).map(\.eventID) == ["e1"])
     }
 }
 
@@ -504,7 +504,7 @@ struct GrowthCatDeliveryTests {
         let server = try EventServer(eventStatus: 202)
         let path = queuePath()
         let store = try EventQueueStore(path: path)
-        try store.append(eventID: "offline-1", payload: Data(#"{"sdk_event_id":"offline-1","event_name":"click"}"#.utf8), cap: 500)
+        try await store.append(eventID: "offline-1", payload: Data(#"{"sdk_event_id":"offline-1","event_name":"click"}"#.utf8), cap: 500)
         let (c, curl) = try client(server, path: path)
         await c.monitor(Monitor(changes: stream))
         continuation.yield(true)

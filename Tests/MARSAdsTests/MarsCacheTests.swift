@@ -73,7 +73,7 @@ struct MarsCacheTests {
         _ = try await client.requestTileAds(p, options: .init(cachePolicy: .init(mode: .cacheFirst, ttlSeconds: requestTTL)))
         let store = try HTTPCacheStore(path: path)
         let hash = MozAdsClient.requestHash(environment: .custom(baseURL: server.baseURL + "/v1/"), placements: [.init(id: "p", count: 1)], flags: [:], ohttp: false)
-        let row = try #require(try store.lookup(hash: hash))
+        let row = try #require(try await store.lookup(hash: hash))
         #expect(row.ttlSeconds == expected)
         #expect(row.expiresAt - row.cachedAt == expected)
         await curl.shutdown(); server.stop()
@@ -173,53 +173,53 @@ struct MarsCacheTests {
 
 @Suite("HTTP cache store (SQLite)", .timeLimit(.minutes(2)))
 struct HTTPCacheStoreTests {
-    @Test func usesWAL() throws {
-        #expect(try HTTPCacheStore(path: tempDB()).journalMode() == "wal")
+    @Test func usesWAL() async throws {
+        #expect(try await HTTPCacheStore(path: tempDB()).journalMode() == "wal")
     }
 
-    @Test func storeAndLookupRoundTripStatusHeadersAndBody() throws {
+    @Test func storeAndLookupRoundTripStatusHeadersAndBody() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        try store.store(hash: "h", method: "POST", url: "u", status: 200, headers: ["a": "b"], body: Data("body".utf8), ttlSeconds: 30, now: 100)
-        let row = try #require(try store.lookup(hash: "h"))
+        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: ["a": "b"], body: Data("body".utf8), ttlSeconds: 30, now: 100)
+        let row = try #require(try await store.lookup(hash: "h"))
         #expect(row.status == 200 && row.headers == ["a": "b"] && row.body == Data("body".utf8) && row.expiresAt == 130)
     }
 
-    @Test func upsertWithAShorterTTLMovesExpiryEarlier() throws {
+    @Test func upsertWithAShorterTTLMovesExpiryEarlier() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        try store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 300, now: 100)
-        try store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 150)
-        let row = try #require(try store.lookup(hash: "h"))
+        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 300, now: 100)
+        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 150)
+        let row = try #require(try await store.lookup(hash: "h"))
         #expect(row.cachedAt == 150 && row.expiresAt == 160)
-        #expect(try store.count() == 1)
+        #expect(try await store.count() == 1)
     }
 
-    @Test func deletingExpiredRowsRemovesOnlyThoseAndLookupIgnoresExpiryUntilThen() throws {
+    @Test func deletingExpiredRowsRemovesOnlyThoseAndLookupIgnoresExpiryUntilThen() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        try store.store(hash: "old", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 100)
-        try store.store(hash: "new", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 100)
-        #expect(try store.lookup(hash: "old") != nil, "lookup does not apply expiry")
-        #expect(try store.deleteExpired(now: 110) == 1)
-        #expect(try store.lookup(hash: "old") == nil)
-        #expect(try store.lookup(hash: "new") != nil)
+        try await store.store(hash: "old", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 100)
+        try await store.store(hash: "new", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 100)
+        #expect(try await store.lookup(hash: "old") != nil, "lookup does not apply expiry")
+        #expect(try await store.deleteExpired(now: 110) == 1)
+        #expect(try await store.lookup(hash: "old") == nil)
+        #expect(try await store.lookup(hash: "new") != nil)
     }
 
-    @Test func trimEvictsTheOldestFirst() throws {
+    @Test func trimEvictsTheOldestFirst() async throws {
         let store = try HTTPCacheStore(path: tempDB())
         for i in 0..<5 {
-            try store.store(hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(repeating: 1, count: 400), ttlSeconds: 100, now: Int64(100 + i))
+            try await store.store(hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(repeating: 1, count: 400), ttlSeconds: 100, now: Int64(100 + i))
         }
-        try store.trim(maxBytes: 1024)
-        #expect(try store.totalSize() <= 1024)
-        #expect(try store.lookup(hash: "h0") == nil && store.lookup(hash: "h1") == nil && store.lookup(hash: "h2") == nil)
-        #expect(try store.lookup(hash: "h4") != nil)
+        _ = try await store.trim(maxBytes: 1024)
+        #expect(try await store.totalSize() <= 1024)
+        for evicted in ["h0", "h1", "h2"] { #expect(try await store.lookup(hash: evicted) == nil) }
+        #expect(try await store.lookup(hash: "h4") != nil)
     }
 
-    @Test func clearReturnsTheNumberOfRowsAndInvalidateDeletesOne() throws {
+    @Test func clearReturnsTheNumberOfRowsAndInvalidateDeletesOne() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        for i in 0..<3 { try store.store(hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 1) }
-        #expect(try store.invalidate(hash: "h1"))
-        #expect(try store.count() == 2)
-        #expect(try store.clear() == 2)
+        for i in 0..<3 { try await store.store(hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 1) }
+        #expect(try await store.invalidate(hash: "h1"))
+        #expect(try await store.count() == 2)
+        #expect(try await store.clear() == 2)
     }
 
     @Test func aTableOfTheWrongShapeIsRebuilt() async throws {
@@ -232,8 +232,8 @@ struct HTTPCacheStoreTests {
         let python = try await ChildProcess.run("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()", path], deadline: .seconds(30))
         #expect(python.status == 0, "\(python.err)")
         let store = try HTTPCacheStore(path: path)
-        try store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 1, now: 1)
-        #expect(try store.count() == 1)
+        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 1, now: 1)
+        #expect(try await store.count() == 1)
     }
 }
 

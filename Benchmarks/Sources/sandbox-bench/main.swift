@@ -78,19 +78,19 @@ print(String(format: "| ratio network / hit at p50 | %.1fx | |", network.p50 / h
 // Where a hit's time goes: the store's own calls, timed alone.
 
 let store = try HTTPCacheStore(path: path)
-func median(_ n: Int, _ body: () throws -> Void) rethrows -> Double {
+func median(_ n: Int, _ body: () async throws -> Void) async rethrows -> Double {
     var samples: [Double] = []
     for _ in 0..<n {
         let start = ContinuousClock.now
-        try body()
+        try await body()
         samples.append((ContinuousClock.now - start).milliseconds * 1000)
     }
     samples.sort()
     return samples[samples.count / 2]
 }
-let rows = try store.count()
-let lookup = try median(2000) { _ = try store.lookup(hash: "nope") }
-let cleanup = try median(2000) { try store.deleteExpired(now: 0) }
+let rows = try await store.count()
+let lookup = try await median(2000) { _ = try await store.lookup(hash: "nope") }
+let cleanup = try await median(2000) { _ = try await store.deleteExpired(now: 0) }
 print(String(format: "| of which: HTTPCacheStore.lookup alone (%d rows) | %.0f | |", rows, lookup))
 print(String(format: "| of which: HTTPCacheStore.deleteExpired with nothing expired | %.0f | |", cleanup))
 await client.shutdown()
