@@ -39,6 +39,8 @@ public actor AppOpenAdManager {
         case tooFewOpens = "too_few_opens"
         /// The last app-open ad was too recent.
         case tooSoon = "too_soon"
+        /// The manager was shut down (``AppOpenAdManager/shutdown()``): it loads and shows nothing more.
+        case shutDown = "shut_down"
     }
 
     /// The outcome of ``showAdIfAvailable()``.
@@ -81,6 +83,9 @@ public actor AppOpenAdManager {
     private var opens = 0
     private var lastShownAt: AdInstant?
     private var log: [Event] = []
+    private var isShutDown = false
+    /// The most events ``history`` keeps (the oldest go first).
+    public static let historyLimit = 1000
     private let continuation: AsyncStream<Event>.Continuation
 
     /// The manager's events, for the app to observe (see also ``history``).
@@ -152,17 +157,45 @@ public actor AppOpenAdManager {
 
     private func startLoad() {
         discardIfExpired()
-        guard loadTask == nil, ad == nil else { return }
+        guard !isShutDown, loadTask == nil, ad == nil else { return }
         let network = network, request = request
-        loadTask = Task {
+        // Weak: a manager the app released is not kept alive by its own load; the ad it would have held is invalidated.
+        loadTask = Task { [weak self] in
             let result: Result<AdLoadResult, any Error>
             do { result = .success(try await network.load(request)) } catch { result = .failure(error) }
-            self.finishLoad(result)
+            if let self { await self.finishLoad(result) } else { (try? result.get())?.ad?.invalidate() }
         }
+    }
+
+    /// Ends the manager's life: cancels a load in progress, invalidates the held and the showing ad (neither is
+    /// shown or reported again), and finishes ``events``. Afterwards loads and shows do nothing
+    /// (``NotShownReason/shutDown``). Idempotent; releasing the manager does the same.
+    public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        loadTask?.cancel()
+        loadTask = nil
+        ad?.invalidate()
+        ad = nil
+        validUntil = nil
+        showing?.invalidate()
+        showing = nil
+        continuation.finish()
+    }
+
+    deinit {
+        loadTask?.cancel()
+        ad?.invalidate()
+        showing?.invalidate()
+        continuation.finish()
     }
 
     private func finishLoad(_ result: Result<AdLoadResult, any Error>) {
         loadTask = nil
+        if isShutDown {
+            (try? result.get())?.ad?.invalidate()
+            return
+        }
         switch result {
         case .success(.filled(let loaded)):
             let now = clock.now
@@ -197,6 +230,7 @@ public actor AppOpenAdManager {
     /// believes the app is in the background, it counts as the app becoming active (the seed's own pattern calls
     /// only this, from `applicationDidBecomeActive`).
     public func showAdIfAvailable() -> ShowResult {
+        if isShutDown { return .notShown(.shutDown) }
         if showing != nil { return .notShown(.alreadyShowing) }
         if screen == .background {
             // The seed calls this from `applicationDidBecomeActive`: a call while the manager believes the app is in
@@ -265,6 +299,7 @@ public actor AppOpenAdManager {
     }
 
     private func emit(_ event: Event) {
+        if log.count >= Self.historyLimit { log.removeFirst(log.count - Self.historyLimit + 1) }
         log.append(event)
         continuation.yield(event)
     }

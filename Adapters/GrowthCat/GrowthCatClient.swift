@@ -65,6 +65,8 @@ public actor GrowthCatClient {
     private var probeTimer: Task<Void, Never>?
     private var flushing: Task<FlushReport, Never>?
     private var monitorTask: Task<Void, Never>?
+    private var replayTask: Task<Void, Never>?
+    private var isShutDown = false
     /// Whether the last request failed for lack of connectivity.
     public private(set) var isOffline = false
 
@@ -81,8 +83,47 @@ public actor GrowthCatClient {
         }
     }
 
+    /// Ends the client's own background work — the batch timer, the offline probe, the connectivity monitor, a
+    /// replay — and waits for a flush in progress. Queued events stay in the durable queue for the next client on the
+    /// same file; afterwards the client makes no request on its own initiative (calls the app makes still work).
+    /// Idempotent. Releasing the client cancels the same work.
+    public func shutdown() async {
+        isShutDown = true
+        batchTimer?.cancel()
+        batchTimer = nil
+        probeTimer?.cancel()
+        probeTimer = nil
+        monitorTask?.cancel()
+        monitorTask = nil
+        replayTask?.cancel()
+        replayTask = nil
+        _ = await flushing?.value
+    }
+
+    /// Runs `body` with a client and shuts it down afterwards, whether `body` returns or throws.
+    public static func withClient<T: Sendable>(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock(),
+                                               _ body: (GrowthCatClient) async throws -> T) async throws -> T {
+        let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
+        do {
+            let value = try await body(client)
+            await client.shutdown()
+            return value
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    deinit {
+        batchTimer?.cancel()
+        probeTimer?.cancel()
+        monitorTask?.cancel()
+        replayTask?.cancel()
+    }
+
     /// Follows a connectivity monitor: the offline queue is replayed whenever connectivity returns.
     public func monitor(_ connectivity: any ConnectivityMonitor) {
+        guard !isShutDown else { return }
         monitorTask?.cancel()
         let changes = connectivity.changes
         monitorTask = Task { [weak self] in
@@ -490,7 +531,7 @@ public actor GrowthCatClient {
         let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
         if name.isImmediate || queued >= configuration.batchSize {
             await flushAdEvents()
-        } else if batchTimer == nil {
+        } else if batchTimer == nil && !isShutDown {
             let clock = clock, interval = configuration.batchInterval
             batchTimer = Task { [weak self] in
                 do { try await clock.sleep(for: interval) } catch { return }
@@ -591,6 +632,7 @@ public actor GrowthCatClient {
     private func wentOffline() {
         guard !isOffline else { return }
         isOffline = true
+        guard !isShutDown else { return }
         let clock = clock, interval = configuration.offlineProbeInterval
         probeTimer = Task { [weak self] in
             while !Task.isCancelled {
@@ -608,8 +650,14 @@ public actor GrowthCatClient {
         probeTimer?.cancel()
         probeTimer = nil
         // Connectivity is back: replay the offline queue without blocking the request that noticed it.
-        Task { [weak self] in await self?.flushAdEvents() }
+        guard !isShutDown, replayTask == nil else { return }
+        replayTask = Task { [weak self] in
+            await self?.flushAdEvents()
+            await self?.replayFinished()
+        }
     }
+
+    private func replayFinished() { replayTask = nil }
 
     private func connectivityChanged(_ online: Bool) async {
         if online { await flushAdEvents() } else { isOffline = true }

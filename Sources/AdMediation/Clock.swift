@@ -96,7 +96,7 @@ public final class ManualAdClock: AdClock {
         var now: AdInstant
         var nextID: UInt64 = 0
         var sleepers: [Sleeper] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Mutex<State>
@@ -163,15 +163,28 @@ public final class ManualAdClock: AdClock {
         await Self.settle()
     }
 
-    /// Waits until at least `count` tasks are sleeping on this clock.
+    /// Waits until at least `count` tasks are sleeping on this clock, or until the calling task is cancelled (so a
+    /// test's time limit ends a wait that would never be satisfied).
     public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready: Bool = state.withLock { s in
-                if s.sleepers.count >= count { return true }
-                s.waiters.append((count, continuation))
-                return false
+        let id: UInt64 = state.withLock { s in
+            s.nextID += 1
+            return s.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready: Bool = state.withLock { s in
+                    if s.sleepers.count >= count || Task.isCancelled { return true }
+                    s.waiters.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.waiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 

@@ -79,3 +79,24 @@ public final class CurlHTTPClient: HTTPClient {
         await engine.stop()
     }
 }
+
+/// Runs `body` with a new ``CurlHTTPClient`` and shuts the client down afterwards — whether `body` returns or throws —
+/// so its engine thread and every handle end with the scope.
+///
+/// ```swift
+/// let response = try await withCurlHTTPClient { http in
+///     try await http.send(HTTPRequest(url: "https://example.com/"))
+/// }
+/// ```
+public func withCurlHTTPClient<T: Sendable>(configuration: CurlHTTPClient.Configuration = .init(),
+                                            _ body: (CurlHTTPClient) async throws -> T) async throws -> T {
+    let client = CurlHTTPClient(configuration: configuration)
+    do {
+        let value = try await body(client)
+        await client.shutdown()
+        return value
+    } catch {
+        await client.shutdown()
+        throw error
+    }
+}

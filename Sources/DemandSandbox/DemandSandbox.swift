@@ -10,6 +10,20 @@ import Synchronization
 /// that speaks the four wire contracts under per-network prefixes, with seeded scenarios, fault injection and
 /// records of everything it received.
 public enum DemandSandbox {
+    /// Runs `body` with a started sandbox and stops the sandbox afterwards, whether `body` returns or throws.
+    public static func withSandbox<T: Sendable>(scenario: SandboxScenario = SandboxScenario(), configuration: SandboxConfiguration = SandboxConfiguration(),
+                                                _ body: (RunningSandbox) async throws -> T) async throws -> T {
+        let sandbox = try await start(scenario: scenario, configuration: configuration)
+        do {
+            let value = try await body(sandbox)
+            await sandbox.shutdown()
+            return value
+        } catch {
+            await sandbox.shutdown()
+            throw error
+        }
+    }
+
     /// Starts the sandbox and returns once it accepts connections.
     public static func start(
         scenario: SandboxScenario = SandboxScenario(),

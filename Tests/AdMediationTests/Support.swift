@@ -36,9 +36,16 @@ final class GateNetwork: AdNetwork {
     }
 }
 
-/// Waits, by yielding, until `condition` holds.
-func until(_ condition: () -> Bool) async {
-    while !condition() { await Task.pollPause() }
+/// Waits, by yielding, until `condition` holds; records an issue and returns after 10 s (or when cancelled).
+func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline, !Task.isCancelled else {
+            Issue.record("the condition did not hold within 10 s", sourceLocation: sourceLocation)
+            return
+        }
+        await Task.pollPause()
+    }
 }
 
 func placement(_ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .parallel, format: String = "interstitial",

@@ -127,7 +127,7 @@ struct BannerRefreshTests {
         let (c, network, clock) = make(policy: .init())
         await c.start()
         await waitForShown(c, 1)
-        while !(await c.hasPreloadedAd) { await Task.pollPause() }
+        while !(await c.hasPreloadedAd) && !Task.isCancelled { await Task.pollPause() }
         #expect(network.loadCount == 2)
         await clock.advance(by: .seconds(30))
         await waitForShown(c, 2)

@@ -115,7 +115,7 @@ struct ChartboostBannerTests {
         #expect(!delegate.log.contains("didClickAd"), "paused until confirmed")
         delegate.handler.withLock { $0 }?(true)
         while await banner.isClickPending { await Task.pollPause() }
-        while !delegate.log.contains("didClickAd") { await Task.pollPause() }
+        while !delegate.log.contains("didClickAd") && !Task.isCancelled { await Task.pollPause() }
         #expect(network.reportedEvents.map(\.event) == [.impression, .click])
     }
 

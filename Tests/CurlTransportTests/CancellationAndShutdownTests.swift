@@ -49,3 +49,32 @@ struct CancellationAndShutdownTests {
         #expect(client.statistics.liveHandles == 0)
     }
 }
+
+@Suite("Scoped lifetimes", .timeLimit(.minutes(1)))
+struct ScopedLifetimeTests {
+    @Test func withCurlHTTPClientShutsTheClientDownWhenTheScopeEnds() async throws {
+        try await withServer({ _ in .respond(.text("ok")) }) { server, _ in
+            let escaped = try await withCurlHTTPClient { http in
+                let status = try await http.send(HTTPRequest(url: server.baseURL)).status
+                #expect(status == 200)
+                return http
+            }
+            let error = await transportError { try await escaped.send(HTTPRequest(url: server.baseURL)) }
+            #expect(error?.code == .cancelled, "a client used after its scope is shut down")
+            #expect(escaped.statistics.liveHandles == 0)
+        }
+    }
+
+    @Test func withCurlHTTPClientShutsDownWhenTheBodyThrows() async throws {
+        struct Failure: Error {}
+        var escaped: CurlHTTPClient?
+        await #expect(throws: Failure.self) {
+            try await withCurlHTTPClient { http in
+                escaped = http
+                throw Failure()
+            }
+        }
+        let error = await transportError { try await #require(escaped).send(HTTPRequest(url: "http://127.0.0.1:1/")) }
+        #expect(error?.code == .cancelled)
+    }
+}

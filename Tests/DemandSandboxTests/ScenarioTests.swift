@@ -163,3 +163,20 @@ struct ScenarioTests {
         #expect(scenario.networks["mars"]?.ecpm == .uniform(min: 0.5, max: 5))
     }
 }
+
+@Suite("Sandbox scope", .timeLimit(.minutes(1)))
+struct SandboxScopeTests {
+    @Test func withSandboxStopsTheServerWhenTheScopeEnds() async throws {
+        let url = try await DemandSandbox.withSandbox { sandbox in
+            try await withCurlHTTPClient { http in
+                let status = try await http.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/track")).status
+                #expect(status == 204)
+            }
+            return sandbox.appOpenBaseURL + "/appopen/v1/track"
+        }
+        let error = try await withCurlHTTPClient { http in
+            do { _ = try await http.send(HTTPRequest(url: url, timeout: .seconds(5))); return HTTPClientError.Code?.none } catch let error as HTTPClientError { return error.code }
+        }
+        #expect(error == .connectionRefused, "nothing listens once the scope has ended")
+    }
+}

@@ -4,22 +4,14 @@ import DemandSandbox
 import Foundation
 import Testing
 
-/// Starts a sandbox and a client, runs `body`, shuts both down.
+/// Starts a sandbox and a client, runs `body`, shuts both down (the library's own scopes).
 func withSandbox(
     _ scenario: SandboxScenario = SandboxScenario(),
     _ body: (RunningSandbox, CurlHTTPClient) async throws -> Void
 ) async throws {
-    let sandbox = try await DemandSandbox.start(scenario: scenario)
-    let client = CurlHTTPClient()
-    do {
-        try await body(sandbox, client)
-    } catch {
-        await client.shutdown()
-        await sandbox.shutdown()
-        throw error
+    try await DemandSandbox.withSandbox(scenario: scenario) { sandbox in
+        try await withCurlHTTPClient { client in try await body(sandbox, client) }
     }
-    await client.shutdown()
-    await sandbox.shutdown()
 }
 
 func json(_ response: HTTPResponse) throws -> [String: Any] {

@@ -1,0 +1,70 @@
+import AdMediation
+import AdNetworkConformance
+import AppOpenAds
+import Testing
+
+/// Advances `clock` by `total` in one-second steps, letting the tasks woken at each step run.
+func advanceInSteps(_ clock: ManualAdClock, _ total: Duration) async {
+    var left = total
+    while left > .zero {
+        await clock.advance(by: .seconds(1))
+        for _ in 0..<5 { await Task.yield() }
+        left -= .seconds(1)
+    }
+}
+
+@Suite("App-open manager lifecycle", .timeLimit(.minutes(1)))
+struct AppOpenManagerLifecycleTests {
+    func scripted(_ clock: ManualAdClock) -> ScriptedAdNetwork {
+        ScriptedAdNetwork(id: "n", clock: clock, script: ["unit": [.fill(latency: .seconds(2), ttl: nil)]], fallback: .fill(ttl: nil))
+    }
+
+    @Test func aShutDownManagerLoadsAndShowsNothingForFiveMinutes() async {
+        let clock = ManualAdClock()
+        let network = scripted(clock)
+        let manager = AppOpenAdManager(network: network, adUnit: "unit", clock: clock)
+        await manager.applicationDidLaunch()       // starts a load that answers after 2 s
+        await clock.waitForSleepers(1)
+        await manager.shutdown()
+        let loads = network.loadCount
+        await advanceInSteps(clock, .seconds(300))
+        await manager.applicationWillEnterForeground()
+        #expect(reason(await manager.showAdIfAvailable()) == .shutDown)
+        await manager.loadAd()
+        #expect(network.loadCount == loads, "no load after the shutdown")
+        #expect(!(await manager.isAdAvailable), "the load in flight at the shutdown is not kept")
+    }
+
+    @Test func shutdownFinishesTheEventStream() async {
+        let manager = AppOpenAdManager(network: scripted(ManualAdClock()), adUnit: "unit", clock: ManualAdClock())
+        await manager.shutdown()
+        var count = 0
+        for await _ in manager.events { count += 1 }   // ends: the stream is finished
+        #expect(count == 0)
+    }
+
+    @Test func aReleasedManagerIsFreedWhileItsLoadIsInFlightAndNothingFollows() async {
+        let clock = ManualAdClock()
+        let network = scripted(clock)
+        weak var released: AppOpenAdManager?
+        do {
+            let manager = AppOpenAdManager(network: network, adUnit: "unit", clock: clock)
+            released = manager
+            await manager.applicationDidLaunch()
+            await clock.waitForSleepers(1)
+        }
+        for _ in 0..<100 where released != nil { await Task.yield() }
+        #expect(released == nil, "its own load task does not keep the manager alive")
+        let loads = network.loadCount
+        await advanceInSteps(clock, .seconds(300))
+        #expect(network.loadCount == loads)
+    }
+
+    @Test func historyIsBounded() async {
+        let clock = ManualAdClock()
+        let manager = AppOpenAdManager(network: ScriptedAdNetwork(id: "n", clock: clock, script: [:], fallback: .noFill()), adUnit: "unit", clock: clock)
+        await manager.applicationWillEnterForeground()
+        for _ in 0..<(AppOpenAdManager.historyLimit + 200) { _ = await manager.showAdIfAvailable(); await manager.waitForLoad() }
+        #expect(await manager.history.count == AppOpenAdManager.historyLimit)
+    }
+}

@@ -1,0 +1,78 @@
+import AdMediation
+import AdNetworkConformance
+import CurlTransport
+import Foundation
+import LoopbackServer
+import Testing
+
+@testable import GrowthCatAds
+
+@Suite("GrowthCat client lifecycle", .timeLimit(.minutes(1)))
+struct GrowthCatClientLifecycleTests {
+    /// A client whose server is unreachable, with a failed impression (offline, so the probe runs) and a queued
+    /// batch event (batch timer): both background timers are sleeping on the returned clock.
+    func offlineClientWithTimers() async throws -> (GrowthCatClient, RecordingHTTPClient, CurlHTTPClient, ManualAdClock) {
+        let port = try LoopbackHTTPServer.unusedPort()
+        let curl = CurlHTTPClient()
+        let http = RecordingHTTPClient(wrapping: curl)
+        let clock = ManualAdClock()
+        let client = try GrowthCatClient(configuration: .init(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath()),
+                                         http: http, clock: clock)
+        try await client.trackAdEvent(.impression, for: gcAd(), placementKey: "p")   // flushed at once: fails, offline
+        try await client.trackAdEvent(.videoStart, for: gcAd(), placementKey: "p")   // waits for the batch timer
+        await clock.waitForSleepers(2)   // the batch timer and the offline probe
+        return (client, http, curl, clock)
+    }
+
+    @Test func aShutDownClientMakesNoRequestForFiveSimulatedMinutes() async throws {
+        let (client, http, curl, clock) = try await offlineClientWithTimers()
+        #expect(await client.isOffline)
+        await client.shutdown()
+        #expect(clock.sleeperCount == 0, "no timer of the client is left")
+        let requests = http.requestCount
+        await advanceInSteps(clock, .seconds(300))
+        #expect(http.requestCount == requests)
+        #expect(await client.pendingEventCount == 2, "the queued events stay for the next client")
+        await curl.shutdown()
+    }
+
+    @Test func aReleasedClientIsFreedAndItsTimersEnd() async throws {
+        let curl: CurlHTTPClient, http: RecordingHTTPClient, clock: ManualAdClock
+        weak var released: GrowthCatClient?
+        do {
+            let (client, h, c, k) = try await offlineClientWithTimers()
+            released = client
+            http = h; curl = c; clock = k
+        }
+        for _ in 0..<100 where released != nil || clock.sleeperCount > 0 { await Task.yield() }
+        #expect(released == nil, "its timers do not keep the client alive")
+        #expect(clock.sleeperCount == 0, "its deinit cancelled them")
+        let requests = http.requestCount
+        await advanceInSteps(clock, .seconds(300))
+        #expect(http.requestCount == requests)
+        await curl.shutdown()
+    }
+
+    @Test func withClientShutsTheClientDownWhenTheScopeEnds() async throws {
+        let port = try LoopbackHTTPServer.unusedPort()
+        let curl = CurlHTTPClient()
+        let clock = ManualAdClock()
+        let configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
+        try await GrowthCatClient.withClient(configuration: configuration, http: curl, clock: clock) { client in
+            try await client.trackAdEvent(.impression, for: gcAd(), placementKey: "p")
+            await clock.waitForSleepers(1)
+        }
+        #expect(clock.sleeperCount == 0)
+        await curl.shutdown()
+    }
+}
+
+/// Advances `clock` by `total` in one-second steps, letting the tasks woken at each step run.
+func advanceInSteps(_ clock: ManualAdClock, _ total: Duration) async {
+    var left = total
+    while left > .zero {
+        await clock.advance(by: .seconds(1))
+        for _ in 0..<5 { await Task.yield() }
+        left -= .seconds(1)
+    }
+}
