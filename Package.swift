@@ -131,7 +131,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer"], path: "Tests/TestSupport"),
         .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
-        .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
+        .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
         .testTarget(name: "MediateCLITests", dependencies: [

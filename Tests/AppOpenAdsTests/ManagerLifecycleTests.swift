@@ -1,17 +1,8 @@
 import AdMediation
 import AdNetworkConformance
 import AppOpenAds
+import TestSupport
 import Testing
-
-/// Advances `clock` by `total` in one-second steps, letting the tasks woken at each step run.
-func advanceInSteps(_ clock: ManualAdClock, _ total: Duration) async {
-    var left = total
-    while left > .zero {
-        await clock.advance(by: .seconds(1))
-        for _ in 0..<5 { await Task.yield() }
-        left -= .seconds(1)
-    }
-}
 
 @Suite("App-open manager lifecycle", .timeLimit(.minutes(1)))
 struct AppOpenManagerLifecycleTests {

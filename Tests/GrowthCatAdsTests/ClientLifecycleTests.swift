@@ -3,6 +3,7 @@ import AdNetworkConformance
 import CurlTransport
 import Foundation
 import LoopbackServer
+import TestSupport
 import Testing
 
 @testable import GrowthCatAds
@@ -64,15 +65,5 @@ struct GrowthCatClientLifecycleTests {
         }
         #expect(clock.sleeperCount == 0)
         await curl.shutdown()
-    }
-}
-
-/// Advances `clock` by `total` in one-second steps, letting the tasks woken at each step run.
-func advanceInSteps(_ clock: ManualAdClock, _ total: Duration) async {
-    var left = total
-    while left > .zero {
-        await clock.advance(by: .seconds(1))
-        for _ in 0..<5 { await Task.yield() }
-        left -= .seconds(1)
     }
 }
