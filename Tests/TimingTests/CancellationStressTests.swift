@@ -1,0 +1,40 @@
+import AdMediation
+import CurlTransport
+import Foundation
+import LoopbackServer
+import TestSupport
+import Testing
+
+// 600 concurrent connects to one loopback server: run with the timing tests, after the parallel suite (under the full
+// parallel load it has failed with connect_failed about once in ten runs; the cause is not yet understood).
+@Suite("Cancellation under load", .timeLimit(.minutes(2)))
+struct CancellationStressTests {
+    /// Regression: a cancellation arriving after its transfer finished must not touch the new transfer that reused
+    /// the freed handle's address (it used to free a handle twice).
+    @Test func randomCancellationsAmongManyRequestsLeaveNoHandleAndNoCrash() async throws {
+        try await withServer({ request in .respond(.text("ok", delay: .microseconds(Int64(request.path.count % 3) * 500))) }) { server, client in
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for i in 0..<600 {
+                    group.addTask {
+                        let task = Task { try await client.send(HTTPRequest(url: server.baseURL + "/\(i)", timeout: .seconds(5))) }
+                        if i % 2 == 0 {
+                            for _ in 0..<(i % 7) { await Task.yield() }
+                            task.cancel()
+                        }
+                        switch await task.result {
+                        case .success(let response): return response.status == 200 ? "ok" : "status"
+                        case .failure(let error): return (error as? HTTPClientError)?.code == .cancelled ? "cancelled" : "\(error)"
+                        }
+                    }
+                }
+                var all: [String] = []
+                for await outcome in group { all.append(outcome) }
+                return all
+            }
+            #expect(outcomes.count == 600)
+            #expect(outcomes.allSatisfy { $0 == "ok" || $0 == "cancelled" }, "\(Set(outcomes))")
+            #expect(outcomes.filter { $0 == "ok" }.count >= 300, "every uncancelled request succeeds")
+            #expect(client.statistics.liveHandles == 0)
+        }
+    }
+}
