@@ -1,6 +1,7 @@
 import AdMediation
 import AdNetworkConformance
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Mediator", .timeLimit(.minutes(2)))
@@ -43,12 +44,65 @@ struct MediatorTests {
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await a.waitForLoads(); await b.waitForLoads()
         a.answer(.success(.filled(a.fill("winner"))))
+        await until { b.cancellations == 1 }   // a won, so b is cancelled...
+        let late = b.fill("late")
+        b.answer(.success(.filled(late)))      // ...but b ignores the cancellation and answers anyway
         let outcome = await task.value
         #expect(outcome.trace.lines[1].outcome == .skipped(.cancelled))
-        let late = b.fill("late")
-        b.answer(.success(.filled(late)))   // b ignored the cancellation and answers anyway
-        await until { late.isInvalidated }
+        #expect(late.isInvalidated)
         #expect(try outcome.result.get().ad?.creative.id == "winner")
+    }
+
+    @Test func linesRunWithTheCallersTaskLocalValues() async throws {
+        let network = TaskLocalReadingNetwork(id: "n")
+        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
+            "p": placement([.init(network: "n", placement: "x")]),
+        ]))
+        _ = await RequestTag.$value.withValue("checkout") { await mediator.loadWithTrace(interstitial) }
+        #expect(network.seen == ["checkout"])
+    }
+
+    @Test func linesRunAtTheCallersPriority() async throws {
+        let network = TaskLocalReadingNetwork(id: "n")
+        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
+            "p": placement([.init(network: "n", placement: "x")]),
+        ]))
+        // Awaiting the task's value would raise its priority, so the test waits for the network instead.
+        let task = Task(priority: .background) { _ = await mediator.loadWithTrace(interstitial) }
+        await until { network.priorities.count == 1 }
+        #expect(network.priorities == [.background])
+        await task.value
+    }
+
+    @Test func halfOpenBreakerAdmitsExactlyOneProbeAmongFiftyConcurrentRequests() async throws {
+        let clock = ManualAdClock()
+        let gate = GateNetwork(id: "g")
+        var configuration = MediationConfiguration(placements: ["p": placement([.init(network: "g", placement: "x")])])
+        configuration.circuitBreaker = .init(failureThreshold: 1, coolDownS: 30)
+        let mediator = try Mediator(networks: [gate], configuration: configuration, clock: clock)
+        let first = Task { await mediator.loadWithTrace(interstitial) }
+        await gate.waitForLoads()
+        gate.answer(.failure(AdError(.server(status: 500), "down")))
+        _ = await first.value
+        #expect(mediator.breakerState(of: "g") == .open(until: .zero + .seconds(30)))
+        await clock.advance(by: .seconds(30))
+        let answered = AnswerCount()
+        let requests = (0..<50).map { _ in
+            Task {
+                let outcome = await mediator.loadWithTrace(interstitial)
+                answered.add()
+                return outcome
+            }
+        }
+        // 49 requests are answered without reaching the network; the one probe waits at the gate.
+        await until { answered.value == 49 && gate.waiting == 1 }
+        #expect(gate.waiting == 1, "exactly one probe reaches the network")
+        gate.answer(.success(.noFill(NoFill(reason: "back"))))
+        var outcomes: [String] = []
+        for request in requests { outcomes.append((await request.value).trace.lines[0].outcome.name) }
+        #expect(outcomes.count(where: { $0 == "no_fill" }) == 1)
+        #expect(outcomes.count(where: { $0 == "skipped" }) == 49)
+        #expect(mediator.breakerState(of: "g") == .closed(failures: 0))
     }
 
     @Test func lineTimeoutOnTheManualClockLetsTheNextLineWin() async throws {
@@ -253,4 +307,38 @@ struct MediatorTests {
         }
         #expect(results.filter { $0.status == .passed }.count == 9, "all but the error scenario (a mediator turns line errors into no fill)")
     }
+
+    @Test func timerTicksRacingAnswersNeverLeaveTwoTimers() async throws {
+        let clock = ManualAdClock()
+        let gates = (0..<3).map { GateNetwork(id: "g\($0)", honoursCancellation: true) }
+        let mediator = try Mediator(networks: gates, configuration: .init(
+            placements: ["p": placement((0..<3).map { .init(network: "g\($0)", placement: "x", timeoutMs: 100 * ($0 + 1)) }, deadlineMs: 10_000)],
+            circuitBreaker: .init(failureThreshold: 1000)), clock: clock)
+        for round in 0..<20 {
+            let start = clock.now
+            let task = Task { await mediator.loadWithTrace(interstitial) }
+            for gate in gates { await gate.waitForLoads() }
+            await clock.waitForSleepers(1)
+            // The first line answers exactly when its timer fires: the tick and the answer race.
+            async let advanced: Void = clock.advance(to: start + .milliseconds(100))
+            gates[0].answer(.success(.noFill(NoFill(reason: "empty"))))
+            await advanced
+            await until { clock.sleeperCount >= 1 }
+            for _ in 0..<50 { await Task.yield() }
+            #expect(clock.sleeperCount == 1, "round \(round): one timer, for the next line's timeout")
+            await clock.advance(to: start + .milliseconds(200))
+            await clock.advance(to: start + .milliseconds(300))
+            let outcome = await task.value
+            #expect(outcome.trace.lines.dropFirst().map(\.outcome) == [.timeout, .timeout], "round \(round)")
+            #expect(clock.sleeperCount == 0, "round \(round): no timer outlives the request")
+            #expect(gates.map(\.waiting) == [0, 0, 0], "round \(round): every timed-out line was cancelled")
+        }
+    }
+}
+
+/// Counts answers from many tasks.
+final class AnswerCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -3,31 +3,59 @@ import AdNetworkConformance
 import Synchronization
 import Testing
 
-/// A network whose loads wait until the test answers them, and which ignores cancellation (a "stubborn" adapter),
-/// so tests control exactly when and in which order lines answer.
+/// A network whose loads wait until the test answers them, so tests control exactly when and in which order lines
+/// answer. By default it ignores cancellation (a "stubborn" adapter); `honoursCancellation` makes a cancelled load
+/// end at once with `CancellationError`, as a conforming adapter does.
 final class GateNetwork: AdNetwork {
     let id: String
     let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.allNames))
-    private let pending = Mutex<[(AdRequest, CheckedContinuation<AdLoadResult, any Error>)]>([])
+    private let honoursCancellation: Bool
+    private let pending = Mutex<[(id: Int, request: AdRequest, continuation: CheckedContinuation<AdLoadResult, any Error>)]>([])
+    private let counters = Mutex((loads: 0, cancellations: 0, cancelledIDs: Set<Int>()))
 
-    init(id: String) { self.id = id }
+    init(id: String, honoursCancellation: Bool = false) {
+        self.id = id
+        self.honoursCancellation = honoursCancellation
+    }
 
     func load(_ request: AdRequest) async throws -> AdLoadResult {
-        try await withCheckedThrowingContinuation { continuation in
-            pending.withLock { $0.append((request, continuation)) }
+        let loadID = counters.withLock { $0.loads += 1; return $0.loads }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let cancelledAlready = counters.withLock { counters in
+                    if honoursCancellation, counters.cancelledIDs.contains(loadID) { return true }
+                    pending.withLock { $0.append((loadID, request, continuation)) }
+                    return false
+                }
+                if cancelledAlready { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let entry = counters.withLock { counters -> CheckedContinuation<AdLoadResult, any Error>? in
+                counters.cancellations += 1
+                guard honoursCancellation else { return nil }
+                counters.cancelledIDs.insert(loadID)
+                return pending.withLock { list in
+                    guard let index = list.firstIndex(where: { $0.id == loadID }) else { return nil }
+                    return list.remove(at: index).continuation
+                }
+            }
+            entry?.resume(throwing: CancellationError())
         }
     }
+
+    /// How many loads were asked to cancel.
+    var cancellations: Int { counters.withLock { $0.cancellations } }
 
     var waiting: Int { pending.withLock { $0.count } }
 
     func waitForLoads(_ count: Int = 1) async {
-        while waiting < count { await Task.pollPause() }
+        await until { waiting >= count }
     }
 
     /// Answers the oldest waiting load.
     func answer(_ result: Result<AdLoadResult, AdError>) {
         let next = pending.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        next?.1.resume(with: result.mapError { $0 as any Error })
+        next?.continuation.resume(with: result.mapError { $0 as any Error })
     }
 
     func fill(_ creative: String, ecpm: Double? = nil) -> LoadedAd {
@@ -54,3 +82,26 @@ func placement(_ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .pa
 }
 
 let interstitial = AdRequest(placement: "p", format: .interstitial)
+
+/// A value set by the caller of the mediator, which a line's adapter must see.
+enum RequestTag {
+    @TaskLocal static var value: String?
+}
+
+/// A network that records the caller's task-local tag and its task priority, and has no fill.
+final class TaskLocalReadingNetwork: AdNetwork {
+    let id: String
+    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.allNames))
+    private let observed = Mutex<(tags: [String?], priorities: [TaskPriority])>(([], []))
+
+    init(id: String) { self.id = id }
+
+    func load(_ request: AdRequest) async throws -> AdLoadResult {
+        let tag = RequestTag.value, priority = Task.currentPriority
+        observed.withLock { $0.tags.append(tag); $0.priorities.append(priority) }
+        return .noFill(NoFill(reason: "observing"))
+    }
+
+    var seen: [String?] { observed.withLock { $0.tags } }
+    var priorities: [TaskPriority] { observed.withLock { $0.priorities } }
+}

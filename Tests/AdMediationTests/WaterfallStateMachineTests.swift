@@ -158,51 +158,70 @@ struct WaterfallStateMachineTests {
 struct CircuitBreakerTests {
     @Test func opensAfterTheThresholdOfConsecutiveFailures() {
         var breaker = CircuitBreaker(threshold: 3, coolDown: .seconds(30))
-        breaker.recordFailure(at: .zero)
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
+        breaker.recordFailure(at: .zero, probe: false)
         #expect(breaker.admit(at: .zero) == .allowed)
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
         #expect(breaker.state == .open(until: .zero + .seconds(30)))
         #expect(breaker.admit(at: .zero + .seconds(29)) == .rejected)
     }
 
     @Test func successResetsTheFailureCount() {
         var breaker = CircuitBreaker(threshold: 2, coolDown: .seconds(30))
-        breaker.recordFailure(at: .zero)
-        breaker.recordSuccess()
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
+        breaker.recordSuccess(probe: false)
+        breaker.recordFailure(at: .zero, probe: false)
         #expect(breaker.state == .closed(failures: 1))
     }
 
     @Test func halfOpenAdmitsOneProbeAfterTheCoolDown() {
         var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
         #expect(breaker.admit(at: .zero + .seconds(30)) == .probe)
         #expect(breaker.admit(at: .zero + .seconds(30)) == .rejected, "only one probe at a time")
     }
 
     @Test func successfulProbeClosesTheBreaker() {
         var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
         _ = breaker.admit(at: .zero + .seconds(31))
-        breaker.recordSuccess()
+        breaker.recordSuccess(probe: true)
         #expect(breaker.state == .closed(failures: 0))
         #expect(breaker.admit(at: .zero + .seconds(31)) == .allowed)
     }
 
     @Test func failedProbeReopensForAnotherCoolDown() {
         var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
         _ = breaker.admit(at: .zero + .seconds(31))
-        breaker.recordFailure(at: .zero + .seconds(32))
+        breaker.recordFailure(at: .zero + .seconds(32), probe: true)
         #expect(breaker.state == .open(until: .zero + .seconds(62)))
     }
 
     @Test func abandonedProbeFreesTheProbeSlot() {
         var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
-        breaker.recordFailure(at: .zero)
+        breaker.recordFailure(at: .zero, probe: false)
         _ = breaker.admit(at: .zero + .seconds(31))
-        breaker.recordAbandoned()
+        breaker.recordAbandoned(probe: true)
         #expect(breaker.admit(at: .zero + .seconds(31)) == .probe)
+    }
+
+    @Test func staleAnswersOfRequestsAdmittedBeforeTheBreakerOpenedDoNotAdmitASecondProbe() {
+        var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
+        #expect(breaker.admit(at: .zero) == .allowed)   // two requests in flight while closed
+        #expect(breaker.admit(at: .zero) == .allowed)
+        breaker.recordFailure(at: .zero, probe: false)   // the first fails: open
+        #expect(breaker.admit(at: .zero + .seconds(30)) == .probe)
+        breaker.recordAbandoned(probe: false)             // the second, admitted while closed, is cancelled
+        #expect(breaker.admit(at: .zero + .seconds(30)) == .rejected, "the probe is still running")
+        breaker.recordSuccess(probe: false)               // a stale success does not close the breaker either
+        #expect(breaker.state == .halfOpen(probing: true))
+    }
+
+    @Test func staleFailureWhileOpenDoesNotExtendTheCoolDown() {
+        var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
+        breaker.recordFailure(at: .zero, probe: false)
+        breaker.recordFailure(at: .zero + .seconds(20), probe: false)
+        #expect(breaker.state == .open(until: .zero + .seconds(30)))
     }
 }

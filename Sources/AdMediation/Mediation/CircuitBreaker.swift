@@ -48,24 +48,33 @@ public struct CircuitBreaker: Sendable, Hashable {
         }
     }
 
-    /// Records an answer that is not a failure (fill or no fill).
-    public mutating func recordSuccess() {
-        state = .closed(failures: 0)
-    }
-
-    /// Records a failure (error or timeout) at `now`.
-    public mutating func recordFailure(at now: AdInstant) {
+    /// Records an answer that is not a failure (fill or no fill). `probe` says whether the request was admitted as
+    /// the half-open probe: while half-open only the probe's answer counts, and answers of requests admitted before
+    /// the breaker opened are ignored while it is open, so a stale answer never lets a second probe through.
+    public mutating func recordSuccess(probe: Bool) {
         switch state {
-        case .closed(let failures):
-            state = failures + 1 >= threshold ? .open(until: now + coolDown) : .closed(failures: failures + 1)
-        case .halfOpen, .open:
-            state = .open(until: now + coolDown)
+        case .closed: state = .closed(failures: 0)
+        case .halfOpen: if probe { state = .closed(failures: 0) }
+        case .open: break
         }
     }
 
-    /// Records that an admitted request ended without an answer (cancelled): frees a half-open probe slot.
-    public mutating func recordAbandoned() {
-        if case .halfOpen = state { state = .halfOpen(probing: false) }
+    /// Records a failure (error or timeout) at `now`; see ``recordSuccess(probe:)`` for `probe`.
+    public mutating func recordFailure(at now: AdInstant, probe: Bool) {
+        switch state {
+        case .closed(let failures):
+            state = failures + 1 >= threshold ? .open(until: now + coolDown) : .closed(failures: failures + 1)
+        case .halfOpen:
+            if probe { state = .open(until: now + coolDown) }
+        case .open:
+            break
+        }
+    }
+
+    /// Records that an admitted request ended without an answer (cancelled): when it was the half-open probe, the
+    /// probe slot is free again.
+    public mutating func recordAbandoned(probe: Bool) {
+        if probe, case .halfOpen = state { state = .halfOpen(probing: false) }
     }
 }
 
@@ -83,9 +92,13 @@ struct PlacementPacing: Sendable {
         return nil
     }
 
-    mutating func record(_ instant: AdInstant, window: Duration) {
+    /// Records an impression. Only what a decision can still need is kept: impressions inside `window`, and of
+    /// those at most `cap` (the newest decide) — at least one, for the minimum interval.
+    mutating func record(_ instant: AdInstant, window: Duration, cap: Int?) {
         impressions.append(instant)
         let since = instant - window
         impressions.removeAll { $0 <= since }
+        let keep = max(cap ?? 1, 1)
+        if impressions.count > keep { impressions.removeFirst(impressions.count - keep) }
     }
 }

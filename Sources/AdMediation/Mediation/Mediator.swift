@@ -122,19 +122,29 @@ public final class Mediator: AdNetwork {
             adapterData: ad.adapterData,
             reporter: MediatedAdReporter(inner: ad, onImpression: { [self] in
                 let at = clock.now
-                shared.withLock { $0.pacing[request.placement, default: .init()].record(at, window: window) }
+                shared.withLock { $0.pacing[request.placement, default: .init()].record(at, window: window, cap: placement.frequencyCap) }
             }))
         return MediationOutcome(result: .success(.filled(wrapped)), trace: trace)
     }
 
     private enum Input: Sendable {
         case answer(Int, Result<AdLoadResult, AdError>)
-        case tick
+        /// The timer of generation `generation` reached its instant.
+        case tick(generation: UInt64)
+        /// A timer that was replaced or stopped ended without ticking.
+        case timerStopped
+        /// The calling task was cancelled.
         case callerCancelled
+        /// The cancellation watcher ended because the waterfall finished.
+        case watcherStopped
     }
 
-    /// Runs `machine` until it finishes: starts line loads, keeps one timer for the next deadline, feeds answers
-    /// back, and invalidates every fill that is not delivered. Returns true when the caller cancelled.
+    /// Runs `machine` until it finishes. Every line load, the one timer for the next deadline and a watcher for the
+    /// caller's cancellation are child tasks of the caller (one task group), so priority and task-local values flow
+    /// into the adapters and the caller's cancellation reaches every line. A line the machine gives up on (a higher
+    /// line won, its timeout passed) is cancelled through its own ``Latch``; the group then waits for it to return,
+    /// which a conforming adapter does within 100 ms (the kit's rule). Every fill that is not delivered is
+    /// invalidated. Returns true when the caller cancelled.
     private func drive(
         _ machine: inout WaterfallStateMachine,
         request: AdRequest,
@@ -142,129 +152,136 @@ public final class Mediator: AdNetwork {
         placement: PlacementConfiguration,
         deadline: AdInstant
     ) async -> Bool {
-        let (inputs, feed) = AsyncStream<Input>.makeStream()
-        // The loop runs in its own task: iterating an AsyncStream ends early when the iterating task is cancelled,
-        // and the caller's cancellation must instead arrive as an input so every line is cancelled and accounted.
-        let loop = Task.detached { [self, machine] in
-            await runLoop(machine, inputs: inputs, feed: feed, request: request, format: format, placement: placement, deadline: deadline)
+        var state = machine
+        let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
+            var lineLatches: [Int: Latch] = [:]
+            var admissions: [Int: CircuitBreaker.Admission] = [:]
+            var timer: (at: AdInstant, generation: UInt64, latch: Latch)?
+            var timerGeneration: UInt64 = 0
+            var callerCancelled = false
+            let watcher = Latch()
+            group.addTask {
+                await watcher.wait()
+                return Task.isCancelled ? .callerCancelled : .watcherStopped
+            }
+
+            func perform(_ actions: [WaterfallStateMachine.Action]) {
+                var queue = actions[...]
+                while let action = queue.popFirst() {
+                    switch action {
+                    case .start(let index):
+                        let line = placement.lines[index]
+                        let admission = shared.withLock { $0.breakers[line.network]?.admit(at: clock.now) ?? .allowed }
+                        if admission == .rejected {
+                            queue.append(contentsOf: state.skip(index, reason: .breakerOpen, at: clock.now))
+                            continue
+                        }
+                        guard let network = networks[line.network] else { continue }
+                        admissions[index] = admission
+                        var lineRequest = request
+                        lineRequest.placement = line.placement
+                        lineRequest.format = format
+                        lineRequest.timeout = min(line.timeout, deadline - clock.now)
+                        let latch = Latch()
+                        lineLatches[index] = latch
+                        group.addTask {
+                            .answer(index, await Self.load(lineRequest, from: network, until: latch))
+                        }
+                    case .cancel(let index):
+                        lineLatches[index]?.fire()
+                    case .invalidate(let ad):
+                        ad.invalidate()
+                    case .breaker(let index, let event):
+                        let networkID = placement.lines[index].network
+                        let probe = admissions[index] == .probe
+                        let now = clock.now
+                        shared.withLock { shared in
+                            switch event {
+                            case .success: shared.breakers[networkID]?.recordSuccess(probe: probe)
+                            case .failure: shared.breakers[networkID]?.recordFailure(at: now, probe: probe)
+                            case .abandoned: shared.breakers[networkID]?.recordAbandoned(probe: probe)
+                            }
+                        }
+                    case .finish:
+                        break
+                    }
+                }
+            }
+
+            /// Keeps exactly one timer, for the machine's next wake-up. A replaced timer's latch is fired, and a
+            /// tick from any generation but the current one is ignored, so a late tick never starts a second timer.
+            func armTimer() {
+                guard let next = state.nextWakeUp else {
+                    timer?.latch.fire()
+                    timer = nil
+                    return
+                }
+                if let current = timer, current.at == next { return }
+                timer?.latch.fire()
+                timerGeneration &+= 1
+                let generation = timerGeneration
+                let latch = Latch()
+                timer = (next, generation, latch)
+                group.addTask { [clock] in
+                    switch await latch.race({ try await clock.sleep(until: next) }) {
+                case .success: .tick(generation: generation)
+                case .failure: .timerStopped
+                }
+                }
+            }
+
+            perform(state.begin(at: clock.now))
+            armTimer()
+            while !state.isFinished, let input = await group.next() {
+                let now = clock.now
+                // The caller's cancellation reaches the lines at once; it is seen here before any of their answers.
+                if !callerCancelled, Task.isCancelled {
+                    callerCancelled = true
+                    perform(state.cancelAll(at: now))
+                    if state.isFinished { break }
+                }
+                switch input {
+                case .answer(let index, let result):
+                    lineLatches[index] = nil
+                    perform(state.answer(index, result, at: now))
+                case .tick(let generation):
+                    guard generation == timer?.generation else { continue }
+                    timer = nil
+                    perform(state.advance(to: now))
+                case .callerCancelled:
+                    if !callerCancelled {
+                        callerCancelled = true
+                        perform(state.cancelAll(at: now))
+                    }
+                case .timerStopped, .watcherStopped:
+                    continue
+                }
+                if state.isFinished { break }
+                armTimer()
+            }
+            // The waterfall is decided: stop the timer, the watcher and any line still running, then wait for them,
+            // invalidating fills nobody will read.
+            timer?.latch.fire()
+            watcher.fire()
+            for latch in lineLatches.values { latch.fire() }
+            for await input in group {
+                if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
+            }
+            return callerCancelled
         }
-        let (final, cancelled) = await withTaskCancellationHandler {
-            await loop.value
-        } onCancel: {
-            feed.yield(.callerCancelled)
-        }
-        machine = final
+        machine = state
         return cancelled
     }
 
-    private func runLoop(
-        _ initial: WaterfallStateMachine,
-        inputs: AsyncStream<Input>,
-        feed: AsyncStream<Input>.Continuation,
-        request: AdRequest,
-        format: AdFormat,
-        placement: PlacementConfiguration,
-        deadline: AdInstant
-    ) async -> (WaterfallStateMachine, Bool) {
-        var machine = initial
-        var loads: [Int: Task<Void, Never>] = [:]
-        var timer: (at: AdInstant, task: Task<Void, Never>)?
-        var callerCancelled = false
-
-        func perform(_ actions: [WaterfallStateMachine.Action]) {
-            var queue = actions[...]
-            while let action = queue.popFirst() {
-                switch action {
-                case .start(let index):
-                    let line = placement.lines[index]
-                    let admission = shared.withLock { $0.breakers[line.network]?.admit(at: clock.now) ?? .allowed }
-                    if admission == .rejected {
-                        queue.append(contentsOf: machine.skip(index, reason: .breakerOpen, at: clock.now))
-                        continue
-                    }
-                    guard let network = networks[line.network] else { continue }
-                    var lineRequest = request
-                    lineRequest.placement = line.placement
-                    lineRequest.format = format
-                    lineRequest.timeout = min(line.timeout, deadline - clock.now)
-                    loads[index] = Task.detached {
-                        let result: Result<AdLoadResult, AdError>
-                        do {
-                            result = .success(try await network.load(lineRequest))
-                        } catch let error as AdError {
-                            result = .failure(error)
-                        } catch is CancellationError {
-                            result = .failure(AdError(.cancelled, "cancelled"))
-                        } catch {
-                            result = .failure(AdError(.network, "\(error)"))
-                        }
-                        // An answer nobody will read is dropped, and its ad invalidated.
-                        if case .terminated = feed.yield(.answer(index, result)), case .success(.filled(let ad)) = result {
-                            ad.invalidate()
-                        }
-                    }
-                case .cancel(let index):
-                    loads[index]?.cancel()
-                case .invalidate(let ad):
-                    ad.invalidate()
-                case .breaker(let index, let event):
-                    let networkID = placement.lines[index].network
-                    let now = clock.now
-                    shared.withLock { state in
-                        switch event {
-                        case .success: state.breakers[networkID]?.recordSuccess()
-                        case .failure: state.breakers[networkID]?.recordFailure(at: now)
-                        case .abandoned: state.breakers[networkID]?.recordAbandoned()
-                        }
-                    }
-                case .finish:
-                    break
-                }
-            }
+    /// Loads one line; when `latch` fires first the load is cancelled, and its answer (possibly a late fill that the
+    /// machine then invalidates) is still returned.
+    private static func load(_ request: AdRequest, from network: any AdNetwork, until latch: Latch) async -> Result<AdLoadResult, AdError> {
+        switch await latch.race({ try await network.load(request) }) {
+        case .success(let result): .success(result)
+        case .failure(let error as AdError): .failure(error)
+        case .failure(is CancellationError): .failure(AdError(.cancelled, "cancelled"))
+        case .failure(let error): .failure(AdError(.network, "\(error)"))
         }
-
-        func armTimer() {
-            guard let next = machine.nextWakeUp else {
-                timer?.task.cancel()
-                timer = nil
-                return
-            }
-            if let current = timer, current.at == next { return }
-            timer?.task.cancel()
-            timer = (next, Task.detached { [clock] in
-                do {
-                    try await clock.sleep(until: next)
-                    feed.yield(.tick)
-                } catch {}
-            })
-        }
-
-        perform(machine.begin(at: clock.now))
-        armTimer()
-        if !machine.isFinished {
-            for await input in inputs {
-                let now = clock.now
-                switch input {
-                case .answer(let index, let result):
-                    perform(machine.answer(index, result, at: now))
-                case .tick:
-                    timer = nil
-                    perform(machine.advance(to: now))
-                case .callerCancelled:
-                    callerCancelled = true
-                    perform(machine.cancelAll(at: now))
-                }
-                if machine.isFinished { break }
-                armTimer()
-            }
-        }
-        timer?.task.cancel()
-        feed.finish()
-        // Answers that were queued but not read: drop and invalidate.
-        for await input in inputs {
-            if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
-        }
-        return (machine, callerCancelled)
     }
 }
 
