@@ -138,14 +138,17 @@ let package = Package(
             "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
         ]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child"]),
+        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child"]),
         .testTarget(name: "FaultMatrixTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
         ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer", "TestSupport"]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
-        .testTarget(name: "TimingTests", dependencies: ["AdMediation", "CurlTransport", "LoopbackServer", "TestSupport"]),
+        .testTarget(name: "TimingTests", dependencies: [
+            "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "LoopbackServer", "TestSupport",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -352,6 +352,9 @@ public actor GrowthCatClient {
     /// The most catalogs kept; past it, expired entries go first, then the one expiring soonest.
     static let catalogCacheLimit = 256
 
+    /// How many catalogs are cached (for the bound's tests).
+    var catalogCacheCount: Int { catalogCache.count }
+
     private func storeCatalog(_ ads: [GrowthCatAd], key: String, until: AdInstant) {
         if catalogCache[key] == nil && catalogCache.count >= Self.catalogCacheLimit {
             let now = clock.now

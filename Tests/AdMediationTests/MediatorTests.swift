@@ -1,4 +1,4 @@
-import AdMediation
+@testable import AdMediation
 import AdNetworkConformance
 import Foundation
 import Synchronization
@@ -341,4 +341,27 @@ final class AnswerCount: Sendable {
     private let count = Mutex(0)
     func add() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
+}
+
+@Suite("Mediator bounds over an hour", .timeLimit(.minutes(1)))
+struct MediatorBoundsTests {
+    @Test func pacingKeepsOnlyTheImpressionsADecisionNeeds() async throws {
+        let clock = ManualAdClock()
+        let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill(ecpm: 1, latency: .zero))
+        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
+            "uncapped": placement([.init(network: "n", placement: "x")], minIntervalS: 5),
+            "capped": placement([.init(network: "n", placement: "x")], frequencyCap: 40),
+        ]), clock: clock)
+        // An impression every 10 simulated seconds for an hour, on each placement (100 users share a placement).
+        for _ in 0..<360 {
+            for name in ["uncapped", "capped"] {
+                if let ad = try await mediator.load(AdRequest(placement: name, format: .interstitial)).ad {
+                    try await ad.report(.impression)
+                }
+            }
+            await clock.advance(by: .seconds(10))
+        }
+        #expect(mediator.pacedImpressionCount(of: "uncapped") == 1, "the minimum interval needs only the last")
+        #expect(mediator.pacedImpressionCount(of: "capped") == 40, "a cap of 40 needs only the 40 newest")
+    }
 }

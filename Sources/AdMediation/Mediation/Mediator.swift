@@ -58,6 +58,11 @@ public final class Mediator: AdNetwork {
         shared.withLock { $0.breakers[networkID]?.state }
     }
 
+    /// How many impressions of `placement` the pacing keeps (for the bound's tests).
+    func pacedImpressionCount(of placement: String) -> Int {
+        shared.withLock { $0.pacing[placement]?.impressions.count ?? 0 }
+    }
+
     /// Loads the mediated placement `request.placement`. See ``loadWithTrace(_:)`` for the trace.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
         try await loadWithTrace(request).result.get()
