@@ -30,14 +30,14 @@ public enum DemandSandbox {
         configuration: SandboxConfiguration = SandboxConfiguration()
     ) async throws -> RunningSandbox {
         let state = SandboxState(scenario: scenario, configuration: configuration)
-        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        let (portStream, portContinuation) = AsyncStream<(port: Int, closed: EventLoopFuture<Void>?)>.makeStream()
         let app = Application(
             responder: CallbackResponder<SandboxContext> { request, context in
                 try await state.handle(request, context: context)
             },
             configuration: .init(address: .hostname("127.0.0.1", port: configuration.port), serverName: nil),
             onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.yield((channel.localAddress?.port ?? 0, channel.closeFuture))
                 portContinuation.finish()
             },
             logger: Logger(label: "DemandSandbox", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -48,7 +48,8 @@ public enum DemandSandbox {
             try await app.run()
         }
         var port = 0
-        for await value in portStream { port = value }
+        var listenerClosed: EventLoopFuture<Void>?
+        for await value in portStream { (port, listenerClosed) = value }
         guard port > 0 else {
             task.cancel()
             let reason: String
@@ -58,7 +59,7 @@ public enum DemandSandbox {
             }
             throw SandboxError("the sandbox could not listen on 127.0.0.1:\(configuration.port): \(reason)")
         }
-        let running = RunningSandbox(port: port, state: state, task: task)
+        let running = RunningSandbox(port: port, state: state, task: task, listenerClosed: listenerClosed)
         state.setBaseURL(running.rootURL)
         return running
     }
@@ -90,11 +91,13 @@ public final class RunningSandbox: Sendable {
     public let port: Int
     let state: SandboxState
     private let task: Task<Void, any Error>
+    private let listenerClosed: EventLoopFuture<Void>?
 
-    init(port: Int, state: SandboxState, task: Task<Void, any Error>) {
+    init(port: Int, state: SandboxState, task: Task<Void, any Error>, listenerClosed: EventLoopFuture<Void>?) {
         self.port = port
         self.state = state
         self.task = task
+        self.listenerClosed = listenerClosed
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -119,10 +122,12 @@ public final class RunningSandbox: Sendable {
     /// Forgets every record.
     public func resetRecords() { state.resetRecords() }
 
-    /// Stops the server and waits for it to finish.
+    /// Stops the server and waits for it to finish, including the close of its listening socket (the server's task
+    /// can end a moment before NIO has closed it, and a connection in that moment would be reset, not refused).
     public func shutdown() async {
         task.cancel()
         _ = await task.result
+        _ = try? await listenerClosed?.get()
     }
 }
 

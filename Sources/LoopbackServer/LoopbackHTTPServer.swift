@@ -124,7 +124,29 @@ public final class LoopbackHTTPServer: Sendable {
         thread.start()
     }
 
-    /// A free port that nothing listens on (bound and released at once), for "connection refused" cases.
+    /// A port on which every connection is refused for the rest of the process: a socket is bound to it (without
+    /// `SO_REUSEADDR`, so no other socket can take the port) and never listens. Unlike ``unusedPort()``, no server
+    /// started later by a parallel test can be given this port. The socket is kept open on purpose until exit.
+    public static func refusingPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerError("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(fd)
+            throw ServerError("bind: errno \(errno)")
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A free port that nothing listens on (bound and released at once), for starting a server on a known port.
+    /// For "connection refused" cases use ``refusingPort()``: in a parallel suite another server may take this one.
     public static func unusedPort() throws -> Int {
         let server = try LoopbackHTTPServer { _ in .closeWithoutResponse }
         let port = server.port

@@ -8,7 +8,7 @@ import Testing
 @Suite("Transport failures have distinct codes", .timeLimit(.minutes(2)))
 struct FailureTests {
     @Test func refusedConnection() async throws {
-        let port = try LoopbackHTTPServer.unusedPort()
+        let port = try LoopbackHTTPServer.refusingPort()
         let client = CurlHTTPClient()
         let error = await transportError { try await client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")) }
         #expect(error?.code == .connectionRefused)

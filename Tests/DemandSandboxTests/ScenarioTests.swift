@@ -167,16 +167,34 @@ struct ScenarioTests {
 @Suite("Sandbox scope", .timeLimit(.minutes(1)))
 struct SandboxScopeTests {
     @Test func withSandboxStopsTheServerWhenTheScopeEnds() async throws {
-        let url = try await DemandSandbox.withSandbox { sandbox in
+        let port = try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { http in
                 let status = try await http.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/track")).status
                 #expect(status == 204)
             }
-            return sandbox.appOpenBaseURL + "/appopen/v1/track"
+            #expect(!Self.canBind(port: sandbox.port), "the sandbox listens while the scope runs")
+            return sandbox.port
         }
-        let error = try await withCurlHTTPClient { http in
-            do { _ = try await http.send(HTTPRequest(url: url, timeout: .seconds(5))); return HTTPClientError.Code?.none } catch let error as HTTPClientError { return error.code }
+        // Binding the port tells whether anything still listens on it. (A connection attempt cannot: in a parallel
+        // suite another test's server may be given the same port a moment later.)
+        #expect(Self.canBind(port: port), "nothing listens once the scope has ended")
+    }
+
+    /// Whether a listening socket can be bound to 127.0.0.1:`port` right now (SO_REUSEADDR, as servers use it, so
+    /// only a live listener makes it fail).
+    static func canBind(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        #expect(error == .connectionRefused, "nothing listens once the scope has ended")
+        return bound == 0 && listen(fd, 1) == 0
     }
 }

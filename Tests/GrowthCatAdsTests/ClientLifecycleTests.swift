@@ -13,7 +13,7 @@ struct GrowthCatClientLifecycleTests {
     /// A client whose server is unreachable, with a failed impression (offline, so the probe runs) and a queued
     /// batch event (batch timer): both background timers are sleeping on the returned clock.
     func offlineClientWithTimers() async throws -> (GrowthCatClient, RecordingHTTPClient, CurlHTTPClient, ManualAdClock) {
-        let port = try LoopbackHTTPServer.unusedPort()
+        let port = try LoopbackHTTPServer.refusingPort()
         let curl = CurlHTTPClient()
         let http = RecordingHTTPClient(wrapping: curl)
         let clock = ManualAdClock()
@@ -55,7 +55,7 @@ struct GrowthCatClientLifecycleTests {
     }
 
     @Test func withClientShutsTheClientDownWhenTheScopeEnds() async throws {
-        let port = try LoopbackHTTPServer.unusedPort()
+        let port = try LoopbackHTTPServer.refusingPort()
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
         let configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())

@@ -40,7 +40,7 @@ struct HourOfTrafficBoundsTests {
     }
 
     @Test func offlineEventQueueStaysUnderItsCap() async throws {
-        let port = try LoopbackHTTPServer.unusedPort()   // nobody listens: every flush fails, the client is offline
+        let port = try LoopbackHTTPServer.refusingPort()   // nobody listens: every flush fails, the client is offline
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
         let client = try GrowthCatClient(
