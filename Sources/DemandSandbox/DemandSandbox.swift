@@ -35,7 +35,7 @@ public enum DemandSandbox {
             responder: CallbackResponder<SandboxContext> { request, context in
                 try await state.handle(request, context: context)
             },
-            configuration: .init(address: .hostname("127.0.0.1", port: configuration.port), serverName: nil),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in
                 portContinuation.yield((channel.localAddress?.port ?? 0, channel.closeFuture))
                 portContinuation.finish()
@@ -57,9 +57,9 @@ public enum DemandSandbox {
             case .failure(let error): reason = "\(error)"
             case .success: reason = "the server stopped before it was ready"
             }
-            throw SandboxError("the sandbox could not listen on 127.0.0.1:\(configuration.port): \(reason)")
+            throw SandboxError("the sandbox could not listen on \(configuration.host):\(configuration.port): \(reason)")
         }
-        let running = RunningSandbox(port: port, state: state, task: task, listenerClosed: listenerClosed)
+        let running = RunningSandbox(host: configuration.host, port: port, state: state, task: task, listenerClosed: listenerClosed)
         state.setBaseURL(running.rootURL)
         return running
     }
@@ -67,6 +67,8 @@ public enum DemandSandbox {
 
 /// Settings of the sandbox itself (not of its scenario).
 public struct SandboxConfiguration: Sendable {
+    /// The loopback address to listen on (any of 127.0.0.0/8 on Linux). Default `127.0.0.1`.
+    public var host: String = "127.0.0.1"
     /// Port to listen on; 0 lets the kernel choose. Default 0.
     public var port: Int = 0
     /// Accepted GrowthCat API keys. Default `gc_test_demo`.
@@ -87,21 +89,24 @@ public struct SandboxError: Error, CustomStringConvertible, Sendable {
 
 /// A started sandbox: its base URLs, its records, its scenario, and a clean shutdown.
 public final class RunningSandbox: Sendable {
+    /// The address it listens on.
+    public let host: String
     /// The port it listens on.
     public let port: Int
     let state: SandboxState
     private let task: Task<Void, any Error>
     private let listenerClosed: EventLoopFuture<Void>?
 
-    init(port: Int, state: SandboxState, task: Task<Void, any Error>, listenerClosed: EventLoopFuture<Void>?) {
+    init(host: String, port: Int, state: SandboxState, task: Task<Void, any Error>, listenerClosed: EventLoopFuture<Void>?) {
+        self.host = host
         self.port = port
         self.state = state
         self.task = task
         self.listenerClosed = listenerClosed
     }
 
-    /// `http://127.0.0.1:PORT`.
-    public var rootURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://HOST:PORT`.
+    public var rootURL: String { "http://\(host):\(port)" }
     /// GrowthCat's base URL (append `/v1/sdk/config`, …).
     public var growthcatBaseURL: String { rootURL + "/growthcat" }
     /// MARS's base URL, ending in `/v1/` (append `ads`).

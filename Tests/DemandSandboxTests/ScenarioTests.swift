@@ -167,22 +167,25 @@ struct ScenarioTests {
 @Suite("Sandbox scope", .timeLimit(.minutes(1)))
 struct SandboxScopeTests {
     @Test func withSandboxStopsTheServerWhenTheScopeEnds() async throws {
-        let port = try await DemandSandbox.withSandbox { sandbox in
+        // An address of its own in 127.0.0.0/8: no other test's server can be listening there afterwards.
+        var configuration = SandboxConfiguration()
+        configuration.host = "127.\(Int.random(in: 1...254)).\(Int.random(in: 1...254)).\(Int.random(in: 2...254))"
+        let host = configuration.host
+        let port = try await DemandSandbox.withSandbox(configuration: configuration) { sandbox in
             try await withCurlHTTPClient { http in
                 let status = try await http.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/track")).status
                 #expect(status == 204)
             }
-            #expect(!Self.canBind(port: sandbox.port), "the sandbox listens while the scope runs")
+            #expect(!Self.canBind(host: host, port: sandbox.port), "the sandbox listens while the scope runs")
             return sandbox.port
         }
-        // Binding the port tells whether anything still listens on it. (A connection attempt cannot: in a parallel
-        // suite another test's server may be given the same port a moment later.)
-        #expect(Self.canBind(port: port), "nothing listens once the scope has ended")
+        // Binding the address tells whether anything still listens on it.
+        #expect(Self.canBind(host: host, port: port), "nothing listens once the scope has ended")
     }
 
-    /// Whether a listening socket can be bound to 127.0.0.1:`port` right now (SO_REUSEADDR, as servers use it, so
+    /// Whether a listening socket can be bound to `host`:`port` right now (SO_REUSEADDR, as servers use it, so
     /// only a live listener makes it fail).
-    static func canBind(port: Int) -> Bool {
+    static func canBind(host: String, port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -191,7 +194,7 @@ struct SandboxScopeTests {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
