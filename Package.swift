@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
         .library(name: "AdStorage", targets: ["AdStorage"]),
+        .library(name: "ObliviousHTTP", targets: ["ObliviousHTTP"]),
         .library(name: "ChartboostBanners", targets: ["ChartboostBanners"]),
         .library(name: "MARSAds", targets: ["MARSAds"]),
         .library(name: "GrowthCatAds", targets: ["GrowthCatAds"]),
@@ -55,6 +56,9 @@ let package = Package(
         .target(name: "LoopbackServer"),
 
         // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
+        // Binary HTTP (RFC 9292) and Oblivious HTTP (RFC 9458) on swift-crypto's HPKE.
+        .target(name: "ObliviousHTTP", dependencies: ["AdMediation", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: fuzzSettings),
+
         .target(name: "AdStorage", dependencies: [
             .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fuzzSettings),
@@ -143,6 +147,7 @@ let package = Package(
             "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
         ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
+        .testTarget(name: "ObliviousHTTPTests", dependencies: ["ObliviousHTTP"]),
         .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer", "TestSupport"]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(name: "TimingTests", dependencies: [

@@ -190,6 +190,12 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         case invalidHeader = "invalid_header"
         /// The response could not be parsed (bad status line, bad content encoding).
         case invalidResponse = "invalid_response"
+        /// An Oblivious HTTP relay or gateway refused the request (its status is in the message).
+        case ohttpRelay = "ohttp_relay"
+        /// The gateway's key configuration is missing, malformed or offers no supported suite.
+        case ohttpKeyConfiguration = "ohttp_key_configuration"
+        /// An encapsulated response did not decrypt or did not hold a binary HTTP response.
+        case ohttpDecryption = "ohttp_decryption"
         /// The caller cancelled, or the client shut down.
         case cancelled
         /// Any other transport failure.
@@ -219,7 +225,8 @@ extension AdError {
         case .timeout: self.init(.timeout, error.message)
         case .cancelled: self.init(.cancelled, error.message)
         case .invalidResponse, .responseTooLarge: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
-        case .insecureURL, .invalidURL, .invalidHeader: self.init(.configuration, "\(error.code.rawValue): \(error.message)")
+        case .insecureURL, .invalidURL, .invalidHeader, .ohttpKeyConfiguration: self.init(.configuration, "\(error.code.rawValue): \(error.message)")
+        case .ohttpDecryption: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
         default: self.init(.network, "\(error.code.rawValue): \(error.message)")
         }
     }
