@@ -65,7 +65,7 @@ let package = Package(
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
         .target(name: "DemandSandbox", dependencies: [
-            "AdMediation",
+            "AdMediation", "ObliviousHTTP",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -79,7 +79,7 @@ let package = Package(
             "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(name: "MARSAds", dependencies: [
-            "AdMediation", "AdStorage", .product(name: "Crypto", package: "swift-crypto"),
+            "AdMediation", "AdStorage", "ObliviousHTTP", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
         .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage"], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
 

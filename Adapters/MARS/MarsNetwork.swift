@@ -14,13 +14,18 @@ public struct MarsNetwork: AdNetwork {
     private let client: MozAdsClient
     private let clock: any AdClock
     private let adTTL: Duration
+    private let ohttp: Bool
 
-    /// Wraps `client`. Ads expire `adTTL` after loading (default 30 minutes).
-    public init(id: String = "mars", client: MozAdsClient, clock: any AdClock = SystemAdClock(), adTTL: Duration = .seconds(1800)) {
+    /// Wraps `client`. Ads expire `adTTL` after loading (default 30 minutes). With `ohttp`, ad requests and
+    /// callbacks go through the client's Oblivious HTTP relay (``MozAdsClientBuilder/ohttp(relayURL:keyConfigurationURL:)``;
+    /// without one they fail with ``AdError/Code/unsupported`` and nothing is sent).
+    public init(id: String = "mars", client: MozAdsClient, clock: any AdClock = SystemAdClock(), adTTL: Duration = .seconds(1800),
+                ohttp: Bool = false) {
         self.id = id
         self.client = client
         self.clock = clock
         self.adTTL = adTTL
+        self.ohttp = ohttp
     }
 
     /// Requests one ad for the placement.
@@ -32,7 +37,7 @@ public struct MarsNetwork: AdNetwork {
         let ads: [String: [MozAdsClient.DecodedAd]]
         do {
             let kind: MozAdsClient.Kind = switch request.format { case .tile: .tile; case .spoc: .spoc; default: .image }
-            ads = try await client.fetch([spec], kind: kind, options: MozAdsRequestOptions(), timeout: request.timeout, gpp: request.privacy.gpp)
+            ads = try await client.fetch([spec], kind: kind, options: MozAdsRequestOptions(ohttp: ohttp), timeout: request.timeout, gpp: request.privacy.gpp)
         } catch {
             throw Self.adError(error)
         }
@@ -53,7 +58,7 @@ public struct MarsNetwork: AdNetwork {
         }
         let now = clock.now
         return .filled(LoadedAd(networkID: id, placement: request.placement, format: request.format, creative: creative,
-                                loadedAt: now, expiresAt: now + adTTL, reporter: Callbacks(client: client, callbacks: ad.callbacks)))
+                                loadedAt: now, expiresAt: now + adTTL, reporter: Callbacks(client: client, callbacks: ad.callbacks, options: MozAdsCallbackOptions(ohttp: ohttp))))
     }
 
     static func adError(_ error: MozAdsClientError) -> AdError {
@@ -71,18 +76,19 @@ public struct MarsNetwork: AdNetwork {
     private struct Callbacks: AdEventReporter {
         let client: MozAdsClient
         let callbacks: MozAdsCallbacks
+        let options: MozAdsCallbackOptions
 
         func report(_ event: AdEvent, for ad: LoadedAd) async throws {
             do {
                 switch event {
-                case .impression: try await client.recordImpression(callbacks.impression)
-                case .click: try await client.recordClick(callbacks.click)
+                case .impression: try await client.recordImpression(callbacks.impression, options: options)
+                case .click: try await client.recordClick(callbacks.click, options: options)
                 case .reported(let reason):
                     guard let url = callbacks.report else { throw AdError(.unsupported, "this ad has no report callback") }
                     guard let wire = MozAdsReportReason(rawValue: reason) else {
                         throw AdError(.configuration, "report reason must be one of \(MozAdsReportReason.allCases.map(\.rawValue)), got \(reason)")
                     }
-                    try await client.reportAd(url, reason: wire)
+                    try await client.reportAd(url, reason: wire, options: options)
                 default:
                     return
                 }

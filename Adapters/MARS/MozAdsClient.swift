@@ -2,6 +2,7 @@ import AdMediation
 import AdStorage
 import Crypto
 import Foundation
+import ObliviousHTTP
 
 /// Builds a ``MozAdsClient``.
 public struct MozAdsClientBuilder: Sendable {
@@ -11,6 +12,7 @@ public struct MozAdsClientBuilder: Sendable {
     private var contextIDProvider: (any MozAdsContextIDProvider)?
     private var http: any HTTPClient
     private var now: @Sendable () -> Date = { Date() }
+    private var ohttpChannel: (relayURL: String, keyConfigurationURL: String)?
 
     /// A builder with defaults (prod, no cache, no-op telemetry, rotating context id) over `http`. The HTTP client is
     /// required here rather than checked at `build()`, so a builder without one cannot compile (the seed's
@@ -29,6 +31,14 @@ public struct MozAdsClientBuilder: Sendable {
     public func httpClient(_ http: any HTTPClient) -> Self { var b = self; b.http = http; return b }
     /// The wall clock (cache times and context-id age); tests inject one.
     public func wallClock(_ now: @escaping @Sendable () -> Date) -> Self { var b = self; b.now = now; return b }
+    /// Configures Oblivious HTTP (RFC 9458) for requests and callbacks made with `ohttp: true`: the encapsulated
+    /// request goes to `relayURL`, the gateway's key configuration is fetched from `keyConfigurationURL`. Without it,
+    /// such calls fail with `ohttpNotConfigured` and nothing is sent; with it, they never fall back to direct HTTP.
+    public func ohttp(relayURL: String, keyConfigurationURL: String) -> Self {
+        var b = self
+        b.ohttpChannel = (relayURL, keyConfigurationURL)
+        return b
+    }
 
     /// Builds the client. A bad cache configuration disables the cache and reports `recordBuildCacheError`;
     /// it never fails the build.
@@ -42,7 +52,8 @@ public struct MozAdsClientBuilder: Sendable {
         }
         let provider = contextIDProvider ?? RotatingContextID(environment: environment, http: http, now: now)
         telemetry.recordClientOperationTotal(label: "new")
-        return MozAdsClient(environment: environment, cache: cache, telemetry: telemetry, contextID: provider, http: http, now: now)
+        let relay = ohttpChannel.map { ObliviousHTTPRelayClient(relayURL: $0.relayURL, keyConfigurationURL: $0.keyConfigurationURL, transport: http) }
+        return MozAdsClient(environment: environment, cache: cache, telemetry: telemetry, contextID: provider, http: http, ohttp: relay, now: now)
     }
 }
 
@@ -54,6 +65,8 @@ public actor MozAdsClient {
     private var telemetry: any MozAdsTelemetry
     private let contextIDProvider: any MozAdsContextIDProvider
     private let http: any HTTPClient
+    /// The OHTTP channel, when configured (requests and callbacks with `ohttp: true` go through it).
+    private let ohttpHTTP: (any HTTPClient)?
     private let now: @Sendable () -> Date
     private var isShutDown = false
     /// Parsed answers of rows that are in the SQLite cache, so a hit skips SQLite and JSON. Kept coherent with the
@@ -66,12 +79,14 @@ public actor MozAdsClient {
     private var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] = [:]
 
     init(environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
-         contextID: any MozAdsContextIDProvider, http: any HTTPClient, now: @escaping @Sendable () -> Date) {
+         contextID: any MozAdsContextIDProvider, http: any HTTPClient, ohttp: (any HTTPClient)? = nil,
+         now: @escaping @Sendable () -> Date) {
         self.environment = environment
         self.cache = cache
         self.telemetry = telemetry
         self.contextIDProvider = contextID
         self.http = http
+        self.ohttpHTTP = ohttp
         self.now = now
     }
 
@@ -135,8 +150,8 @@ public actor MozAdsClient {
         for placement in placements where !seen.insert(placement.id).inserted {
             throw MozAdsClientError(code: .buildRequest, message: "Duplicate placement_id found: \(placement.id). Placement_ids must be unique.")
         }
-        if options.ohttp {
-            throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay, which this client does not have; nothing was sent")
+        if options.ohttp, ohttpHTTP == nil {
+            throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent")
         }
         let contextID = await contextIDProvider.contextID()
         let hash = Self.requestHash(environment: environment, placements: placements, flags: options.flags, ohttp: options.ohttp, gpp: gpp)
@@ -163,7 +178,7 @@ public actor MozAdsClient {
     private func sendOnce(body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
                           now: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
         let shareable = cache != nil && (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst
-        guard shareable else { return try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout, now: now) }
+        guard shareable else { return try await send(body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout, now: now) }
         if inFlight[hash] != nil {
             let shared = await withCheckedContinuation { (continuation: CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>) in
                 inFlight[hash, default: []].append(continuation)
@@ -173,7 +188,7 @@ public actor MozAdsClient {
         inFlight[hash] = []
         let result: Result<(HTTPResponse, Int64?), MozAdsClientError>
         do {
-            result = .success(try await send(body: body, hash: hash, policy: options.cachePolicy, timeout: timeout, now: now))
+            result = .success(try await send(body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout, now: now))
         } catch {
             result = .failure(error)
         }
@@ -205,6 +220,32 @@ public actor MozAdsClient {
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
     }
 
+    /// The client a request goes through: direct, or — for `ohttp: true` — the OHTTP relay, after the preflight
+    /// (`GET {base}ads-preflight`, sent directly) whose `geo_location` and `normalized_ua` travel inside the
+    /// encapsulated request as `X-Geo-Location` (always) and `X-User-Agent` (when not empty).
+    private func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(MozAdsClientError) -> any HTTPClient {
+        guard ohttp else { return http }
+        guard let relay = ohttpHTTP else {
+            throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent")
+        }
+        let preflight: HTTPResponse
+        do {
+            preflight = try await http.send(HTTPRequest(url: environment.url("ads-preflight"), timeout: .seconds(10)))
+        } catch let error as HTTPClientError {
+            throw MozAdsClientError(code: .transport(error.code), message: "OHTTP preflight failed: \(error.message)")
+        } catch {
+            throw MozAdsClientError(code: .transport(.other), message: "OHTTP preflight failed: \(error)")
+        }
+        if let error = Self.statusError(preflight) {
+            throw MozAdsClientError(code: error.code, message: "OHTTP preflight failed: \(error.message)")
+        }
+        struct Preflight: Decodable { var geo_location: String?; var normalized_ua: String? }
+        let decoded = (try? JSONDecoder().decode(Preflight.self, from: preflight.body.prefix(64 << 10))) ?? Preflight()
+        headers.add(name: "X-Geo-Location", value: String((decoded.geo_location ?? "").prefix(256)))
+        if let ua = decoded.normalized_ua, !ua.isEmpty { headers.add(name: "X-User-Agent", value: String(ua.prefix(512))) }
+        return relay
+    }
+
     /// The cache key: endpoint, environment, flags (when any, sorted), ohttp, and the ordered placements — never the
     /// context id.
     static func requestHash(environment: MozAdsEnvironment, placements: [PlacementSpec], flags: [String: Bool], ohttp: Bool, gpp: String? = nil) -> String {
@@ -221,7 +262,8 @@ public actor MozAdsClient {
     }
 
     /// Sends (or answers from SQLite); also returns until when the answer is cached, when it is.
-    private func send(body: Data, hash: String, policy: MozAdsRequestCachePolicy?, timeout: Duration?, now nowSeconds: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
+    private func send(body: Data, hash: String, policy: MozAdsRequestCachePolicy?, ohttp: Bool, timeout: Duration?,
+                      now nowSeconds: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
         let url = environment.url("ads")
         var cachedUntil: Int64?
         if let cache {
@@ -241,7 +283,11 @@ public actor MozAdsClient {
         }
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: body, timeout: timeout ?? .seconds(60)))
+            var headers: HTTPHeaders = ["Content-Type": "application/json"]
+            let channel = try await channel(ohttp: ohttp, headers: &headers)
+            response = try await channel.send(HTTPRequest(method: .post, url: url, headers: headers, body: body, timeout: timeout ?? .seconds(60)))
+        } catch let error as MozAdsClientError {
+            throw error
         } catch let error as HTTPClientError {
             throw MozAdsClientError(code: .transport(error.code), message: error.message)
         } catch {
@@ -464,12 +510,13 @@ public actor MozAdsClient {
             throw MozAdsClientError(code: .invalidCallbackURL, message: url)
         }
         do {
-            if options?.ohttp == true {
-                throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay; nothing was sent")
-            }
             let response: HTTPResponse
             do {
-                response = try await http.send(HTTPRequest(url: rewrite(url), timeout: .seconds(60)))
+                var headers = HTTPHeaders()
+                let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
+                response = try await channel.send(HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
+            } catch let error as MozAdsClientError {
+                throw error
             } catch let error as HTTPClientError {
                 throw MozAdsClientError(code: .transport(error.code), message: error.message)
             } catch {

@@ -116,7 +116,7 @@ public struct MozAdsRequestOptions: Sendable, Hashable {
     public var cachePolicy: MozAdsRequestCachePolicy?
     /// Flags passed through to MARS (`contextual_placement`, …).
     public var flags: [String: Bool]
-    /// Route through OHTTP. Not available yet: such requests fail with `ohttpNotConfigured`.
+    /// Route through OHTTP (the builder's `ohttp(relayURL:keyConfigurationURL:)`); without a relay, `ohttpNotConfigured`.
     public var ohttp: Bool
     /// Creates options.
     public init(cachePolicy: MozAdsRequestCachePolicy? = nil, flags: [String: Bool] = [:], ohttp: Bool = false) {
@@ -128,7 +128,7 @@ public struct MozAdsRequestOptions: Sendable, Hashable {
 
 /// Options of a callback.
 public struct MozAdsCallbackOptions: Sendable, Hashable {
-    /// Route through OHTTP. Not available yet.
+    /// Route through OHTTP (the builder's relay); without one, `ohttpNotConfigured`.
     public var ohttp: Bool
     /// Creates options.
     public init(ohttp: Bool = false) { self.ohttp = ohttp }

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
+import ObliviousHTTP
 import Synchronization
 
 /// The demand sandbox: one local HTTP server (Hummingbird, loopback, port chosen by the kernel unless given)
@@ -157,6 +158,8 @@ final class SandboxState: Sendable {
         var serial = 0
         var growthcatTokens: [String: IssuedToken] = [:]
         var seenEventIDs: Set<String> = []
+        /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).
+        var ohttpGateway = ObliviousHTTPGateway(keyID: 1)
     }
 
     struct IssuedToken: Sendable {
@@ -228,6 +231,13 @@ final class SandboxState: Sendable {
         record { $0.requestCounts["\(method) \(path)", default: 0] += 1 }
         let incoming = Incoming(method: method, path: path, pathWithQuery: request.head.path ?? path, query: query,
                                 headers: request.headers, body: bodyBytes)
+        if path.hasPrefix("/ohttp/") { return await ohttp(incoming, context: context) }
+        return await dispatch(incoming, context: context)
+    }
+
+    /// Routes a request to the network it is for (also used by the OHTTP gateway for decrypted requests).
+    func dispatch(_ incoming: Incoming, context: SandboxContext) async -> Response {
+        let path = incoming.path, method = incoming.method
         if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
         if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
         if path.hasPrefix("/chartboost/") { return await chartboost(incoming, context: context) }
@@ -278,6 +288,8 @@ final class SandboxState: Sendable {
             let encoder = JSONEncoder()
             encoder.keyEncodingStrategy = .convertToSnakeCase
             return Self.json(200, try? encoder.encode(records))
+        case ("POST", "/admin/ohttp/rotate"):
+            return Self.json(200, object: ["key_id": Int(rotateOHTTPKey())])
         case ("POST", "/admin/reset"):
             resetRecords()
             return Self.json(200, Data(#"{"ok":true}"#.utf8))

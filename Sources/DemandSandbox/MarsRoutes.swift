@@ -16,6 +16,13 @@ extension SandboxState {
         switch (incoming.method, path) {
         case ("POST", "/ads"):
             return await marsAds(incoming, context: context)
+        case ("GET", "/ads-preflight"):
+            // specs/mars.md §5: 400 without a User-Agent; the answer's geo and normalised UA go into OHTTP requests.
+            guard let userAgent = incoming.header("User-Agent"), !userAgent.isEmpty else {
+                return Self.error(400, "invalid_request", "User-Agent is required")
+            }
+            return Self.json(200, object: ["geoname_id": "4930956", "geo_location": "506,MA,US",
+                                           "normalized_ua": userAgent.hasPrefix("Mozilla/") ? "Firefox" : "Other"])
         case ("GET", "/t"):
             record { $0.marsCallbacks.append(CallbackRecord(network: "mars", path: incoming.path, query: incoming.query)) }
             return Self.empty(200)

@@ -49,6 +49,21 @@ package struct CLIConfiguration: Sendable {
             }
             var settings: [String: String] = [:]
             for (key, setting) in object where key != "type" && key != "base_url" {
+                if key == "ohttp" {
+                    // MARS over Oblivious HTTP: {"relay": URL, "config": URL} (the gateway's key configuration).
+                    guard type == "mars" else { throw AdError(.configuration, "\(path).ohttp: only a mars network can use OHTTP") }
+                    guard let ohttp = setting as? [String: Any] else { throw AdError(.configuration, "\(path).ohttp: expected an object {\"relay\", \"config\"}") }
+                    for part in ["relay", "config"] {
+                        guard let text = ohttp[part] as? String, let url = URL(string: text), url.scheme != nil, url.host != nil else {
+                            throw AdError(.configuration, "\(path).ohttp.\(part): required, an absolute URL")
+                        }
+                        settings["ohttp.\(part)"] = text
+                    }
+                    if let extra = ohttp.keys.first(where: { $0 != "relay" && $0 != "config" }) {
+                        throw AdError(.configuration, "\(path).ohttp.\(extra): unknown field (relay, config)")
+                    }
+                    continue
+                }
                 switch setting {
                 case let s as String: settings[key] = s
                 case let n as NSNumber where OutsideValue.bool(n) == nil: settings[key] = n.stringValue
@@ -131,7 +146,9 @@ package struct CLIConfiguration: Sendable {
                         defaultCacheTtlSeconds: try Self.unsigned(network.settings, "cache_ttl_s", range: 1...604_800, path: "networks.\(id)"),
                         maxSizeMib: try Self.unsigned(network.settings, "cache_max_mib", range: 1...100, path: "networks.\(id)")))
                 }
-                built[id] = MarsNetwork(id: id, client: builder.build())
+                let ohttp = network.settings["ohttp.relay"].flatMap { relay in network.settings["ohttp.config"].map { (relay, $0) } }
+                if let (relay, config) = ohttp { builder = builder.ohttp(relayURL: relay, keyConfigurationURL: config) }
+                built[id] = MarsNetwork(id: id, client: builder.build(), ohttp: ohttp != nil)
             case "chartboost":
                 var configuration = ChartboostNetwork.Configuration(
                     baseURL: network.baseURL, appID: network.settings["app_id"] ?? "", appSignature: network.settings["app_signature"] ?? "")
