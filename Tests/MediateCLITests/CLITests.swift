@@ -86,6 +86,34 @@ struct CLITests {
         for key in ["network", "latency_ms", "ecpm", "error", "reason"] { #expect(trace.keys.contains(key), "missing trace[].\(key)") }
     }
 
+    @Test func loadFillsAMarsTileOverOHTTPAndTheRelaySeesOnlyCiphertext() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig("""
+            {"networks": {"mars": {"type": "mars", "base_url": "\(sandbox.marsBaseURL)",
+                                   "ohttp": {"relay": "\(sandbox.rootURL)/ohttp/relay", "config": "\(sandbox.rootURL)/ohttp/keys"}}},
+             "placements": {"tile": {"format": "tile", "lines": [{"network": "mars", "placement": "mock_tile_1", "timeout_ms": 5000}]}}}
+            """)
+        let run = try await mediate(["load", "--config", config, "--placement", "tile", "--json"])
+        let records = sandbox.records
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        #expect(root["filled"] as? Bool == true)
+        #expect(records.ohttpRelayed.count == 1 && records.ohttpGatewayRequests.first?.path == "/mars/v1/ads")
+        #expect(records.ohttpRelayed.allSatisfy { $0.body.range(of: Data("mock_tile_1".utf8)) == nil }, "the relay never saw plaintext")
+        #expect(records.count("POST /mars/v1/ads") == 1, "the one ad request came through the gateway, none directly")
+    }
+
+    @Test func ohttpSettingOnANetworkOtherThanMarsIsRefusedAtItsField() async throws {
+        let config = try writeConfig("""
+            {"networks": {"ao": {"type": "appopen", "base_url": "http://127.0.0.1:9/appopen", "ohttp": {"relay": "http://r/", "config": "http://c/"}}},
+             "placements": {"launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "x"}]}}}
+            """)
+        let run = try await mediate(["load", "--config", config, "--placement", "launch"])
+        #expect(run.code != 0)
+        #expect(run.err.contains("networks.ao.ohttp: only a mars network can use OHTTP"), "stderr: \(run.err)")
+    }
+
     @Test func loadCanAskOneNetworkAlone() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))
