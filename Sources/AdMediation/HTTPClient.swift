@@ -190,16 +190,16 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         case invalidHeader = "invalid_header"
         /// The response could not be parsed (bad status line, bad content encoding).
         case invalidResponse = "invalid_response"
+        /// The caller cancelled, or the client shut down.
+        case cancelled
+        /// Any other transport failure.
+        case other
         /// An Oblivious HTTP relay or gateway refused the request (its status is in the message).
         case ohttpRelay = "ohttp_relay"
         /// The gateway's key configuration is missing, malformed or offers no supported suite.
         case ohttpKeyConfiguration = "ohttp_key_configuration"
         /// An encapsulated response did not decrypt or did not hold a binary HTTP response.
         case ohttpDecryption = "ohttp_decryption"
-        /// The caller cancelled, or the client shut down.
-        case cancelled
-        /// Any other transport failure.
-        case other
     }
 
     /// What failed.
