@@ -8,6 +8,7 @@ import Foundation
 import GrowthCatAds
 import MARSAds
 import MediateKit
+import ObliviousHTTP
 
 /// An HTTP client that is never called: the adapters' parsers are fed bodies directly.
 struct NoHTTPClient: HTTPClient {
@@ -63,7 +64,20 @@ enum Targets {
             _ = HTTPResponse(status: 429, headers: ["Retry-After": value], body: data).errorSummary
         },
         "sandbox-scenario": { _ = try? SandboxScenario.decode(json: $0) },
+        "ohttp-messages": { data in
+            // Everything an OHTTP peer reads from the other side: binary HTTP, key configurations, and encapsulated
+            // requests and responses (which must fail to decrypt cleanly).
+            _ = try? BinaryHTTPRequest(decoding: data)
+            _ = try? BinaryHTTPResponse(decoding: data)
+            _ = try? ObliviousHTTPKeyConfiguration(decoding: data)
+            _ = try? ObliviousHTTPKeyConfiguration.list(decoding: data)
+            _ = try? gateway.decapsulate(data)
+            if let (_, context) = try? ObliviousHTTPClient.encapsulate(Data([0, 3]), for: gateway.configuration) {
+                _ = try? context.decapsulate(data)
+            }
+        },
     ]
+    static let gateway = ObliviousHTTPGateway(keyID: 1)
 }
 
 /// The target this process fuzzes (from FUZZ_TARGET).
