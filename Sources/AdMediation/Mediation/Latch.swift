@@ -1,7 +1,6 @@
 import Synchronization
 
-/// A one-shot signal that lets a parent stop one child of a task group (Swift cancels a group's children only all
-/// at once). Firing is idempotent; waiting ends when the latch fires or the waiting task is cancelled.
+/// A one-shot signal: waiting ends when the latch fires or the waiting task is cancelled. Firing is idempotent.
 final class Latch: Sendable {
     private struct State {
         var fired = false
@@ -36,29 +35,40 @@ final class Latch: Sendable {
             fire()
         }
     }
+}
 
-    /// Runs `operation` as a child task and cancels it when the latch fires first; always waits for it and returns
-    /// its result (a cancelled operation's late answer is still returned, so the caller can release what it holds).
-    /// Fires the latch when the operation ends.
-    func race<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async -> Result<T, any Error> {
-        await withTaskGroup(of: Result<T, any Error>?.self) { group in
-            group.addTask {
-                do { return .success(try await operation()) } catch { return .failure(error) }
+/// Cancels one child of a task group from outside it, without an extra task: the child registers its own task while
+/// it runs, and ``cancel()`` cancels that task (or, if it has not registered yet, makes it cancel itself on
+/// registering).
+final class ChildCancellation: Sendable {
+    // `UnsafeCurrentTask` may only be used while its task is alive. It is stored only between `run`'s registration
+    // and the end of `run` (the child task is running throughout), and read only under the same lock, so `cancel()`
+    // never touches a task that has finished.
+    private struct State: @unchecked Sendable {
+        var task: UnsafeCurrentTask?
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Runs `body` in the current task, which ``cancel()`` then cancels.
+    func run<T>(_ body: () async -> T) async -> T {
+        withUnsafeCurrentTask { task in
+            state.withLock { state in
+                if state.cancelled { task?.cancel() } else { state.task = task }
             }
-            group.addTask {
-                await self.wait()
-                return nil
-            }
-            var outcome: Result<T, any Error>?
-            while let next = await group.next() {
-                if let next {
-                    outcome = next
-                    fire()
-                } else {
-                    group.cancelAll()
-                }
-            }
-            return outcome ?? .failure(CancellationError())
+        }
+        let result = await body()
+        state.withLock { $0.task = nil }
+        return result
+    }
+
+    /// Cancels the task running ``run(_:)`` (now, or as soon as it registers).
+    func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            state.task?.cancel()
+            state.task = nil
         }
     }
 }

@@ -147,7 +147,7 @@ public final class Mediator: AdNetwork {
     /// Runs `machine` until it finishes. Every line load, the one timer for the next deadline and a watcher for the
     /// caller's cancellation are child tasks of the caller (one task group), so priority and task-local values flow
     /// into the adapters and the caller's cancellation reaches every line. A line the machine gives up on (a higher
-    /// line won, its timeout passed) is cancelled through its own ``Latch``; the group then waits for it to return,
+    /// line won, its timeout passed) is cancelled through its own ``ChildCancellation``; the group then waits for it to return,
     /// which a conforming adapter does within 100 ms (the kit's rule). Every fill that is not delivered is
     /// invalidated. Returns true when the caller cancelled.
     private func drive(
@@ -159,9 +159,9 @@ public final class Mediator: AdNetwork {
     ) async -> Bool {
         var state = machine
         let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
-            var lineLatches: [Int: Latch] = [:]
+            var lineCancellations: [Int: ChildCancellation] = [:]
             var admissions: [Int: CircuitBreaker.Admission] = [:]
-            var timer: (at: AdInstant, generation: UInt64, latch: Latch)?
+            var timer: (at: AdInstant, generation: UInt64, cancellation: ChildCancellation)?
             var timerGeneration: UInt64 = 0
             var callerCancelled = false
             let watcher = Latch()
@@ -187,13 +187,13 @@ public final class Mediator: AdNetwork {
                         lineRequest.placement = line.placement
                         lineRequest.format = format
                         lineRequest.timeout = min(line.timeout, deadline - clock.now)
-                        let latch = Latch()
-                        lineLatches[index] = latch
+                        let cancellation = ChildCancellation()
+                        lineCancellations[index] = cancellation
                         group.addTask {
-                            .answer(index, await Self.load(lineRequest, from: network, until: latch))
+                            .answer(index, await cancellation.run { await Self.load(lineRequest, from: network) })
                         }
                     case .cancel(let index):
-                        lineLatches[index]?.fire()
+                        lineCancellations[index]?.cancel()
                     case .invalidate(let ad):
                         ad.invalidate()
                     case .breaker(let index, let event):
@@ -213,25 +213,29 @@ public final class Mediator: AdNetwork {
                 }
             }
 
-            /// Keeps exactly one timer, for the machine's next wake-up. A replaced timer's latch is fired, and a
-            /// tick from any generation but the current one is ignored, so a late tick never starts a second timer.
+            /// Keeps exactly one timer, for the machine's next wake-up. A replaced timer is cancelled, and a tick from
+            /// any generation but the current one is ignored, so a late tick never starts a second timer.
             func armTimer() {
                 guard let next = state.nextWakeUp else {
-                    timer?.latch.fire()
+                    timer?.cancellation.cancel()
                     timer = nil
                     return
                 }
                 if let current = timer, current.at == next { return }
-                timer?.latch.fire()
+                timer?.cancellation.cancel()
                 timerGeneration &+= 1
                 let generation = timerGeneration
-                let latch = Latch()
-                timer = (next, generation, latch)
+                let cancellation = ChildCancellation()
+                timer = (next, generation, cancellation)
                 group.addTask { [clock] in
-                    switch await latch.race({ try await clock.sleep(until: next) }) {
-                case .success: .tick(generation: generation)
-                case .failure: .timerStopped
-                }
+                    await cancellation.run {
+                        do {
+                            try await clock.sleep(until: next)
+                            return .tick(generation: generation)
+                        } catch {
+                            return .timerStopped
+                        }
+                    }
                 }
             }
 
@@ -247,7 +251,7 @@ public final class Mediator: AdNetwork {
                 }
                 switch input {
                 case .answer(let index, let result):
-                    lineLatches[index] = nil
+                    lineCancellations[index] = nil
                     perform(state.answer(index, result, at: now))
                 case .tick(let generation):
                     guard generation == timer?.generation else { continue }
@@ -266,9 +270,9 @@ public final class Mediator: AdNetwork {
             }
             // The waterfall is decided: stop the timer, the watcher and any line still running, then wait for them,
             // invalidating fills nobody will read.
-            timer?.latch.fire()
+            timer?.cancellation.cancel()
             watcher.fire()
-            for latch in lineLatches.values { latch.fire() }
+            for cancellation in lineCancellations.values { cancellation.cancel() }
             for await input in group {
                 if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
             }
@@ -278,14 +282,17 @@ public final class Mediator: AdNetwork {
         return cancelled
     }
 
-    /// Loads one line; when `latch` fires first the load is cancelled, and its answer (possibly a late fill that the
-    /// machine then invalidates) is still returned.
-    private static func load(_ request: AdRequest, from network: any AdNetwork, until latch: Latch) async -> Result<AdLoadResult, AdError> {
-        switch await latch.race({ try await network.load(request) }) {
-        case .success(let result): .success(result)
-        case .failure(let error as AdError): .failure(error)
-        case .failure(is CancellationError): .failure(AdError(.cancelled, "cancelled"))
-        case .failure(let error): .failure(AdError(.network, "\(error)"))
+    /// Loads one line. A cancelled load's answer (possibly a late fill, which the machine then invalidates) is still
+    /// returned.
+    private static func load(_ request: AdRequest, from network: any AdNetwork) async -> Result<AdLoadResult, AdError> {
+        do {
+            return .success(try await network.load(request))
+        } catch let error as AdError {
+            return .failure(error)
+        } catch is CancellationError {
+            return .failure(AdError(.cancelled, "cancelled"))
+        } catch {
+            return .failure(AdError(.network, "\(error)"))
         }
     }
 }
