@@ -100,7 +100,7 @@ public actor AppOpenAdManager {
         self.request = request
         self.policy = policy
         self.clock = clock
-        (events, continuation) = AsyncStream.makeStream()
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.historyLimit))
     }
 
     /// A load is in progress.

@@ -208,7 +208,8 @@ public actor BannerRefreshController {
     private var timerGeneration = 0
     /// Bumped by `stop()`: the answer of a load started before it is discarded.
     private var loadGeneration = 0
-    /// The most events ``history`` keeps (oldest dropped first).
+    /// The most events ``history`` keeps, and the most ``events`` buffers for a reader that is behind (oldest dropped
+    /// first in both).
     public static let historyLimit = 1000
 
     /// The controller's events (see also ``history``).
@@ -220,7 +221,7 @@ public actor BannerRefreshController {
         self.request = request
         self.clock = clock
         self.machine = BannerRefreshMachine(policy: policy)
-        (events, continuation) = AsyncStream.makeStream()
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.historyLimit))
     }
 
     /// Released: nothing more is loaded, reported or scheduled, and ``events`` finishes. The controller's own tasks

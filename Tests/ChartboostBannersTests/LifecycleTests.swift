@@ -108,3 +108,28 @@ struct BannerLifecycleTests {
         await banner.stop()
     }
 }
+
+@Suite("Banner bounds over hours of refreshes", .timeLimit(.minutes(1)))
+struct BannerBoundsTests {
+    @Test func unreadEventsStayUnderTheLimitOverTenHoursOfRefreshes() async throws {
+        let clock = ManualAdClock()
+        let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
+        var controller: BannerRefreshController? = BannerRefreshController(
+            network: network, request: AdRequest(placement: "slot", format: .banner(.standard)), policy: .init(preloadAfterImpression: false), clock: clock)
+        weak let released = controller
+        let events = try #require(controller).events
+        await controller?.start()
+        // Nobody reads `events` while the banner refreshes every 30 s for 10 simulated hours.
+        for _ in 0..<1200 {
+            await clock.advance(by: .seconds(30))
+            for _ in 0..<10 { await Task.yield() }
+        }
+        #expect(network.loadCount > 500, "the banner refreshed through the hours (\(network.loadCount) loads)")
+        #expect(await controller?.history.count == BannerRefreshController.historyLimit)
+        controller = nil   // its deinit finishes `events`
+        try await eventually("the controller to be released") { released == nil }
+        var buffered = 0
+        for await _ in events { buffered += 1 }
+        #expect(buffered == BannerRefreshController.historyLimit, "the oldest unread events were dropped at the limit")
+    }
+}
