@@ -228,14 +228,7 @@ public actor MozAdsClient {
         guard let relay = ohttpHTTP else {
             throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent")
         }
-        let preflight: HTTPResponse
-        do {
-            preflight = try await http.send(HTTPRequest(url: environment.url("ads-preflight"), timeout: .seconds(10)))
-        } catch let error as HTTPClientError {
-            throw MozAdsClientError(code: .transport(error.code), message: "OHTTP preflight failed: \(error.message)")
-        } catch {
-            throw MozAdsClientError(code: .transport(.other), message: "OHTTP preflight failed: \(error)")
-        }
+        let preflight = try await preflightResponse()
         if let error = Self.statusError(preflight) {
             throw MozAdsClientError(code: error.code, message: "OHTTP preflight failed: \(error.message)")
         }
@@ -244,6 +237,42 @@ public actor MozAdsClient {
         headers.add(name: "X-Geo-Location", value: String((decoded.geo_location ?? "").prefix(256)))
         if let ua = decoded.normalized_ua, !ua.isEmpty { headers.add(name: "X-User-Agent", value: String(ua.prefix(512))) }
         return relay
+    }
+
+    /// The preflight answer: sent directly, through the HTTP cache when there is one (cache first, keyed by its URL
+    /// alone, TTL from `max-age` or the cache's default; specs/mars.md §5).
+    private func preflightResponse() async throws(MozAdsClientError) -> HTTPResponse {
+        let url = environment.url("ads-preflight")
+        let hash = Self.preflightHash(url)
+        let nowSeconds = Int64(now().timeIntervalSince1970)
+        if let cache, case .success(let cached?) = await cache.lookup(hash: hash), cached.expiresAt > nowSeconds {
+            var headers = HTTPHeaders()
+            for (name, value) in cached.headers { headers.add(name: name, value: value) }
+            return HTTPResponse(status: cached.status, headers: headers, body: cached.body)
+        }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
+        } catch let error as HTTPClientError {
+            throw MozAdsClientError(code: .transport(error.code), message: "OHTTP preflight failed: \(error.message)")
+        } catch {
+            throw MozAdsClientError(code: .transport(.other), message: "OHTTP preflight failed: \(error)")
+        }
+        if let cache, response.status == 200 {
+            let control = CacheControl(response.headers["Cache-Control"])
+            let ttl = cache.effectiveTTL(serverMaxAge: control.maxAge, requestTTL: nil)
+            if !control.noStore, ttl > 0 {
+                var headers: [String: String] = [:]
+                for field in response.headers { headers[field.name] = field.value }
+                _ = await cache.store(hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl, now: nowSeconds)
+            }
+        }
+        return response
+    }
+
+    /// The preflight's cache key: its URL only.
+    static func preflightHash(_ url: String) -> String {
+        SHA256.hash(data: Data("preflight\n\(url)".utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The cache key: endpoint, environment, flags (when any, sorted), ohttp, and the ordered placements — never the

@@ -158,4 +158,17 @@ struct OHTTPModeTests {
             }
         }
     }
+
+    @Test func thePreflightIsCachedByItsURL() async throws {
+        try await DemandSandbox.withSandbox { sandbox in
+            try await withCurlHTTPClient { curl in
+                let client = Self.client(sandbox, curl, cache: MozAdsCacheConfig(dbPath: tempDB()))
+                let networkFirst = MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst), ohttp: true)
+                _ = try await client.requestTileAds(tile1, options: networkFirst)
+                _ = try await client.requestTileAds(tile1, options: networkFirst)
+                #expect(sandbox.records.ohttpRelayed.count == 2, "both ad requests went through the relay")
+                #expect(sandbox.records.count("GET /mars/v1/ads-preflight") == 1, "the second preflight came from the cache")
+            }
+        }
+    }
 }
