@@ -9,7 +9,7 @@ import Synchronization
 
 /// The demand sandbox: one local HTTP server (Hummingbird, loopback, port chosen by the kernel unless given)
 /// that speaks the four wire contracts under per-network prefixes, with seeded scenarios, fault injection and
-/// records of everything it received.
+/// records of everything it received; it is also an Oblivious HTTP relay and gateway for them under `/ohttp/`.
 public enum DemandSandbox {
     /// Runs `body` with a started sandbox and stops the sandbox afterwards, whether `body` returns or throws.
     public static func withSandbox<T: Sendable>(scenario: SandboxScenario = SandboxScenario(), configuration: SandboxConfiguration = SandboxConfiguration(),
