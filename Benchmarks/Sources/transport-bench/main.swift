@@ -90,7 +90,7 @@ for (name, send) in clients where only == nil || only == name {
         FileHandle.standardError.write(Data("\(name) c=\(concurrency): \(Int(cell.rps)) req/s, \(String(format: "%.1f", cell.cpuPerRequest)) µs CPU/req\n".utf8))
     }
 }
-try await ahc.shutdown()
+try await ahc.shutdown().get()
 await curl.shutdown()
 
 if only != nil { exit(0) }
