@@ -36,13 +36,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
-        .target(name: "AdMediation", swiftSettings: fuzzSettings),
+        // swift-log and swift-metrics are API-only: the app chooses the backends.
+        .target(name: "AdMediation", dependencies: [
+            .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ], swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation"]),
@@ -81,7 +85,7 @@ let package = Package(
         .target(name: "MARSAds", dependencies: [
             "AdMediation", "AdStorage", "ObliviousHTTP", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
-        .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage"], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
+        .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log")], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
 
         // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
         .target(name: "MediateKit", dependencies: [
@@ -93,6 +97,7 @@ let package = Package(
             "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         .executableTarget(
@@ -133,7 +138,10 @@ let package = Package(
 
         // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback servers.
         .target(name: "TestSupport", dependencies: ["AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer"], path: "Tests/TestSupport"),
-        .testTarget(name: "AdMediationTests", dependencies: ["AdMediation", "AdNetworkConformance"]),
+        .testTarget(name: "AdMediationTests", dependencies: [
+            "AdMediation", "AdNetworkConformance",
+            .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
@@ -142,7 +150,7 @@ let package = Package(
             "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
         ]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child"]),
+        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child"]),
         .testTarget(name: "FaultMatrixTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
         ]),

@@ -1,6 +1,7 @@
 import AdMediation
 import AdStorage
 import Foundation
+import Logging
 
 /// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
 /// offline queue, reward validation, and the seed's status-code rules.
@@ -13,6 +14,8 @@ public actor GrowthCatClient {
         public var baseURL: String
         /// The SQLite file of the durable event queue.
         public var eventQueuePath: String
+        /// Where the client logs (`admediation.growthcat` by default; the backend is the app's `LoggingSystem`).
+        public var logger = Logger(label: "admediation.growthcat")
         /// The most disk the event queue may use; an event that does not fit is refused with
         /// ``GrowthCatError/Code/storage``. Default 16 MiB (at least 64 KiB).
         public var eventQueueMaxBytes: Int = 16 << 20
@@ -69,6 +72,9 @@ public actor GrowthCatClient {
     private var isShutDown = false
     /// Whether the last request failed for lack of connectivity.
     public private(set) var isOffline = false
+    /// Offline/online transitions (info), events dropped at the queue's cap or refused by the server (warning), events
+    /// that could not be stored (error: lost work). Never the API key.
+    private var logger: Logger { configuration.logger }
 
     /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) throws(GrowthCatError) {
@@ -527,8 +533,13 @@ public actor GrowthCatClient {
             throw GrowthCatError(code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
         }
         do {
-            _ = try await queue.append(eventID: id, payload: payload, cap: sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
+            let cap = sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500
+            let dropped = try await queue.append(eventID: id, payload: payload, cap: cap)
+            if dropped > 0 {
+                logger.warning("offline queue full: oldest events dropped", metadata: ["dropped": "\(dropped)", "cap": "\(cap)"])
+            }
         } catch {
+            logger.error("ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
             throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
         }
         let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
@@ -599,6 +610,7 @@ public actor GrowthCatClient {
             case .drop:
                 try? await queue.remove(eventIDs: ids)
                 report.dropped += ids.count
+                logger.warning("event batch refused by the server: dropped", metadata: ["events": "\(ids.count)"])
             case .keep, .retry:
                 report.remaining = (try? await queue.count()) ?? 0
                 return report
@@ -635,6 +647,7 @@ public actor GrowthCatClient {
     private func wentOffline() {
         guard !isOffline else { return }
         isOffline = true
+        logger.info("offline: events are kept and the server is probed")
         guard !isShutDown else { return }
         let clock = clock, interval = configuration.offlineProbeInterval
         probeTimer = Task { [weak self] in
@@ -649,6 +662,7 @@ public actor GrowthCatClient {
     }
 
     private func wentOnline() {
+        if isOffline { logger.info("online again: replaying the offline queue") }
         isOffline = false
         probeTimer?.cancel()
         probeTimer = nil

@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import GrowthCatAds
+import Logging
 import MediateKit
 
 /// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
@@ -43,6 +44,24 @@ struct Mediate: AsyncParsableCommand {
 struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "Configuration file (JSON). Without it, the demand sandbox starts in-process with the demo configuration.")
     var config: String?
+    @Option(name: .customLong("log-level"), help: "Log to stderr at this level: trace, debug, info, notice, warning, error, critical (default: no logs).")
+    var logLevel: String?
+
+    func validate() throws {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
+        }
+    }
+
+    /// Sends the library's logs to stderr at `--log-level` (the app, not the library, chooses the backend).
+    func bootstrapLogging() {
+        guard let level = logLevel.flatMap(Logger.Level.init(rawValue:)) else { return }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
 }
 
 /// A loaded configuration with its networks, mediator, HTTP client and (for the demo) sandbox.
@@ -53,7 +72,9 @@ struct Environment {
     let http: CurlHTTPClient
     let sandbox: RunningSandbox?
 
-    static func load(_ path: String?, progress: Progress) async throws -> Environment {
+    static func load(_ options: ConfigOptions, progress: Progress) async throws -> Environment {
+        options.bootstrapLogging()
+        let path = options.config
         var sandbox: RunningSandbox?
         let data: Data
         if let path {
@@ -99,7 +120,7 @@ struct Compare: AsyncParsableCommand {
 
     func run() async throws {
         let progress = Progress(enabled: !quiet)
-        let env = try await Environment.load(options.config, progress: progress)
+        let env = try await Environment.load(options, progress: progress)
         let all = env.configuration.mediation.placements.keys.sorted()
         for id in placement where !all.contains(id) {
             await env.close()
@@ -132,7 +153,7 @@ struct Load: AsyncParsableCommand {
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func run() async throws {
-        let env = try await Environment.load(options.config, progress: Progress(enabled: false))
+        let env = try await Environment.load(options, progress: Progress(enabled: false))
         defer { Task { await env.close() } }
         guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
             await env.close()
@@ -228,7 +249,7 @@ struct Show: AsyncParsableCommand {
     private var watch: Duration { OutsideValue.duration(seconds: watchSeconds) ?? .zero }
 
     func run() async throws {
-        let env = try await Environment.load(options.config, progress: Progress(enabled: false))
+        let env = try await Environment.load(options, progress: Progress(enabled: false))
         guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
@@ -375,7 +396,7 @@ struct Conformance: AsyncParsableCommand {
     @Option(name: .long, help: "The mediated placement whose line for this network gives the fill request (default: the first that uses it).") var placement: String?
 
     func run() async throws {
-        let env = try await Environment.load(options.config, progress: Progress(enabled: false))
+        let env = try await Environment.load(options, progress: Progress(enabled: false))
         guard let base = env.configuration.networks[network] else {
             await env.close()
             throw AdError(.configuration, "--network: unknown network \"\(network)\"")

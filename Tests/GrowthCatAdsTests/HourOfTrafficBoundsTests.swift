@@ -2,8 +2,10 @@ import AdMediation
 import AdNetworkConformance
 import CurlTransport
 import Foundation
+import Logging
 import LoopbackServer
 import TestSupport
+import Synchronization
 import Testing
 
 @testable import GrowthCatAds
@@ -43,8 +45,10 @@ struct HourOfTrafficBoundsTests {
         let port = try LoopbackHTTPServer.refusingPort()   // nobody listens: every flush fails, the client is offline
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
-        let client = try GrowthCatClient(
-            configuration: .init(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath()), http: curl, clock: clock)
+        let warnings = WarningCount()
+        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
+        configuration.logger = Logger(label: "admediation.growthcat") { _ in WarningCounter(count: warnings) }
+        let client = try GrowthCatClient(configuration: configuration, http: curl, clock: clock)
         // Each of the 100 users has an ad event every 10 simulated minutes: 600 events an hour against a cap of 500.
         var largest = 0
         for minute in stride(from: 0, to: 60, by: 10) {
@@ -57,7 +61,26 @@ struct HourOfTrafficBoundsTests {
             await clock.advance(by: .seconds(600))
         }
         #expect(largest == 500, "the oldest events were dropped at the cap")
+        #expect(warnings.value == 100, "each of the 100 drops past the cap was logged as a warning")
         await client.shutdown()
         await curl.shutdown()
     }
+}
+
+/// Counts warning records.
+final class WarningCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+struct WarningCounter: LogHandler {
+    let count: WarningCount
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { if event.level == .warning { count.add() } }
 }

@@ -114,6 +114,23 @@ struct CLITests {
         #expect(run.err.contains("networks.ao.ohttp: only a mars network can use OHTTP"), "stderr: \(run.err)")
     }
 
+    @Test func aFullDemoRunLogsItsDecisionsAndNoSecret() async throws {
+        let run = try await mediate(["compare", "--requests", "20", "--quiet", "--log-level", "trace"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let lines = run.err.split(separator: "\n")
+        #expect(lines.contains { $0.contains("admediation.mediator") && $0.contains("filled") }, "the decisions are logged")
+        #expect(lines.contains { $0.contains("debug") && $0.contains("network=") }, "the lines are logged at debug")
+        for secret in ["gc_test_demo", "cb_sig_demo_secret"] {
+            #expect(!run.err.contains(secret) && !run.out.contains(secret), "\(secret) appears in the output")
+        }
+    }
+
+    @Test func anUnknownLogLevelIsRefused() async throws {
+        let run = try await mediate(["compare", "--requests", "1", "--log-level", "loud"])
+        #expect(run.code != 0)
+        #expect(run.err.contains("--log-level: one of trace, debug"), "stderr: \(run.err)")
+    }
+
     @Test func loadCanAskOneNetworkAlone() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig(sandboxConfig(sandbox))

@@ -1,3 +1,5 @@
+import CoreMetrics
+import Logging
 import Synchronization
 
 /// A waterfall over other networks, and itself an ``AdNetwork``: waterfalls nest, and anything that takes a
@@ -16,6 +18,8 @@ public final class Mediator: AdNetwork {
     private let configuration: MediationConfiguration
     private let clock: any AdClock
     private let shared: Mutex<SharedState>
+    private let logger: Logger
+    private let metrics: any MetricsFactory
 
     private struct SharedState {
         var breakers: [String: CircuitBreaker] = [:]
@@ -28,7 +32,9 @@ public final class Mediator: AdNetwork {
         id: String = "mediator",
         networks: [any AdNetwork],
         configuration: MediationConfiguration,
-        clock: any AdClock = SystemAdClock()
+        clock: any AdClock = SystemAdClock(),
+        logger: Logger = Logger(label: "admediation.mediator"),
+        metrics: any MetricsFactory = MetricsSystem.factory
     ) throws(AdError) {
         var byID: [String: any AdNetwork] = [:]
         for network in networks {
@@ -40,6 +46,8 @@ public final class Mediator: AdNetwork {
         self.networks = byID
         self.configuration = configuration
         self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format)),
             loadsWhileShowing: true,
@@ -72,6 +80,57 @@ public final class Mediator: AdNetwork {
     /// ``AdError/Code/configuration`` for an unknown placement or a format that does not match it, and
     /// ``AdError/Code/cancelled`` when the calling task is cancelled (every line is cancelled too).
     public func loadWithTrace(_ request: AdRequest) async -> MediationOutcome {
+        let outcome = await decide(request)
+        observe(outcome, placement: request.placement)
+        return outcome
+    }
+
+    /// Logs the decision (info) and each line (debug), and records the metrics: `admediation_requests_total`,
+    /// `admediation_fills_total` (by winning network), `admediation_no_fills_total`, `admediation_errors_total` (by
+    /// code), `admediation_decision_latency`, and per line `admediation_line_latency` and
+    /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
+    private func observe(_ outcome: MediationOutcome, placement: String) {
+        Counter(label: "admediation_requests_total", dimensions: [("placement", placement)], factory: metrics).increment()
+        CoreMetrics.Timer(label: "admediation_decision_latency", dimensions: [("placement", placement)], factory: metrics)
+            .recordNanoseconds(outcome.trace.duration.nanosecondsClamped)
+        for line in outcome.trace.lines {
+            var code = ""
+            switch line.outcome {
+            case .error(let error): code = error.code.name
+            case .skipped(let reason): code = reason.rawValue
+            case .timeout: code = "timeout"
+            default: break
+            }
+            Counter(label: "admediation_line_outcomes_total",
+                    dimensions: [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)],
+                    factory: metrics).increment()
+            var metadata: Logger.Metadata = [
+                "placement": "\(placement)", "network": "\(line.network)", "line_placement": "\(line.placement)",
+                "outcome": "\(line.outcome.name)",
+            ]
+            if !code.isEmpty { metadata["code"] = "\(code)" }
+            if let latency = line.latency {
+                CoreMetrics.Timer(label: "admediation_line_latency", dimensions: [("placement", placement), ("network", line.network)], factory: metrics)
+                    .recordNanoseconds(latency.nanosecondsClamped)
+                metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))"
+            }
+            logger.debug("line", metadata: metadata)
+        }
+        let milliseconds = "\(Int(outcome.trace.duration.milliseconds.rounded()))"
+        switch outcome.result {
+        case .success(.filled(let ad)):
+            Counter(label: "admediation_fills_total", dimensions: [("placement", placement), ("network", ad.networkID)], factory: metrics).increment()
+            logger.info("filled", metadata: ["placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)"])
+        case .success(.noFill(let noFill)):
+            Counter(label: "admediation_no_fills_total", dimensions: [("placement", placement)], factory: metrics).increment()
+            logger.info("no fill", metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
+        case .failure(let error):
+            Counter(label: "admediation_errors_total", dimensions: [("placement", placement), ("code", error.code.name)], factory: metrics).increment()
+            logger.info("failed", metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
+        }
+    }
+
+    private func decide(_ request: AdRequest) async -> MediationOutcome {
         let now = clock.now
         guard let placement = configuration.placements[request.placement] else {
             return MediationOutcome(
@@ -177,6 +236,7 @@ public final class Mediator: AdNetwork {
                     case .start(let index):
                         let line = placement.lines[index]
                         let admission = shared.withLock { $0.breakers[line.network]?.admit(at: clock.now) ?? .allowed }
+                        if admission == .probe { breakerChanged(line.network, to: .halfOpen(probing: true)) }
                         if admission == .rejected {
                             queue.append(contentsOf: state.skip(index, reason: .breakerOpen, at: clock.now))
                             continue
@@ -200,13 +260,16 @@ public final class Mediator: AdNetwork {
                         let networkID = placement.lines[index].network
                         let probe = admissions[index] == .probe
                         let now = clock.now
-                        shared.withLock { shared in
+                        let (before, after) = shared.withLock { shared in
+                            let before = shared.breakers[networkID]?.state
                             switch event {
                             case .success: shared.breakers[networkID]?.recordSuccess(probe: probe)
                             case .failure: shared.breakers[networkID]?.recordFailure(at: now, probe: probe)
                             case .abandoned: shared.breakers[networkID]?.recordAbandoned(probe: probe)
                             }
+                            return (before, shared.breakers[networkID]?.state)
                         }
+                        if let after, Self.phase(before) != Self.phase(after) { breakerChanged(networkID, to: after) }
                     case .finish:
                         break
                     }
@@ -280,6 +343,26 @@ public final class Mediator: AdNetwork {
         }
         machine = state
         return cancelled
+    }
+
+    private static func phase(_ state: CircuitBreaker.State?) -> String {
+        switch state {
+        case .closed, nil: "closed"
+        case .open: "open"
+        case .halfOpen: "half_open"
+        }
+    }
+
+    /// A breaker moved to another phase: a warning when it opens (a network is failing), info otherwise, and
+    /// `admediation_breaker_transitions_total` by network and new phase.
+    private func breakerChanged(_ networkID: String, to state: CircuitBreaker.State) {
+        let phase = Self.phase(state)
+        Counter(label: "admediation_breaker_transitions_total", dimensions: [("network", networkID), ("state", phase)], factory: metrics).increment()
+        if case .open = state {
+            logger.warning("circuit breaker opened", metadata: ["network": "\(networkID)"])
+        } else {
+            logger.info("circuit breaker \(phase)", metadata: ["network": "\(networkID)"])
+        }
     }
 
     /// Loads one line. A cancelled load's answer (possibly a late fill, which the machine then invalidates) is still

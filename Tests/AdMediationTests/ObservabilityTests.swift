@@ -1,0 +1,104 @@
+import AdMediation
+import AdNetworkConformance
+import Logging
+import MetricsTestKit
+import Synchronization
+import Testing
+
+/// Every log record a logger produced, for assertions (no global bootstrap: the logger is injected).
+final class LogCapture: Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let records = Mutex<[Record]>([])
+
+    func logger(label: String = "admediation.mediator", level: Logger.Level = .trace) -> Logger {
+        var logger = Logger(label: label) { _ in Handler(capture: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    var all: [Record] { records.withLock { $0 } }
+
+    fileprivate func append(_ record: Record) { records.withLock { $0.append(record) } }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            capture.append(Record(level: event.level, message: "\(event.message)",
+                                  metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
+        }
+    }
+}
+
+@Suite("Mediator logs and metrics", .timeLimit(.minutes(1)))
+struct ObservabilityTests {
+    /// Line a fails with a 503, line b fills: one decision.
+    func scriptedDecision(logger: Logger, metrics: TestMetrics) async throws -> MediationOutcome {
+        let clock = ManualAdClock()
+        let a = ScriptedAdNetwork(id: "a", clock: clock, fallback: .fail(AdError(.server(status: 503), "down"), latency: .milliseconds(20)))
+        let b = ScriptedAdNetwork(id: "b", clock: clock, fallback: .fill(ecpm: 2, latency: .milliseconds(30)))
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
+        ]), clock: clock, logger: logger, metrics: metrics)
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await clock.waitForSleepers(3)
+        await clock.advance(by: .milliseconds(30))
+        return await task.value
+    }
+
+    @Test func aDecisionIsCountedByPlacementNetworkAndCode() async throws {
+        let metrics = TestMetrics()
+        _ = try await scriptedDecision(logger: LogCapture().logger(), metrics: metrics)
+        #expect(try metrics.expectCounter("admediation_requests_total", [("placement", "p")]).totalValue == 1)
+        #expect(try metrics.expectCounter("admediation_fills_total", [("placement", "p"), ("network", "b")]).totalValue == 1)
+        #expect(try metrics.expectCounter("admediation_line_outcomes_total",
+                                         [("placement", "p"), ("network", "a"), ("outcome", "error"), ("code", "server_503")]).totalValue == 1)
+        #expect(try metrics.expectCounter("admediation_line_outcomes_total",
+                                         [("placement", "p"), ("network", "b"), ("outcome", "fill"), ("code", "")]).totalValue == 1)
+        #expect(try metrics.expectTimer("admediation_line_latency", [("placement", "p"), ("network", "b")]).values == [30_000_000])
+        #expect(try metrics.expectTimer("admediation_decision_latency", [("placement", "p")]).values == [30_000_000])
+        #expect(throws: (any Error).self) { try metrics.expectCounter("admediation_no_fills_total", [("placement", "p")]) }
+    }
+
+    @Test func aDecisionLogsOneInfoRecordAndADebugRecordPerLine() async throws {
+        let capture = LogCapture()
+        _ = try await scriptedDecision(logger: capture.logger(), metrics: TestMetrics())
+        let info = capture.all.filter { $0.level == .info }
+        #expect(info.map(\.message) == ["filled"])
+        #expect(info.first?.metadata["network"] == "b" && info.first?.metadata["placement"] == "p")
+        let lines = capture.all.filter { $0.level == .debug }
+        #expect(lines.map { $0.metadata["network"] } == ["a", "b"])
+        #expect(lines.first?.metadata["code"] == "server_503")
+    }
+
+    @Test func atInfoLevelNoLineIsLogged() async throws {
+        let capture = LogCapture()
+        _ = try await scriptedDecision(logger: capture.logger(level: .info), metrics: TestMetrics())
+        #expect(capture.all.allSatisfy { $0.level >= .info })
+        #expect(capture.all.count == 1)
+    }
+
+    @Test func anOpeningBreakerIsAWarningAndCounted() async throws {
+        let clock = ManualAdClock()
+        let capture = LogCapture(), metrics = TestMetrics()
+        let failing = ScriptedAdNetwork(id: "f", clock: clock, fallback: .fail(AdError(.server(status: 500), "boom"), latency: .zero))
+        var configuration = MediationConfiguration(placements: ["p": placement([.init(network: "f", placement: "x")])])
+        configuration.circuitBreaker = .init(failureThreshold: 1, coolDownS: 30)
+        let mediator = try Mediator(networks: [failing], configuration: configuration, clock: clock, logger: capture.logger(), metrics: metrics)
+        _ = await mediator.loadWithTrace(interstitial)
+        #expect(capture.all.filter { $0.level == .warning }.map(\.message) == ["circuit breaker opened"])
+        #expect(try metrics.expectCounter("admediation_breaker_transitions_total", [("network", "f"), ("state", "open")]).totalValue == 1)
+    }
+}
