@@ -53,9 +53,13 @@ struct ConfigOptions: ParsableArguments {
         }
     }
 
-    /// Sends the library's logs to stderr at `--log-level` (the app, not the library, chooses the backend).
+    /// Sends the library's logs to stderr at `--log-level`, and nowhere without it (the app, not the library, chooses
+    /// the backend; swift-log's default would print info records).
     func bootstrapLogging() {
-        guard let level = logLevel.flatMap(Logger.Level.init(rawValue:)) else { return }
+        guard let level = logLevel.flatMap(Logger.Level.init(rawValue:)) else {
+            LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
+            return
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
