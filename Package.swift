@@ -54,7 +54,7 @@ let package = Package(
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CurlShim", dependencies: ["CCurl"]),
-        .target(name: "CurlTransport", dependencies: ["AdMediation", "CCurl", "CurlShim"]),
+        .target(name: "CurlTransport", dependencies: ["AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log")]),
 
         // A raw HTTP/1.1 loopback server with fault injection, for transport tests and benchmarks.
         .target(name: "LoopbackServer"),
@@ -156,7 +156,9 @@ let package = Package(
         ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["ObliviousHTTP"]),
-        .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "CurlShim", "LoopbackServer", "TestSupport"]),
+        .testTarget(name: "CurlTransportTests", dependencies: [
+            "CurlTransport", "CurlShim", "LoopbackServer", "TestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(name: "TimingTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "LoopbackServer", "TestSupport",

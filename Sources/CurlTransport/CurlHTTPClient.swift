@@ -2,6 +2,7 @@ import AdMediation
 import CCurl
 import CurlShim
 import Foundation
+import Logging
 import Synchronization
 
 /// An ``HTTPClient`` on one libcurl multi handle driven by one dedicated thread.
@@ -52,13 +53,17 @@ public final class CurlHTTPClient: HTTPClient {
     }
 
     private let engine: CurlEngine
+    private let logger: Logger
     /// The configuration the client was created with.
     public let configuration: Configuration
 
     /// Creates a client and starts its engine thread.
-    public init(configuration: Configuration = Configuration()) {
+    /// A client with `configuration`. At debug level, `logger` gets one record per request: method, target (scheme,
+    /// host and path — never the query or a header), status or error code, and duration.
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "admediation.transport")) {
         self.configuration = configuration
         self.engine = CurlEngine(configuration: configuration)
+        self.logger = logger
     }
 
     deinit {
@@ -70,7 +75,29 @@ public final class CurlHTTPClient: HTTPClient {
 
     /// Sends a request. See ``HTTPClient/send(_:)``.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await engine.send(request)
+        guard logger.logLevel <= .debug else { return try await engine.send(request) }
+        let start = ContinuousClock.now
+        var metadata: Logger.Metadata = ["method": "\(request.method.rawValue)", "target": "\(Self.logTarget(request.url))"]
+        do {
+            let response = try await engine.send(request)
+            metadata["status"] = "\(response.status)"
+            metadata["ms"] = "\(Int((ContinuousClock.now - start).milliseconds.rounded()))"
+            logger.debug("request", metadata: metadata)
+            return response
+        } catch {
+            metadata["code"] = "\((error as? HTTPClientError)?.code.rawValue ?? "other")"
+            metadata["ms"] = "\(Int((ContinuousClock.now - start).milliseconds.rounded()))"
+            logger.debug("request failed", metadata: metadata)
+            throw error
+        }
+    }
+
+    /// Scheme, host, port and path of `url`: its query (which may carry ids or tokens) is left out of logs.
+    static func logTarget(_ url: String) -> String {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else {
+            return "(not a URL)"
+        }
+        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")\(components.percentEncodedPath)"
     }
 
     /// Stops the engine: in-flight and queued requests fail with `cancelled`, every handle is freed, and later
