@@ -137,9 +137,11 @@ let package = Package(
         ),
 
         // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback servers.
-        .target(name: "TestSupport", dependencies: ["AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: [
+            "AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer", .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "AdMediationTests", dependencies: [
-            "AdMediation", "AdNetworkConformance",
+            "AdMediation", "AdNetworkConformance", "TestSupport",
             .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),

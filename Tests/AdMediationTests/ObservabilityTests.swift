@@ -2,45 +2,8 @@ import AdMediation
 import AdNetworkConformance
 import Logging
 import MetricsTestKit
-import Synchronization
 import Testing
-
-/// Every log record a logger produced, for assertions (no global bootstrap: the logger is injected).
-final class LogCapture: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    private let records = Mutex<[Record]>([])
-
-    func logger(label: String = "admediation.mediator", level: Logger.Level = .trace) -> Logger {
-        var logger = Logger(label: label) { _ in Handler(capture: self) }
-        logger.logLevel = level
-        return logger
-    }
-
-    var all: [Record] { records.withLock { $0 } }
-
-    fileprivate func append(_ record: Record) { records.withLock { $0.append(record) } }
-
-    private struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            capture.append(Record(level: event.level, message: "\(event.message)",
-                                  metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
-        }
-    }
-}
+import TestSupport
 
 @Suite("Mediator logs and metrics", .timeLimit(.minutes(1)))
 struct ObservabilityTests {
@@ -60,7 +23,7 @@ struct ObservabilityTests {
 
     @Test func aDecisionIsCountedByPlacementNetworkAndCode() async throws {
         let metrics = TestMetrics()
-        _ = try await scriptedDecision(logger: LogCapture().logger(), metrics: metrics)
+        _ = try await scriptedDecision(logger: LogCapture().logger(label: "admediation.mediator"), metrics: metrics)
         #expect(try metrics.expectCounter("admediation_requests_total", [("placement", "p")]).totalValue == 1)
         #expect(try metrics.expectCounter("admediation_fills_total", [("placement", "p"), ("network", "b")]).totalValue == 1)
         #expect(try metrics.expectCounter("admediation_line_outcomes_total",
@@ -74,7 +37,7 @@ struct ObservabilityTests {
 
     @Test func aDecisionLogsOneInfoRecordAndADebugRecordPerLine() async throws {
         let capture = LogCapture()
-        _ = try await scriptedDecision(logger: capture.logger(), metrics: TestMetrics())
+        _ = try await scriptedDecision(logger: capture.logger(label: "admediation.mediator"), metrics: TestMetrics())
         let info = capture.all.filter { $0.level == .info }
         #expect(info.map(\.message) == ["filled"])
         #expect(info.first?.metadata["network"] == "b" && info.first?.metadata["placement"] == "p")
@@ -85,7 +48,7 @@ struct ObservabilityTests {
 
     @Test func atInfoLevelNoLineIsLogged() async throws {
         let capture = LogCapture()
-        _ = try await scriptedDecision(logger: capture.logger(level: .info), metrics: TestMetrics())
+        _ = try await scriptedDecision(logger: capture.logger(label: "admediation.mediator", level: .info), metrics: TestMetrics())
         #expect(capture.all.allSatisfy { $0.level >= .info })
         #expect(capture.all.count == 1)
     }
@@ -96,7 +59,7 @@ struct ObservabilityTests {
         let failing = ScriptedAdNetwork(id: "f", clock: clock, fallback: .fail(AdError(.server(status: 500), "boom"), latency: .zero))
         var configuration = MediationConfiguration(placements: ["p": placement([.init(network: "f", placement: "x")])])
         configuration.circuitBreaker = .init(failureThreshold: 1, coolDownS: 30)
-        let mediator = try Mediator(networks: [failing], configuration: configuration, clock: clock, logger: capture.logger(), metrics: metrics)
+        let mediator = try Mediator(networks: [failing], configuration: configuration, clock: clock, logger: capture.logger(label: "admediation.mediator"), metrics: metrics)
         _ = await mediator.loadWithTrace(interstitial)
         #expect(capture.all.filter { $0.level == .warning }.map(\.message) == ["circuit breaker opened"])
         #expect(try metrics.expectCounter("admediation_breaker_transitions_total", [("network", "f"), ("state", "open")]).totalValue == 1)

@@ -5,7 +5,6 @@ import Foundation
 import Logging
 import LoopbackServer
 import TestSupport
-import Synchronization
 import Testing
 
 @testable import GrowthCatAds
@@ -45,9 +44,9 @@ struct HourOfTrafficBoundsTests {
         let port = try LoopbackHTTPServer.refusingPort()   // nobody listens: every flush fails, the client is offline
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
-        let warnings = WarningCount()
+        let logs = LogCapture()
         var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
-        configuration.logger = Logger(label: "admediation.growthcat") { _ in WarningCounter(count: warnings) }
+        configuration.logger = logs.logger(label: "admediation.growthcat")
         let client = try GrowthCatClient(configuration: configuration, http: curl, clock: clock)
         // Each of the 100 users has an ad event every 10 simulated minutes: 600 events an hour against a cap of 500.
         var largest = 0
@@ -61,26 +60,8 @@ struct HourOfTrafficBoundsTests {
             await clock.advance(by: .seconds(600))
         }
         #expect(largest == 500, "the oldest events were dropped at the cap")
-        #expect(warnings.value == 100, "each of the 100 drops past the cap was logged as a warning")
+        #expect(logs.all.filter { $0.level == .warning }.count == 100, "each of the 100 drops past the cap was logged as a warning")
         await client.shutdown()
         await curl.shutdown()
     }
-}
-
-/// Counts warning records.
-final class WarningCount: Sendable {
-    private let count = Mutex(0)
-    func add() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
-}
-
-struct WarningCounter: LogHandler {
-    let count: WarningCount
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) { if event.level == .warning { count.add() } }
 }
