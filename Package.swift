@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
@@ -46,6 +47,7 @@ let package = Package(
         // swift-log and swift-metrics are API-only: the app chooses the backends.
         .target(name: "AdMediation", dependencies: [
             .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
         ], swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
@@ -143,6 +145,8 @@ let package = Package(
         .testTarget(name: "AdMediationTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "TestSupport",
             .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),

@@ -84,7 +84,8 @@ struct AppOpenNetworkTests {
 
     @Test func injected429CarriesRetryAfter() async throws {
         try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 429, retryAfterS: 4)])])) { network, _, _ in
-            #expect(await loadError(network, testUnit)?.code == .rateLimited(retryAfter: .seconds(4)))
+            let error = await loadError(network, testUnit)
+            #expect(error?.code == .rateLimited(retryAfter: .seconds(4)), "\(String(describing: error))")
         }
     }
 

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Logging
 import Synchronization
+import Tracing
 
 /// A waterfall over other networks, and itself an ``AdNetwork``: waterfalls nest, and anything that takes a
 /// network takes a mediator.
@@ -20,6 +21,7 @@ public final class Mediator: AdNetwork {
     private let shared: Mutex<SharedState>
     private let logger: Logger
     private let metrics: any MetricsFactory
+    private let tracer: (any Tracer)?
 
     private struct SharedState {
         var breakers: [String: CircuitBreaker] = [:]
@@ -34,7 +36,8 @@ public final class Mediator: AdNetwork {
         configuration: MediationConfiguration,
         clock: any AdClock = SystemAdClock(),
         logger: Logger = Logger(label: "admediation.mediator"),
-        metrics: any MetricsFactory = MetricsSystem.factory
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        tracer: (any Tracer)? = nil
     ) throws(AdError) {
         var byID: [String: any AdNetwork] = [:]
         for network in networks {
@@ -48,6 +51,7 @@ public final class Mediator: AdNetwork {
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
+        self.tracer = tracer
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format)),
             loadsWhileShowing: true,
@@ -80,9 +84,39 @@ public final class Mediator: AdNetwork {
     /// ``AdError/Code/configuration`` for an unknown placement or a format that does not match it, and
     /// ``AdError/Code/cancelled`` when the calling task is cancelled (every line is cancelled too).
     public func loadWithTrace(_ request: AdRequest) async -> MediationOutcome {
-        let outcome = await decide(request)
+        let tracer = self.tracer ?? InstrumentationSystem.tracer
+        let outcome = await tracer.withSpan("mediation", ofKind: .internal) { span in
+            let outcome = await decide(request, tracer: tracer)
+            Self.describe(outcome, placement: request.placement, on: span)
+            return outcome
+        }
         observe(outcome, placement: request.placement)
         return outcome
+    }
+
+    /// The mediation span's attributes: placement, outcome, winner and its eCPM, duration, and each line's outcome
+    /// as the trace has it (`network:outcome[:code]`, in line order) — the same facts as ``MediationTrace``.
+    private static func describe(_ outcome: MediationOutcome, placement: String, on span: any Span) {
+        span.attributes["admediation.placement"] = placement
+        span.attributes["admediation.duration_ms"] = Int(outcome.trace.duration.milliseconds.rounded())
+        span.attributes["admediation.lines"] = outcome.trace.lines.map { line -> String in
+            switch line.outcome {
+            case .error(let error): "\(line.network):error:\(error.code.name)"
+            case .skipped(let reason): "\(line.network):skipped:\(reason.rawValue)"
+            default: "\(line.network):\(line.outcome.name)"
+            }
+        }.joined(separator: ",")
+        switch outcome.result {
+        case .success(.filled(let ad)):
+            span.attributes["admediation.outcome"] = "filled"
+            span.attributes["admediation.network"] = ad.networkID
+            if let ecpm = ad.ecpm { span.attributes["admediation.ecpm"] = ecpm }
+        case .success(.noFill):
+            span.attributes["admediation.outcome"] = "no_fill"
+        case .failure(let error):
+            span.attributes["admediation.outcome"] = "failed"
+            span.attributes["admediation.code"] = error.code.name
+        }
     }
 
     /// Logs the decision (info) and each line (debug), and records the metrics: `admediation_requests_total`,
@@ -130,7 +164,7 @@ public final class Mediator: AdNetwork {
         }
     }
 
-    private func decide(_ request: AdRequest) async -> MediationOutcome {
+    private func decide(_ request: AdRequest, tracer: any Tracer) async -> MediationOutcome {
         let now = clock.now
         guard let placement = configuration.placements[request.placement] else {
             return MediationOutcome(
@@ -162,7 +196,7 @@ public final class Mediator: AdNetwork {
             maxInFlight: placement.mode == .sequential ? 1 : placement.maxInFlight,
             startedAt: now,
             deadline: deadline)
-        let cancelled = await drive(&machine, request: request, format: format, placement: placement, deadline: deadline)
+        let cancelled = await drive(&machine, request: request, format: format, placement: placement, deadline: deadline, tracer: tracer)
         let end = clock.now
         let trace = machine.trace(placement: request.placement, lines: lineIDs, at: end)
         if cancelled {
@@ -214,7 +248,8 @@ public final class Mediator: AdNetwork {
         request: AdRequest,
         format: AdFormat,
         placement: PlacementConfiguration,
-        deadline: AdInstant
+        deadline: AdInstant,
+        tracer: any Tracer
     ) async -> Bool {
         var state = machine
         let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
@@ -250,7 +285,7 @@ public final class Mediator: AdNetwork {
                         let cancellation = ChildCancellation()
                         lineCancellations[index] = cancellation
                         group.addTask {
-                            .answer(index, await cancellation.run { await Self.load(lineRequest, from: network) })
+                            .answer(index, await cancellation.run { await Self.tracedLoad(lineRequest, from: network, tracer: tracer) })
                         }
                     case .cancel(let index):
                         lineCancellations[index]?.cancel()
@@ -362,6 +397,28 @@ public final class Mediator: AdNetwork {
             logger.warning("circuit breaker opened", metadata: ["network": "\(networkID)"])
         } else {
             logger.info("circuit breaker \(phase)", metadata: ["network": "\(networkID)"])
+        }
+    }
+
+    /// Loads one line inside an `ad line` span, a child of the mediation span (the line runs in a child task, so the
+    /// span's context — and any task-local value — reaches the adapter and its transport). Attributes: network, the
+    /// line's placement, outcome (`fill`, `no_fill`, `error`), error code and eCPM.
+    private static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async -> Result<AdLoadResult, AdError> {
+        await tracer.withSpan("ad line", ofKind: .client) { span in
+            span.attributes["admediation.network"] = network.id
+            span.attributes["admediation.line_placement"] = request.placement
+            let result = await load(request, from: network)
+            switch result {
+            case .success(.filled(let ad)):
+                span.attributes["admediation.outcome"] = "fill"
+                if let ecpm = ad.ecpm { span.attributes["admediation.ecpm"] = ecpm }
+            case .success(.noFill):
+                span.attributes["admediation.outcome"] = "no_fill"
+            case .failure(let error):
+                span.attributes["admediation.outcome"] = "error"
+                span.attributes["admediation.code"] = error.code.name
+            }
+            return result
         }
     }
 
