@@ -12,10 +12,12 @@ for _ in $(seq "$cores"); do
 done
 trap 'kill "${burners[@]}" 2>/dev/null' EXIT
 failed=0
+logs="$(mktemp -d)"
+echo "logs in $logs"
 for i in $(seq "$runs"); do
     start=$(date +%s.%N)
     if timeout -s KILL 300 swift test --skip-build --filter 'adapterPassesTheConformanceKit|mediatorPassesTheConformanceKit' \
-        >"/tmp/kit-under-load-$i.log" 2>&1; then
+        >"$logs/run-$i.log" 2>&1; then
         result=pass
     else
         result=FAIL
