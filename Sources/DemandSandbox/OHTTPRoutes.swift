@@ -68,10 +68,12 @@ extension SandboxState {
             return problem(400, "about:blank", "the decrypted request is not a known-length binary HTTP request")
         }
         let routable = ["/mars/", "/growthcat/", "/chartboost/", "/appopen/"]
-        let pathOnly = String(inner.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        // The path is the client's (decrypted) input: split once, never index past what the split gave.
+        let parts = inner.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let pathOnly = String(parts.first ?? "")
+        let query = parts.count > 1 ? String(parts[1]) : nil
         let response: Response
         if routable.contains(where: { pathOnly.hasPrefix($0) }) {
-            let query = inner.path.contains("?") ? String(inner.path.split(separator: "?", maxSplits: 1)[1]) : nil
             var headers = HTTPFields()
             for field in inner.headers { if let name = HTTPField.Name(field.name) { headers.append(HTTPField(name: name, value: field.value)) } }
             record {

@@ -83,9 +83,7 @@ public struct BinaryHTTPRequest: Sendable, Hashable {
         var out = Data()
         BinaryHTTPWire.appendVarint(0, to: &out)
         for part in [method, scheme, authority, path] { BinaryHTTPWire.appendBytes(Data(part.utf8), to: &out) }
-        BinaryHTTPWire.appendFields(headers, to: &out)
-        BinaryHTTPWire.appendBytes(content, to: &out)
-        BinaryHTTPWire.appendFields(trailers, to: &out)
+        BinaryHTTPWire.appendSections(headers: headers, content: content, trailers: trailers, to: &out)
         return out
     }
 
@@ -102,10 +100,7 @@ public struct BinaryHTTPRequest: Sendable, Hashable {
         scheme = try reader.string("scheme")
         authority = try reader.string("authority")
         path = try reader.string("path")
-        headers = try reader.isAtPaddingOrEnd ? [] : reader.fields("header section")
-        content = try reader.isAtPaddingOrEnd ? Data() : reader.bytes("content")
-        trailers = try reader.isAtPaddingOrEnd ? [] : reader.fields("trailer section")
-        try reader.expectPadding()
+        (headers, content, trailers) = try reader.sections()
     }
 }
 
@@ -155,9 +150,7 @@ public struct BinaryHTTPResponse: Sendable, Hashable {
             BinaryHTTPWire.appendFields(interim.headers, to: &out)
         }
         BinaryHTTPWire.appendVarint(UInt64(clamping: status), to: &out)
-        BinaryHTTPWire.appendFields(headers, to: &out)
-        BinaryHTTPWire.appendBytes(content, to: &out)
-        BinaryHTTPWire.appendFields(trailers, to: &out)
+        BinaryHTTPWire.appendSections(headers: headers, content: content, trailers: trailers, to: &out)
         return out
     }
 
@@ -179,10 +172,7 @@ public struct BinaryHTTPResponse: Sendable, Hashable {
         guard (200...599).contains(status) else { throw ObliviousHTTPError(.malformedMessage, "status \(status) is not 200…599") }
         self.informational = informational
         self.status = Int(status)
-        headers = try reader.isAtPaddingOrEnd ? [] : reader.fields("header section")
-        content = try reader.isAtPaddingOrEnd ? Data() : reader.bytes("content")
-        trailers = try reader.isAtPaddingOrEnd ? [] : reader.fields("trailer section")
-        try reader.expectPadding()
+        (headers, content, trailers) = try reader.sections()
     }
 }
 
@@ -206,6 +196,13 @@ enum BinaryHTTPWire {
     static func appendBytes(_ bytes: Data, to out: inout Data) {
         appendVarint(UInt64(bytes.count), to: &out)
         out.append(bytes)
+    }
+
+    /// The header section, content and trailer section that end every known-length message.
+    static func appendSections(headers: [BinaryHTTPField], content: Data, trailers: [BinaryHTTPField], to out: inout Data) {
+        appendFields(headers, to: &out)
+        appendBytes(content, to: &out)
+        appendFields(trailers, to: &out)
     }
 
     static func appendFields(_ fields: [BinaryHTTPField], to out: inout Data) {
@@ -277,6 +274,16 @@ enum BinaryHTTPWire {
                 fields.append(BinaryHTTPField(name, try section.string("\(what) value of \(name)")))
             }
             return fields
+        }
+
+        /// The header section, content and trailer section, each empty when the message was truncated before it,
+        /// then the check that only zero padding follows.
+        mutating func sections() throws(ObliviousHTTPError) -> ([BinaryHTTPField], Data, [BinaryHTTPField]) {
+            let headers = isAtPaddingOrEnd ? [] : try fields("header section")
+            let content = isAtPaddingOrEnd ? Data() : try bytes("content")
+            let trailers = isAtPaddingOrEnd ? [] : try fields("trailer section")
+            try expectPadding()
+            return (headers, content, trailers)
         }
 
         /// Whatever follows the message must be zero padding.

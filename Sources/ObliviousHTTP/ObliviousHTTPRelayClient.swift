@@ -30,8 +30,7 @@ public final class ObliviousHTTPRelayClient: HTTPClient {
         let configuration = try await keyConfiguration(refresh: false)
         do {
             return try await exchange(binary, configuration: configuration, timeout: request.timeout)
-        } catch let error as KeyRejected {
-            _ = error
+        } catch is KeyRejected {
             // The gateway no longer has this key: fetch the configuration again, once, and retry once.
             let fresh = try await keyConfiguration(refresh: true)
             do {

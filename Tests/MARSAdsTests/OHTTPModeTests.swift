@@ -3,6 +3,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import LoopbackServer
+import ObliviousHTTP
 import Testing
 
 @testable import MARSAds
@@ -168,6 +169,18 @@ struct OHTTPModeTests {
                 _ = try await client.requestTileAds(tile1, options: networkFirst)
                 #expect(sandbox.records.ohttpRelayed.count == 2, "both ad requests went through the relay")
                 #expect(sandbox.records.count("GET /mars/v1/ads-preflight") == 1, "the second preflight came from the cache")
+            }
+        }
+    }
+
+    @Test func theGatewayAnswersARequestWhosePathEndsInAnEmptyQuery() async throws {
+        try await DemandSandbox.withSandbox { sandbox in
+            try await withCurlHTTPClient { curl in
+                let relay = ObliviousHTTPRelayClient(relayURL: sandbox.rootURL + "/ohttp/relay", keyConfigurationURL: sandbox.rootURL + "/ohttp/keys",
+                                                     transport: curl)
+                let response = try await relay.send(HTTPRequest(url: sandbox.marsBaseURL + "t?"))
+                #expect(response.status == 200)
+                #expect(sandbox.records.ohttpGatewayRequests.map(\.path) == ["/mars/v1/t"])
             }
         }
     }
