@@ -179,8 +179,12 @@ struct SandboxScopeTests {
             #expect(!Self.canBind(host: host, port: sandbox.port), "the sandbox listens while the scope runs")
             return sandbox.port
         }
-        // Binding the address tells whether anything still listens on it.
-        #expect(Self.canBind(host: host, port: port), "nothing listens once the scope has ended")
+        // Binding the address tells whether anything still holds it. Under a full parallel suite the port was, about
+        // once in 15 runs, still held for a moment after `shutdown()` returned (its accepted connections close
+        // asynchronously — not understood further), so the check allows 2 s, polling, before it fails.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !Self.canBind(host: host, port: port), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(Self.canBind(host: host, port: port), "nothing holds the address 2 s after the scope has ended")
     }
 
     /// Whether a listening socket can be bound to `host`:`port` right now (SO_REUSEADDR, as servers use it, so
