@@ -76,8 +76,13 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     public let format: AdFormat
     /// What to show.
     public let creative: AdCreative
-    /// The price in eCPM (per mille, in the app's currency), when the network says.
+    /// The price in eCPM (US dollars per thousand impressions), when the network says (or, for a mediated ad, the
+    /// line's publisher-defined price when the network says none).
     public let ecpm: Double?
+    /// How far ``ecpm`` can be trusted: `estimated` by default when there is a price, `undefined` when there is none.
+    public let pricePrecision: RevenuePrecision
+    /// The waterfall line that served the ad, when a ``Mediator`` returned it.
+    public let winningLine: WinningLine?
     /// When it was loaded, on the clock that loaded it.
     public let loadedAt: AdInstant
     /// When it stops being showable, on the same clock, if it expires.
@@ -103,9 +108,13 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
         loadedAt: AdInstant,
         expiresAt: AdInstant? = nil,
         adapterData: (any Sendable)? = nil,
-        reporter: any AdEventReporter = NoEventReporter()
+        reporter: any AdEventReporter = NoEventReporter(),
+        pricePrecision: RevenuePrecision? = nil,
+        winningLine: WinningLine? = nil
     ) {
         self.adapterData = adapterData
+        self.pricePrecision = ecpm == nil ? .undefined : (pricePrecision ?? .estimated)
+        self.winningLine = winningLine
         self.networkID = networkID
         self.placement = placement
         self.format = format
@@ -114,6 +123,15 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
         self.loadedAt = loadedAt
         self.expiresAt = expiresAt
         self.reporter = reporter
+    }
+
+    /// What one impression of this ad earns, with its precision, network, placement and winning line (impression-level
+    /// revenue, as AdMob's paid event or MAX's `didPayRevenue` report it).
+    public var revenue: ImpressionRevenue {
+        let value = pricePrecision == .undefined ? 0 : (ecpm ?? 0) / 1000
+        return ImpressionRevenue(
+            value: value.isFinite ? value : 0, precision: pricePrecision, networkID: networkID, placement: placement,
+            line: winningLine)
     }
 
     /// Whether the ad has expired at `instant`. An ad is expired at its expiry instant exactly.

@@ -78,6 +78,9 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
     public var frequencyWindowS: Double
     /// Minimum seconds between two impressions of this placement (pacing). Default: none.
     public var minIntervalS: Double?
+    /// The A/B label of this waterfall (1…64 printable ASCII characters), carried on every trace, log line, span and
+    /// impression revenue record of the placement. Default: none.
+    public var abLabel: String?
 
     /// Creates a placement.
     public init(
@@ -89,8 +92,10 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         deadlineMs: Int = 5000,
         frequencyCap: Int? = nil,
         frequencyWindowS: Double = 3600,
-        minIntervalS: Double? = nil
+        minIntervalS: Double? = nil,
+        abLabel: String? = nil
     ) {
+        self.abLabel = abLabel
         self.format = format
         self.size = size
         self.mode = mode
@@ -109,6 +114,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         case frequencyCap = "frequency_cap"
         case frequencyWindowS = "frequency_window_s"
         case minIntervalS = "min_interval_s"
+        case abLabel = "ab_label"
     }
 
     /// Decodes with defaults.
@@ -123,6 +129,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
         frequencyWindowS = try c.decodeIfPresent(Double.self, forKey: .frequencyWindowS) ?? 3600
         minIntervalS = try c.decodeIfPresent(Double.self, forKey: .minIntervalS)
+        abLabel = try c.decodeIfPresent(String.self, forKey: .abLabel)
     }
 
     /// The parsed format; nil when the name is unknown or a banner has no valid size.
@@ -154,6 +161,9 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         if let interval = minIntervalS, !(interval >= 0 && interval <= Limits.maxSeconds) {
             throw AdError(.configuration, "\(path).min_interval_s: must be 0…\(Int(Limits.maxSeconds)), got \(interval)")
         }
+        if let label = abLabel, !(1...64).contains(label.utf8.count) || !label.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            throw AdError(.configuration, "\(path).ab_label: must be 1…64 printable ASCII characters without spaces")
+        }
         var seen: [String: Int] = [:]
         for (index, line) in lines.enumerated() {
             let linePath = "\(path).lines[\(index)]"
@@ -183,9 +193,13 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
     public var floorEcpm: Double?
     /// How long this line may take, in milliseconds. Default 1000.
     public var timeoutMs: Int
+    /// The publisher's price for this line (US dollars per thousand impressions), used for a fill the network did not
+    /// price; its revenue precision is then `publisher_defined`. Default: none.
+    public var ecpm: Double?
 
     /// Creates a line.
-    public init(network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 1000) {
+    public init(network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 1000, ecpm: Double? = nil) {
+        self.ecpm = ecpm
         self.network = network
         self.placement = placement
         self.floorEcpm = floorEcpm
@@ -196,6 +210,7 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         case network, placement
         case floorEcpm = "floor_ecpm"
         case timeoutMs = "timeout_ms"
+        case ecpm
     }
 
     /// Decodes with defaults.
@@ -205,6 +220,7 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         placement = try c.decode(String.self, forKey: .placement)
         floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
         timeoutMs = try c.decodeWholeIfPresent(forKey: .timeoutMs) ?? 1000
+        ecpm = try c.decodeIfPresent(Double.self, forKey: .ecpm)
     }
 
     func validate(path: String) throws(AdError) {
@@ -215,6 +231,9 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         }
         if let floor = floorEcpm, !(floor >= 0 && floor <= Limits.maxEcpm) {
             throw AdError(.configuration, "\(path).floor_ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(floor)")
+        }
+        if let ecpm, !(ecpm >= 0 && ecpm <= Limits.maxEcpm) {
+            throw AdError(.configuration, "\(path).ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(ecpm)")
         }
     }
 

@@ -67,6 +67,8 @@ public struct MediationTrace: Sendable, Hashable {
     public var winnerIndex: Int?
     /// From the request's start to its decision.
     public var duration: Duration
+    /// The placement's A/B label, if it has one.
+    public var abLabel: String? = nil
 
     /// The winning line, if any.
     public var winner: LineTrace? { winnerIndex.map { lines[$0] } }

@@ -98,6 +98,7 @@ public final class Mediator: AdNetwork {
     /// as the trace has it (`network:outcome[:code]`, in line order) — the same facts as ``MediationTrace``.
     private static func describe(_ outcome: MediationOutcome, placement: String, on span: any Span) {
         span.attributes["admediation.placement"] = placement
+        if let label = outcome.trace.abLabel { span.attributes["admediation.ab_label"] = label }
         span.attributes["admediation.duration_ms"] = Int(outcome.trace.duration.milliseconds.rounded())
         span.attributes["admediation.lines"] = outcome.trace.lines.map { line -> String in
             switch line.outcome {
@@ -111,6 +112,7 @@ public final class Mediator: AdNetwork {
             span.attributes["admediation.outcome"] = "filled"
             span.attributes["admediation.network"] = ad.networkID
             if let ecpm = ad.ecpm { span.attributes["admediation.ecpm"] = ecpm }
+            span.attributes["admediation.revenue_precision"] = ad.pricePrecision.rawValue
         case .success(.noFill):
             span.attributes["admediation.outcome"] = "no_fill"
         case .failure(let error):
@@ -154,7 +156,9 @@ public final class Mediator: AdNetwork {
         switch outcome.result {
         case .success(.filled(let ad)):
             Counter(label: "admediation_fills_total", dimensions: [("placement", placement), ("network", ad.networkID)], factory: metrics).increment()
-            logger.info("filled", metadata: ["placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)"])
+            var metadata: Logger.Metadata = ["placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)"]
+            if let label = outcome.trace.abLabel { metadata["ab_label"] = "\(label)" }
+            logger.info("filled", metadata: metadata)
         case .success(.noFill(let noFill)):
             Counter(label: "admediation_no_fills_total", dimensions: [("placement", placement)], factory: metrics).increment()
             logger.info("no fill", metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
@@ -162,6 +166,25 @@ public final class Mediator: AdNetwork {
             Counter(label: "admediation_errors_total", dimensions: [("placement", placement), ("code", error.code.name)], factory: metrics).increment()
             logger.info("failed", metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
         }
+    }
+
+    /// An impression of a mediated ad: `admediation_impressions_total` and `admediation_impression_revenue_micros`
+    /// (millionths of a US dollar), by placement, network and revenue precision (and A/B label when the placement has
+    /// one), and an info log line with the revenue.
+    private func observeImpression(_ revenue: ImpressionRevenue) {
+        var dimensions = [("placement", revenue.placement), ("network", revenue.networkID), ("precision", revenue.precision.rawValue)]
+        if let label = revenue.line?.abLabel { dimensions.append(("ab_label", label)) }
+        Counter(label: "admediation_impressions_total", dimensions: dimensions, factory: metrics).increment()
+        Counter(label: "admediation_impression_revenue_micros", dimensions: dimensions, factory: metrics).increment(by: revenue.micros)
+        var metadata: Logger.Metadata = [
+            "placement": "\(revenue.placement)", "network": "\(revenue.networkID)", "precision": "\(revenue.precision.rawValue)",
+            "revenue_usd": "\(revenue.value)",
+        ]
+        if let line = revenue.line {
+            metadata["line"] = "\(line.index)"
+            if let label = line.abLabel { metadata["ab_label"] = "\(label)" }
+        }
+        logger.info("impression", metadata: metadata)
     }
 
     private func decide(_ request: AdRequest, tracer: any Tracer) async -> MediationOutcome {
@@ -186,7 +209,7 @@ public final class Mediator: AdNetwork {
             let lines = lineIDs.map { LineTrace(network: $0.network, placement: $0.placement, outcome: .skipped(reason), latency: nil, ecpm: nil) }
             return MediationOutcome(
                 result: .success(.noFill(NoFill(reason: reason.rawValue))),
-                trace: MediationTrace(placement: request.placement, lines: lines, winnerIndex: nil, duration: .zero))
+                trace: MediationTrace(placement: request.placement, lines: lines, winnerIndex: nil, duration: .zero, abLabel: placement.abLabel))
         }
 
         var deadline = now + .milliseconds(min(max(placement.deadlineMs, 1), Limits.maxMilliseconds))
@@ -198,30 +221,37 @@ public final class Mediator: AdNetwork {
             deadline: deadline)
         let cancelled = await drive(&machine, request: request, format: format, placement: placement, deadline: deadline, tracer: tracer)
         let end = clock.now
-        let trace = machine.trace(placement: request.placement, lines: lineIDs, at: end)
+        var trace = machine.trace(placement: request.placement, lines: lineIDs, at: end)
+        trace.abLabel = placement.abLabel
         if cancelled {
             return MediationOutcome(result: .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled")), trace: trace)
         }
-        guard let ad = machine.winner else {
+        guard let ad = machine.winner, let winnerIndex = trace.winnerIndex, placement.lines.indices.contains(winnerIndex) else {
             if end >= deadline {
                 let ms = Int((deadline - now).milliseconds)
                 return MediationOutcome(result: .failure(AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline")), trace: trace)
             }
             return MediationOutcome(result: .success(.noFill(NoFill(reason: "waterfall exhausted"))), trace: trace)
         }
+        // A fill the network did not price takes the line's publisher-defined price, if the line has one.
+        let line = placement.lines[winnerIndex]
+        let (ecpm, precision) = ad.ecpm != nil ? (ad.ecpm, ad.pricePrecision) : (line.ecpm, RevenuePrecision.publisherDefined)
         let wrapped = LoadedAd(
             networkID: ad.networkID,
             placement: request.placement,
             format: ad.format,
             creative: ad.creative,
-            ecpm: ad.ecpm,
+            ecpm: ecpm,
             loadedAt: ad.loadedAt,
             expiresAt: ad.expiresAt,
             adapterData: ad.adapterData,
-            reporter: MediatedAdReporter(inner: ad, onImpression: { [self] in
+            reporter: MediatedAdReporter(inner: ad, onImpression: { [self] revenue in
                 let at = clock.now
                 shared.withLock { $0.pacing[request.placement, default: .init()].record(at, window: window, cap: placement.frequencyCap) }
-            }))
+                observeImpression(revenue)
+            }),
+            pricePrecision: precision,
+            winningLine: WinningLine(index: winnerIndex, network: line.network, networkPlacement: line.placement, abLabel: placement.abLabel))
         return MediationOutcome(result: .success(.filled(wrapped)), trace: trace)
     }
 
@@ -440,11 +470,11 @@ public final class Mediator: AdNetwork {
 /// Forwards a mediated ad's events to the winning network's ad and counts impressions for caps and pacing.
 private struct MediatedAdReporter: AdEventReporter {
     let inner: LoadedAd
-    let onImpression: @Sendable () -> Void
+    let onImpression: @Sendable (ImpressionRevenue) -> Void
 
     func report(_ event: AdEvent, for ad: LoadedAd) async throws {
         try await inner.report(event)
-        if event == .impression { onImpression() }
+        if event == .impression { onImpression(ad.revenue) }
     }
 
     func invalidated(_ ad: LoadedAd) {
