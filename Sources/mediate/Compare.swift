@@ -3,22 +3,85 @@ import Foundation
 import Histogram
 import MediateKit
 
+/// One request's answer, as the comparison records it.
+struct Sample: Sendable {
+    var filled = false
+    var error: AdError?
+    /// The winning line's index, for a mediated request.
+    var winner: Int?
+    /// What the fill's impression would earn.
+    var revenue: ImpressionRevenue?
+
+    /// A fill of a network asked alone that did not price it takes its line's publisher-defined `linePrice`, as the
+    /// mediator would.
+    init(_ ad: LoadedAd?, winner: Int? = nil, linePrice: Double? = nil) {
+        filled = ad != nil
+        revenue = ad?.revenue
+        if let ad, ad.ecpm == nil, let linePrice {
+            revenue = ImpressionRevenue(value: linePrice / 1000, precision: .publisherDefined, networkID: ad.networkID, placement: ad.placement)
+        }
+        self.winner = winner
+    }
+
+    init(error: AdError) { self.error = error }
+}
+
 /// Results of one set of requests (the waterfall, or one network alone).
 struct Tally: Sendable {
+    /// Fill over time is kept per second of the run, up to this many seconds (later requests count in the last one).
+    static let timelineSeconds = 86_400
+
     var requests = 0
     var fills = 0
     var wins: [String: Int] = [:]
+    /// Estimated revenue won by each line index (US dollars), for a waterfall.
+    var winRevenue: [String: Double] = [:]
     var errors: [String: Int] = [:]
+    /// Estimated revenue of every fill, had each been shown once (US dollars).
+    var revenue = 0.0
+    /// Fills by revenue precision (`estimated`, `publisher_defined`, …).
+    var precisions: [String: Int] = [:]
+    /// Requests and fills by second since the start of the run.
+    var timeline: [Int: (requests: Int, fills: Int)] = [:]
     var latency = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
 
-    mutating func record(latency: Duration, filled: Bool, error: AdError?) {
+    mutating func record(latency: Duration, second: Int, _ sample: Sample) {
         requests += 1
-        if filled { fills += 1 }
-        if let error { errors[error.code.name, default: 0] += 1 }
+        if sample.filled { fills += 1 }
+        if let error = sample.error { errors[error.code.name, default: 0] += 1 }
+        if let revenue = sample.revenue {
+            self.revenue += revenue.value
+            precisions[revenue.precision.rawValue, default: 0] += 1
+        }
+        if let winner = sample.winner {
+            wins["\(winner)", default: 0] += 1
+            winRevenue["\(winner)", default: 0] += sample.revenue?.value ?? 0
+        }
+        let bucket = min(max(second, 0), Self.timelineSeconds - 1)
+        timeline[bucket, default: (0, 0)].requests += 1
+        if sample.filled { timeline[bucket, default: (0, 0)].fills += 1 }
         _ = self.latency.record(UInt64(max(1, latency.nanosecondsClamped / 1000)))
     }
 
+    mutating func merge(_ other: Tally) {
+        requests += other.requests
+        fills += other.fills
+        revenue += other.revenue
+        for (k, v) in other.wins { wins[k, default: 0] += v }
+        for (k, v) in other.winRevenue { winRevenue[k, default: 0] += v }
+        for (k, v) in other.errors { errors[k, default: 0] += v }
+        for (k, v) in other.precisions { precisions[k, default: 0] += v }
+        for (k, v) in other.timeline {
+            timeline[k, default: (0, 0)].requests += v.requests
+            timeline[k, default: (0, 0)].fills += v.fills
+        }
+        latency.add(other.latency)
+    }
+
     var fillRate: Double { requests == 0 ? 0 : Double(fills) / Double(requests) }
+
+    /// Estimated revenue per 1000 requests (US dollars): what MAX calls RPM.
+    var revenuePerMille: Double { requests == 0 ? 0 : revenue / Double(requests) * 1000 }
 
     func percentileMs(_ p: Double) -> Double {
         latency.totalCount == 0 ? 0 : Double(latency.valueAtPercentile(p)) / 1000
@@ -52,29 +115,29 @@ struct CompareRunner {
         for id in placements {
             guard let placement = configuration.mediation.placements[id], let format = placement.adFormat else { continue }
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
-            let mediated = await measure(label: "\(id) (waterfall)") { () async -> (Bool, AdError?, String?) in
+            let mediated = await measure(label: "\(id) (waterfall)") { () async -> Sample in
                 let outcome = await mediator.loadWithTrace(mediatedRequest)
                 switch outcome.result {
                 case .success(let result):
                     result.ad?.invalidate()
-                    return (result.ad != nil, nil, outcome.trace.winnerIndex.map(String.init))
+                    return Sample(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
                 case .failure(let error):
-                    return (false, error, nil)
+                    return Sample(error: error)
                 }
             }
             var lines: [(String, String, Tally)] = []
             for line in placement.lines {
                 guard let network = networks[line.network] else { continue }
                 let request = AdRequest(placement: line.placement, format: format, testMode: true, timeout: .milliseconds(line.timeoutMs))
-                let tally = await measure(label: "\(id) → \(line.network)/\(line.placement)") { () async -> (Bool, AdError?, String?) in
+                let tally = await measure(label: "\(id) → \(line.network)/\(line.placement)") { () async -> Sample in
                     do {
                         let result = try await network.load(request)
                         result.ad?.invalidate()
-                        return (result.ad != nil, nil, nil)
+                        return Sample(result.ad, linePrice: line.ecpm)
                     } catch let error as AdError {
-                        return (false, error, nil)
+                        return Sample(error: error)
                     } catch {
-                        return (false, AdError(.network, "\(error)"), nil)
+                        return Sample(error: AdError(.network, "\(error)"))
                     }
                 }
                 lines.append((line.network, line.placement, tally))
@@ -85,10 +148,11 @@ struct CompareRunner {
     }
 
     /// Runs `requests` calls of `call` with `concurrency` workers, recording latency, fill, errors and winners.
-    private func measure(label: String, _ call: @escaping @Sendable () async -> (Bool, AdError?, String?)) async -> Tally {
+    private func measure(label: String, _ call: @escaping @Sendable () async -> Sample) async -> Tally {
         let total = requests
         let workers = max(1, min(concurrency, total))
         let counter = ProgressCounter(total: total, label: label, progress: progress)
+        let runStart = ContinuousClock.now
         return await withTaskGroup(of: Tally.self) { group in
             for worker in 0..<workers {
                 group.addTask {
@@ -96,9 +160,9 @@ struct CompareRunner {
                     var i = worker
                     while i < total {
                         let start = ContinuousClock.now
-                        let (filled, error, winner) = await call()
-                        tally.record(latency: ContinuousClock.now - start, filled: filled, error: error)
-                        if let winner { tally.wins[winner, default: 0] += 1 }
+                        let sample = await call()
+                        let end = ContinuousClock.now
+                        tally.record(latency: end - start, second: Int((end - runStart).components.seconds), sample)
                         counter.tick()
                         i += workers
                     }
@@ -106,13 +170,7 @@ struct CompareRunner {
                 }
             }
             var merged = Tally()
-            for await part in group {
-                merged.requests += part.requests
-                merged.fills += part.fills
-                for (k, v) in part.wins { merged.wins[k, default: 0] += v }
-                for (k, v) in part.errors { merged.errors[k, default: 0] += v }
-                merged.latency.add(part.latency)
-            }
+            for await part in group { merged.merge(part) }
             counter.finish()
             return merged
         }

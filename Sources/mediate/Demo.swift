@@ -30,9 +30,9 @@ enum Demo {
             "growthcat": { "type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", "api_key": "gc_test_demo", "catalog_cache": "false" }
           },
           "placements": {
-            "home_tile": { "format": "tile", "lines": [
-              { "network": "mars", "placement": "mock_tile_2", "timeout_ms": 200 },
-              { "network": "mars", "placement": "mock_tile_1", "timeout_ms": 300 } ] },
+            "home_tile": { "format": "tile", "ab_label": "tiles-a", "lines": [
+              { "network": "mars", "placement": "mock_tile_2", "timeout_ms": 200, "ecpm": 0.9 },
+              { "network": "mars", "placement": "mock_tile_1", "timeout_ms": 300, "ecpm": 0.6 } ] },
             "feed_story": { "format": "spoc", "lines": [
               { "network": "mars", "placement": "mock_spoc_1", "timeout_ms": 300 } ] },
             "main_banner": { "format": "banner", "size": "320x50", "lines": [

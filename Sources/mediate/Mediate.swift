@@ -180,7 +180,9 @@ struct Load: AsyncParsableCommand {
                 entry["error"] = NSNull()
                 if let ad = result.ad {
                     filled = true
-                    winner = ["network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id]
+                    winner = ["network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
+                              "revenue": ["value_usd": ad.revenue.value, "precision": ad.revenue.precision.rawValue, "line": NSNull(),
+                                          "ab_label": NSNull()] as [String: Any]]
                     ad.invalidate()
                 }
             } catch let error as AdError {
@@ -195,7 +197,10 @@ struct Load: AsyncParsableCommand {
             let outcome = await env.mediator.loadWithTrace(AdRequest(placement: placement, format: format, testMode: true))
             if case .success(let result) = outcome.result, let ad = result.ad {
                 filled = true
-                winner = ["network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id]
+                let revenue = ad.revenue
+                winner = ["network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
+                          "revenue": ["value_usd": revenue.value, "precision": revenue.precision.rawValue, "line": revenue.line?.index ?? NSNull(),
+                                      "ab_label": revenue.line?.abLabel ?? NSNull()] as [String: Any]]
                 ad.invalidate()
             }
             for line in outcome.trace.lines {

@@ -16,6 +16,18 @@ enum Reports {
         }
     }
 
+    static func revenueJSON(_ tally: Tally) -> [String: Any] {
+        ["total_usd": round6(tally.revenue), "per_1000_requests_usd": round6(tally.revenuePerMille), "fills_by_precision": tally.precisions]
+    }
+
+    /// Requests and fills per second of the run, in order (seconds without requests are left out).
+    static func timelineJSON(_ tally: Tally) -> [[String: Int]] {
+        tally.timeline.keys.sorted().map { second in
+            let bucket = tally.timeline[second] ?? (0, 0)
+            return ["second": second, "requests": bucket.requests, "fills": bucket.fills]
+        }
+    }
+
     static func jsonObject(_ reports: [PlacementReport]) -> [String: Any] {
         ["placements": reports.map { report -> [String: Any] in
             [
@@ -25,6 +37,8 @@ enum Reports {
                 "fill_rate": round3(report.mediated.fillRate),
                 "latency_ms": report.mediated.latencyJSON,
                 "errors": report.mediated.errors,
+                "revenue": revenueJSON(report.mediated),
+                "timeline": timelineJSON(report.mediated),
                 "lines": report.lines.enumerated().map { index, line -> [String: Any] in
                     [
                         "network": line.network,
@@ -33,8 +47,10 @@ enum Reports {
                         "fills": line.tally.fills,
                         "fill_rate": round3(line.tally.fillRate),
                         "wins": report.mediated.wins["\(index)"] ?? 0,
+                        "won_revenue_usd": round6(report.mediated.winRevenue["\(index)"] ?? 0),
                         "errors": line.tally.errors,
                         "latency_ms": line.tally.latencyJSON,
+                        "revenue": revenueJSON(line.tally),
                     ]
                 },
             ]
@@ -51,16 +67,17 @@ enum Reports {
     }
 
     static func table(_ reports: [PlacementReport]) -> String {
-        var rows: [[String]] = [["placement", "source", "requests", "fill rate", "p50 ms", "p95 ms", "p99 ms", "win share", "errors"]]
+        var rows: [[String]] = [["placement", "source", "requests", "fill rate", "p50 ms", "p95 ms", "p99 ms", "win share", "rev/1000 req", "errors"]]
         for report in reports {
             let m = report.mediated
-            rows.append([report.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)), ms(m.percentileMs(95)), ms(m.percentileMs(99)), "-", errorsText(m.errors)])
+            rows.append([report.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)), ms(m.percentileMs(95)), ms(m.percentileMs(99)), "-",
+                         usd(m.revenuePerMille), errorsText(m.errors)])
             for (index, line) in report.lines.enumerated() {
                 let t = line.tally
                 let wins = report.mediated.wins["\(index)"] ?? 0
                 let share = m.fills == 0 ? "0%" : pct(Double(wins) / Double(m.fills))
                 rows.append(["", "\(line.network)/\(line.placement)", "\(t.requests)", pct(t.fillRate), ms(t.percentileMs(50)),
-                             ms(t.percentileMs(95)), ms(t.percentileMs(99)), share, errorsText(t.errors)])
+                             ms(t.percentileMs(95)), ms(t.percentileMs(99)), share, usd(t.revenuePerMille), errorsText(t.errors)])
             }
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -70,16 +87,17 @@ enum Reports {
     }
 
     static func csv(_ reports: [PlacementReport]) -> String {
-        var lines = ["placement,source,network,network_placement,requests,fills,fill_rate,p50_ms,p95_ms,p99_ms,wins,errors"]
+        var lines = ["placement,source,network,network_placement,requests,fills,fill_rate,p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd"]
         for report in reports {
             let m = report.mediated
             lines.append([report.id, "waterfall", "", "", "\(m.requests)", "\(m.fills)", "\(round3(m.fillRate))", "\(round3(m.percentileMs(50)))",
-                          "\(round3(m.percentileMs(95)))", "\(round3(m.percentileMs(99)))", "\(m.fills)", csvField(errorsText(m.errors))].joined(separator: ","))
+                          "\(round3(m.percentileMs(95)))", "\(round3(m.percentileMs(99)))", "\(m.fills)", csvField(errorsText(m.errors)),
+                          "\(round6(m.revenuePerMille))"].joined(separator: ","))
             for (index, line) in report.lines.enumerated() {
                 let t = line.tally
                 lines.append([report.id, "network", csvField(line.network), csvField(line.placement), "\(t.requests)", "\(t.fills)", "\(round3(t.fillRate))",
                               "\(round3(t.percentileMs(50)))", "\(round3(t.percentileMs(95)))", "\(round3(t.percentileMs(99)))",
-                              "\(report.mediated.wins["\(index)"] ?? 0)", csvField(errorsText(t.errors))].joined(separator: ","))
+                              "\(report.mediated.wins["\(index)"] ?? 0)", csvField(errorsText(t.errors)), "\(round6(t.revenuePerMille))"].joined(separator: ","))
             }
         }
         return lines.joined(separator: "\n")
@@ -89,54 +107,13 @@ enum Reports {
         text.contains(",") || text.contains("\"") ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }
 
+    static func round6(_ value: Double) -> Double { (value * 1_000_000).rounded() / 1_000_000 }
     static func pct(_ value: Double) -> String { String(format: "%.1f%%", value * 100) }
     static func ms(_ value: Double) -> String { String(format: "%.2f", value) }
+    static func usd(_ value: Double) -> String { String(format: "$%.4f", value) }
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    /// One file, no external assets: a bar chart of fill rate and a bar chart of p50/p95/p99 per source, in SVG.
-    static func html(_ reports: [PlacementReport]) -> String {
-        var body = ""
-        for report in reports {
-            var sources: [(String, Tally, Int?)] = [("waterfall", report.mediated, nil)]
-            for (index, line) in report.lines.enumerated() { sources.append(("\(line.network)/\(line.placement)", line.tally, report.mediated.wins["\(index)"] ?? 0)) }
-            body += "<section><h2>\(escape(report.id))</h2>\n"
-            body += svgBars(title: "Fill rate", values: sources.map { ($0.0, $0.1.fillRate * 100) }, unit: "%", maximum: 100)
-            let maxLatency = max(1, sources.map { $0.1.percentileMs(99) }.max() ?? 1)
-            body += svgBars(title: "Latency p50 / p95 / p99 (ms)", values: sources.flatMap { source in
-                [("\(source.0) p50", source.1.percentileMs(50)), ("\(source.0) p95", source.1.percentileMs(95)), ("\(source.0) p99", source.1.percentileMs(99))]
-            }, unit: " ms", maximum: maxLatency)
-            body += "<table><tr><th>source</th><th>requests</th><th>fill rate</th><th>p50</th><th>p95</th><th>p99</th><th>wins</th><th>errors</th></tr>\n"
-            for (name, tally, wins) in sources {
-                body += "<tr><td>\(escape(name))</td><td>\(tally.requests)</td><td>\(pct(tally.fillRate))</td><td>\(ms(tally.percentileMs(50)))</td>"
-                body += "<td>\(ms(tally.percentileMs(95)))</td><td>\(ms(tally.percentileMs(99)))</td><td>\(wins.map(String.init) ?? "-")</td><td>\(escape(errorsText(tally.errors)))</td></tr>\n"
-            }
-            body += "</table></section>\n"
-        }
-        return """
-        <!DOCTYPE html>
-        <html><head><meta charset="utf-8"><title>mediate compare</title>
-        <style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}</style>
-        </head><body><h1>mediate compare</h1>
-        \(body)</body></html>
-        """
-    }
-
-    static func svgBars(title: String, values: [(String, Double)], unit: String, maximum: Double) -> String {
-        let rowHeight = 22, labelWidth = 260, barWidth = 400
-        let height = rowHeight * values.count + 30
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(labelWidth + barWidth + 90)\" height=\"\(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
-        svg += "<text x=\"0\" y=\"16\" font-weight=\"bold\">\(escape(title))</text>"
-        for (index, (label, value)) in values.enumerated() {
-            let y = 26 + index * rowHeight
-            let width = maximum > 0 ? Int(Double(barWidth) * min(1, max(0, value / maximum))) : 0
-            svg += "<text x=\"0\" y=\"\(y + 14)\" font-size=\"12\">\(escape(label))</text>"
-            svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 2)\" width=\"\(width)\" height=\"16\" fill=\"#4a7bd0\"/>"
-            svg += "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 14)\" font-size=\"12\">\(String(format: "%.1f", value))\(unit)</text>"
-        }
-        return svg + "</svg>\n"
     }
 }
