@@ -86,8 +86,11 @@ let package = Package(
         ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(name: "MARSAds", dependencies: [
             "AdMediation", "AdStorage", "ObliviousHTTP", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
         ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
-        .target(name: "GrowthCatAds", dependencies: ["AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log")], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
+        .target(name: "GrowthCatAds", dependencies: [
+            "AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
 
         // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
         .target(name: "MediateKit", dependencies: [
@@ -151,12 +154,17 @@ let package = Package(
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
         .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
-        .testTarget(name: "MARSAdsTests", dependencies: ["MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
+        .testTarget(name: "MARSAdsTests", dependencies: [
+            "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
+            .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
         .testTarget(name: "MediateCLITests", dependencies: [
             "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
         ]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child"]),
+        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",
+            .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
         .testTarget(name: "FaultMatrixTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
         ]),

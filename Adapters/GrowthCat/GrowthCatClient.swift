@@ -1,6 +1,7 @@
 import AdMediation
 import AdStorage
 import Foundation
+import CoreMetrics
 import Logging
 
 /// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
@@ -16,6 +17,10 @@ public actor GrowthCatClient {
         public var eventQueuePath: String
         /// Where the client logs (`admediation.growthcat` by default; the backend is the app's `LoggingSystem`).
         public var logger = Logger(label: "admediation.growthcat")
+        /// Where the client's metrics go (the app's `MetricsSystem` by default): the gauge
+        /// `admediation_growthcat_event_queue_depth`, and the counters `admediation_growthcat_events_dropped_total`
+        /// (`reason`: `queue_full`, `refused`) and `admediation_growthcat_events_lost_total` (not stored).
+        public var metrics: any MetricsFactory = MetricsSystem.factory
         /// The most disk the event queue may use; an event that does not fit is refused with
         /// ``GrowthCatError/Code/storage``. Default 16 MiB (at least 64 KiB).
         public var eventQueueMaxBytes: Int = 16 << 20
@@ -537,12 +542,15 @@ public actor GrowthCatClient {
             let dropped = try await queue.append(eventID: id, payload: payload, cap: cap)
             if dropped > 0 {
                 logger.warning("offline queue full: oldest events dropped", metadata: ["dropped": "\(dropped)", "cap": "\(cap)"])
+                eventsDropped(dropped, reason: "queue_full")
             }
         } catch {
+            Counter(label: "admediation_growthcat_events_lost_total", factory: configuration.metrics).increment()
             logger.error("ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
             throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
         }
-        let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
+        let queued = (try? await queue.count()) ?? 0
+        queueDepth(queued)
         if name.isImmediate || queued >= configuration.batchSize {
             await flushAdEvents()
         } else if batchTimer == nil && !isShutDown {
@@ -552,6 +560,15 @@ public actor GrowthCatClient {
                 await self?.batchTimerFired()
             }
         }
+    }
+
+    private func queueDepth(_ depth: Int) {
+        Gauge(label: "admediation_growthcat_event_queue_depth", factory: configuration.metrics).record(depth)
+    }
+
+    private func eventsDropped(_ count: Int, reason: String) {
+        Counter(label: "admediation_growthcat_events_dropped_total", dimensions: [("reason", reason)], factory: configuration.metrics)
+            .increment(by: count)
     }
 
     private func batchTimerFired() async {
@@ -611,12 +628,15 @@ public actor GrowthCatClient {
                 try? await queue.remove(eventIDs: ids)
                 report.dropped += ids.count
                 logger.warning("event batch refused by the server: dropped", metadata: ["events": "\(ids.count)"])
+                eventsDropped(ids.count, reason: "refused")
             case .keep, .retry:
                 report.remaining = (try? await queue.count()) ?? 0
+                queueDepth(report.remaining)
                 return report
             }
         }
         report.remaining = (try? await queue.count()) ?? 0
+        queueDepth(report.remaining)
         return report
     }
 

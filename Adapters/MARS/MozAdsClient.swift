@@ -8,13 +8,13 @@ import ObliviousHTTP
 public struct MozAdsClientBuilder: Sendable {
     private var environment: MozAdsEnvironment = .prod
     private var cacheConfig: MozAdsCacheConfig?
-    private var telemetry: any MozAdsTelemetry = NoOpMozAdsTelemetry()
+    private var telemetry: any MozAdsTelemetry = MetricsMozAdsTelemetry()
     private var contextIDProvider: (any MozAdsContextIDProvider)?
     private var http: any HTTPClient
     private var now: @Sendable () -> Date = { Date() }
     private var ohttpChannel: (relayURL: String, keyConfigurationURL: String)?
 
-    /// A builder with defaults (prod, no cache, no-op telemetry, rotating context id) over `http`. The HTTP client is
+    /// A builder with defaults (prod, no cache, swift-metrics telemetry (``MetricsMozAdsTelemetry``), rotating context id) over `http`. The HTTP client is
     /// required here rather than checked at `build()`, so a builder without one cannot compile (the seed's
     /// `MozAdsClientBuilder().environment(.prod).build()` gets the client it needs as the first argument).
     public init(httpClient http: any HTTPClient) { self.http = http }

@@ -276,7 +276,7 @@ extension MozAdsTelemetry {
     public func recordHttpCacheOutcome(label: String, value: String) {}
 }
 
-/// Telemetry that records nothing (the default).
+/// Telemetry that records nothing.
 public struct NoOpMozAdsTelemetry: MozAdsTelemetry {
     /// Creates it.
     public init() {}

@@ -1,0 +1,52 @@
+import CoreMetrics
+import Logging
+
+/// The upstream client's telemetry as swift-metrics counters and log records (the default telemetry of
+/// ``MozAdsClientBuilder``; without a metrics backend bootstrapped by the app, the counters cost next to nothing).
+///
+/// Counters, each dimensioned by the upstream label: `admediation_mars_cache_outcomes_total` (`outcome`: `hit`,
+/// `miss_stored`, `miss_not_cacheable`, `no_cache`, `lookup_failed`, `store_failed`, `trim_failed`,
+/// `cleanup_failed`), `admediation_mars_operations_total` and `admediation_mars_errors_total` (`operation`),
+/// `admediation_mars_deserialization_errors_total` (`kind`) and `admediation_mars_cache_build_errors_total` (`kind`).
+/// Failures are also logged as warnings (cache failures, client errors) or debug records (a dropped ad item).
+public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
+    private let factory: any MetricsFactory
+    private let logger: Logger
+
+    /// Records into `factory` (the app's `MetricsSystem` by default) and logs with `logger`.
+    public init(factory: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "admediation.mars")) {
+        self.factory = factory
+        self.logger = logger
+    }
+
+    /// Counts `admediation_mars_cache_build_errors_total` and logs a warning: the cache is off.
+    public func recordBuildCacheError(label: String, value: String) {
+        Counter(label: "admediation_mars_cache_build_errors_total", dimensions: [("kind", label)], factory: factory).increment()
+        logger.warning("HTTP cache disabled: it could not be built", metadata: ["kind": "\(label)", "error": "\(value)"])
+    }
+
+    /// Counts `admediation_mars_errors_total` and logs a warning.
+    public func recordClientError(label: String, value: String) {
+        Counter(label: "admediation_mars_errors_total", dimensions: [("operation", label)], factory: factory).increment()
+        logger.warning("operation failed", metadata: ["operation": "\(label)", "error": "\(value)"])
+    }
+
+    /// Counts `admediation_mars_operations_total`.
+    public func recordClientOperationTotal(label: String) {
+        Counter(label: "admediation_mars_operations_total", dimensions: [("operation", label)], factory: factory).increment()
+    }
+
+    /// Counts `admediation_mars_deserialization_errors_total` and logs at debug level.
+    public func recordDeserializationError(label: String, value: String) {
+        Counter(label: "admediation_mars_deserialization_errors_total", dimensions: [("kind", label)], factory: factory).increment()
+        logger.debug("ad item dropped", metadata: ["kind": "\(label)", "error": "\(value)"])
+    }
+
+    /// Counts `admediation_mars_cache_outcomes_total`; a failed cache operation is also a warning.
+    public func recordHttpCacheOutcome(label: String, value: String) {
+        Counter(label: "admediation_mars_cache_outcomes_total", dimensions: [("outcome", label)], factory: factory).increment()
+        if label.hasSuffix("_failed") {
+            logger.warning("HTTP cache operation failed", metadata: ["outcome": "\(label)", "error": "\(value)"])
+        }
+    }
+}
