@@ -56,7 +56,10 @@ let package = Package(
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CurlShim", dependencies: ["CCurl"]),
-        .target(name: "CurlTransport", dependencies: ["AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "CurlTransport", dependencies: [
+            "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+        ]),
 
         // A raw HTTP/1.1 loopback server with fault injection, for transport tests and benchmarks.
         .target(name: "LoopbackServer"),
@@ -152,7 +155,11 @@ let package = Package(
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
         .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
-        .testTarget(name: "AppOpenAdsTests", dependencies: ["AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport"]),
+        .testTarget(name: "AppOpenAdsTests", dependencies: [
+            "AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
+            .product(name: "Logging", package: "swift-log"), .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+        ]),
         .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
         .testTarget(name: "MARSAdsTests", dependencies: [
             "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
@@ -172,6 +179,8 @@ let package = Package(
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["ObliviousHTTP"]),
         .testTarget(name: "CurlTransportTests", dependencies: [
             "CurlTransport", "CurlShim", "LoopbackServer", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(name: "TimingTests", dependencies: [
