@@ -7,6 +7,7 @@ import Foundation
 import GrowthCatAds
 import Logging
 import MediateKit
+import Tracing
 
 /// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
 /// Exit codes: 0 success, 1 a failed check, 2 bad usage or configuration.
@@ -76,7 +77,7 @@ struct Environment {
     let http: CurlHTTPClient
     let sandbox: RunningSandbox?
 
-    static func load(_ options: ConfigOptions, progress: Progress) async throws -> Environment {
+    static func load(_ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil) async throws -> Environment {
         options.bootstrapLogging()
         let path = options.config
         var sandbox: RunningSandbox?
@@ -93,9 +94,9 @@ struct Environment {
             data = Demo.configuration(started)
         }
         let configuration = try CLIConfiguration.parse(data)
-        let http = CurlHTTPClient()
+        let http = CurlHTTPClient(tracer: tracer)
         let networks = try configuration.makeNetworks(http: http)
-        let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation)
+        let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
         return Environment(configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox)
     }
 
@@ -155,9 +156,12 @@ struct Load: AsyncParsableCommand {
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.") var network: String?
     @Flag(name: .long, help: "JSON output.") var json = false
+    @Option(name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
+    var traceFile: String?
 
     func run() async throws {
-        let env = try await Environment.load(options, progress: Progress(enabled: false))
+        let tracer = traceFile == nil ? nil : TraceFile.tracer()
+        let env = try await Environment.load(options, progress: Progress(enabled: false), tracer: tracer)
         defer { Task { await env.close() } }
         guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
             await env.close()
@@ -220,6 +224,9 @@ struct Load: AsyncParsableCommand {
             }
         }
         await env.close()
+        if let traceFile, let tracer {
+            try TraceFile.write(tracer.finishedSpans, to: traceFile)
+        }
         if json {
             let object: [String: Any] = ["placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])

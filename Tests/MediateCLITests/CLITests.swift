@@ -86,6 +86,28 @@ struct CLITests {
         for key in ["network", "latency_ms", "ecpm", "error", "reason"] { #expect(trace.keys.contains(key), "missing trace[].\(key)") }
     }
 
+    @Test func loadWritesTheRequestsSpansAsOTLPJSON() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("spans-\(UUID().uuidString).json").path
+        let run = try await mediate(["load", "--config", config, "--placement", "launch", "--trace-file", path])
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let resource = try #require((root["resourceSpans"] as? [[String: Any]])?.first)
+        let spans = try #require(((resource["scopeSpans"] as? [[String: Any]])?.first)?["spans"] as? [[String: Any]])
+        func named(_ name: String) -> [[String: Any]] { spans.filter { ($0["name"] as? String) == name } }
+        let mediation = try #require(named("mediation").first)
+        let line = try #require(named("ad line").first)
+        let http = try #require(spans.first { ($0["name"] as? String)?.hasPrefix("HTTP ") == true })
+        let traceID = try #require(mediation["traceId"] as? String)
+        #expect(traceID.count == 32 && traceID.allSatisfy(\.isHexDigit))
+        #expect(spans.allSatisfy { $0["traceId"] as? String == traceID }, "one trace")
+        #expect(line["parentSpanId"] as? String == mediation["spanId"] as? String)
+        #expect(http["parentSpanId"] as? String == line["spanId"] as? String, "the HTTP request is a child of its line")
+        #expect(http["kind"] as? Int == 3, "client span")
+    }
+
     @Test func loadFillsAMarsTileOverOHTTPAndTheRelaySeesOnlyCiphertext() async throws {
         let sandbox = try await DemandSandbox.start()
         let config = try writeConfig("""
