@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Plain `swift test` runs everything in parallel and passes; `make test` runs the TimingTests target (wall-clock
 # bounds: the contract plus the measured scheduler slack) after the rest, so its bounds stay close to the contract.
 
-.PHONY: demo test deps build fuzz
+.PHONY: demo test deps build fuzz docs
 
 deps:
 	@./scripts/ensure-deps.sh
@@ -23,3 +23,7 @@ test: deps
 # libFuzzer over every decoder of outside input (scripts/fuzz.sh); FUZZ_RUNS inputs per target (default 20000).
 fuzz: deps
 	SWIFT=$(SWIFT) ./scripts/fuzz.sh
+
+# DocC for AdMediation and the conformance kit, warnings as errors, and a doc comment on every public declaration.
+docs: deps
+	SWIFT=$(SWIFT) ./scripts/docs.sh

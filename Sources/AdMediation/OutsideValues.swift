@@ -5,7 +5,7 @@ import Foundation
 /// documents per field) whether that makes the item invalid or falls back to a default.
 public enum OutsideValue {
     /// The longest duration accepted from outside: 7 days. Longer values are clamped to it (see
-    /// ``duration(seconds:maximum:)``).
+    /// ``duration(seconds:maximum:)-(Double,_)``).
     public static let maximumDuration: Duration = .seconds(7 * 24 * 3600)
 
     /// Seconds from outside as a `Duration`.
@@ -80,7 +80,7 @@ public enum OutsideValue {
 }
 
 /// Limits a JSON body must respect before it is decoded, so that a hostile answer can neither exhaust the stack
-/// (deep nesting) nor memory and time (huge strings, huge arrays). ``check(_:)`` scans the bytes once, without
+/// (deep nesting) nor memory and time (huge strings, huge arrays). ``check(_:_:)`` scans the bytes once, without
 /// recursion, before any decoder sees them.
 public struct JSONLimits: Sendable, Hashable {
     /// The largest body, in bytes. Default 4 MiB.

@@ -90,7 +90,7 @@ public struct ConformanceResult: Sendable {
     }
 }
 
-/// The conformance kit: one function per rule of ``AdNetwork``. Each throws ``ConformanceFailure`` when the rule
+/// The conformance kit: one function per rule of `AdNetwork`. Each throws ``ConformanceFailure`` when the rule
 /// is broken; none imports a test framework, so call them from Swift Testing (`try await …`), XCTest, or the CLI.
 ///
 /// The two timing rules (cancellation within 100 ms, a 200 ms timeout within 300 ms) add twice the *scheduler slack*
@@ -214,7 +214,7 @@ public enum AdNetworkConformance {
         }
     }
 
-    /// Rule 3: failures are ``AdError``s with the contract's code.
+    /// Rule 3: failures are `AdError`s with the contract's code.
     @Sendable public static func errorsMapToTheTaxonomy(_ subject: ConformanceSubject) async throws {
         let name = "errorsMapToTheTaxonomy"
         guard let (request, code) = subject.failingRequest else { throw skip(name, "the subject has no failing request") }
@@ -303,7 +303,7 @@ public enum AdNetworkConformance {
                                  observed: "the slow request answered before the cancel in 3 attempts (it should take at least 1 s)")
     }
 
-    /// Rule 6: `request.timeout` bounds the load, which then throws ``AdError/Code/timeout``.
+    /// Rule 6: `request.timeout` bounds the load, which then throws `AdError/Code/timeout`.
     @Sendable public static func timeoutsAreHonoured(_ subject: ConformanceSubject) async throws {
         let name = "timeoutsAreHonoured"
         guard var request = subject.slowRequest else { throw skip(name, "the subject has no slow request") }

@@ -2,7 +2,7 @@ import AdMediation
 import Foundation
 import Synchronization
 
-/// An in-process ``AdNetwork`` that answers from a script: fills, no fills, errors and latencies, on an injected
+/// An in-process `AdNetwork` that answers from a script: fills, no fills, errors and latencies, on an injected
 /// clock. Use it in your own tests, and to drive mediators without a server. It is also its own ``WireProbe``:
 /// each load and each event is recorded as a "wire" request.
 public final class ScriptedAdNetwork: AdNetwork, WireProbe {

@@ -12,7 +12,7 @@ public protocol WireProbe: Sendable {
     var requestTexts: [String] { get }
 }
 
-/// An ``HTTPClient`` wrapper that records every request for the conformance kit: give it to the adapter under
+/// An `HTTPClient` wrapper that records every request for the conformance kit: give it to the adapter under
 /// test, and the kit to it as the ``WireProbe``.
 public final class RecordingHTTPClient: HTTPClient, WireProbe {
     private struct State {
