@@ -4,22 +4,27 @@ import CurlShim
 import Foundation
 import Synchronization
 
-/// The multi handle and the thread that drives it.
+/// The multi handle and the thread that drives it, on `curl_multi_socket_action` with epoll (`curlshim_loop`):
+/// the engine's work per wake-up is proportional to the sockets that are ready, not to every transfer.
 ///
-/// `@unchecked Sendable` is safe because the multi handle and `active` are used only on the engine thread
+/// `@unchecked Sendable` is safe because the multi handle, the loop and `active` are used only on the engine thread
 /// (after `init` created them and before the thread's exit cleaned them up); every cross-thread hand-over goes
-/// through `inbox` (a `Mutex`) followed by `curl_multi_wakeup`, the one multi call libcurl allows from any thread.
+/// through `inbox` (a `Mutex`) followed by `curlshim_loop_wake` (an eventfd write, safe from any thread), made under
+/// the same lock and at most once until the engine drains the inbox, so a burst of requests costs one wake-up.
 final class CurlEngine: @unchecked Sendable {
     private struct Inbox {
         var adds: [Transfer] = []
         var cancels: [Transfer] = []
         var stopRequested = false
         var stopped = false
+        /// A wake-up was written since the engine last drained the inbox.
+        var wakePending = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let configuration: CurlHTTPClient.Configuration
     private let multi: UnsafeMutableRawPointer?
+    private let loop: OpaquePointer?
     private let initError: HTTPClientError?
     private let inbox = Mutex(Inbox())
     private let liveHandles = Atomic<Int>(0)
@@ -31,14 +36,24 @@ final class CurlEngine: @unchecked Sendable {
         let code = curlshim_global_init()
         if code != 0 {
             self.multi = nil
+            self.loop = nil
             self.initError = HTTPClientError(.other, "curl_global_init failed with code \(code)")
             inbox.withLock { $0.stopped = true }
             return
         }
         let multi = curl_multi_init()
+        let loop = multi.flatMap { curlshim_loop_new($0) }
         self.multi = multi
-        self.initError = multi == nil ? HTTPClientError(.other, "curl_multi_init failed") : nil
-        guard let multi else {
+        self.loop = loop
+        if multi == nil {
+            self.initError = HTTPClientError(.other, "curl_multi_init failed")
+        } else if loop == nil {
+            self.initError = HTTPClientError(.other, "the event loop (epoll, eventfd) could not be created: errno \(errno)")
+        } else {
+            self.initError = nil
+        }
+        guard let multi, loop != nil else {
+            if let multi { curl_multi_cleanup(multi) }
             inbox.withLock { $0.stopped = true }
             return
         }
@@ -89,7 +104,10 @@ final class CurlEngine: @unchecked Sendable {
     /// must not touch a freed multi handle.
     private func wakeUp() {
         inbox.withLock { box in
-            if !box.stopped, let multi { _ = curl_multi_wakeup(multi) }
+            if !box.stopped, !box.wakePending, let loop {
+                box.wakePending = true
+                curlshim_loop_wake(loop)
+            }
         }
     }
 
@@ -269,11 +287,17 @@ final class CurlEngine: @unchecked Sendable {
     // MARK: - Engine thread
 
     private func run() {
-        guard let multi else { return }
-        var running: Int32 = 0
+        guard let multi, let loop else { return }
+        // The earliest deadline of an active transfer (or later: a finished transfer's deadline may linger until the
+        // next scan, which only costs that scan).
+        var nearest = UInt64.max
         while true {
             let (adds, cancels, stopping) = inbox.withLock { box -> ([Transfer], [Transfer], Bool) in
-                defer { box.adds.removeAll(keepingCapacity: true); box.cancels.removeAll(keepingCapacity: true) }
+                defer {
+                    box.adds.removeAll(keepingCapacity: true)
+                    box.cancels.removeAll(keepingCapacity: true)
+                    box.wakePending = false
+                }
                 return (box.adds, box.cancels, box.stopRequested)
             }
             for transfer in adds {
@@ -287,6 +311,7 @@ final class CurlEngine: @unchecked Sendable {
                     continue
                 }
                 active[transfer.easy] = transfer
+                nearest = min(nearest, transfer.deadlineNanos)
             }
             for transfer in cancels {
                 // Identity matters: a finished transfer's handle address can already belong to a new transfer.
@@ -306,7 +331,14 @@ final class CurlEngine: @unchecked Sendable {
             }
             activeCount.store(active.count, ordering: .relaxed)
 
-            curl_multi_perform(multi, &running)
+            // Wait for ready sockets, a wake-up, libcurl's timer or the nearest deadline; ready sockets and a due
+            // timer are handed to curl_multi_socket_action inside.
+            var waitMs: Int32 = 1000
+            if nearest != .max {
+                let now = monotonicNanos()
+                waitMs = nearest <= now ? 0 : Int32(min(1000, (nearest - now + 999_999) / 1_000_000))
+            }
+            _ = curlshim_loop_wait(loop, waitMs)
             var easy: UnsafeMutableRawPointer?
             var result = CURLE_OK
             while curlshim_multi_info_read(multi, &easy, &result) == 1 {
@@ -315,25 +347,22 @@ final class CurlEngine: @unchecked Sendable {
                 finish(transfer, complete(transfer, result))
             }
 
-            // Deadlines are enforced here, not only by libcurl: queued transfers do not time out in 7.88.
+            // Deadlines are enforced here, not only by libcurl: queued transfers do not time out in 7.88. The scan
+            // runs only once the nearest deadline has passed.
             let now = monotonicNanos()
-            var nearest = UInt64.max
-            for (handle, transfer) in active {
-                if transfer.deadlineNanos <= now {
-                    active.removeValue(forKey: handle)
-                    curl_multi_remove_handle(multi, handle)
-                    finish(transfer, .failure(timeoutError(transfer)))
-                } else {
-                    nearest = min(nearest, transfer.deadlineNanos)
+            if now >= nearest {
+                nearest = .max
+                for (handle, transfer) in active {
+                    if transfer.deadlineNanos <= now {
+                        active.removeValue(forKey: handle)
+                        curl_multi_remove_handle(multi, handle)
+                        finish(transfer, .failure(timeoutError(transfer)))
+                    } else {
+                        nearest = min(nearest, transfer.deadlineNanos)
+                    }
                 }
+                activeCount.store(active.count, ordering: .relaxed)
             }
-            activeCount.store(active.count, ordering: .relaxed)
-            var waitMs: Int32 = 1000
-            if nearest != .max {
-                let remaining = (nearest - now + 999_999) / 1_000_000
-                waitMs = Int32(min(1000, remaining))
-            }
-            curl_multi_poll(multi, nil, 0, waitMs, nil)
         }
         let waiters = inbox.withLock { box -> [CheckedContinuation<Void, Never>] in
             box.stopped = true
@@ -346,8 +375,10 @@ final class CurlEngine: @unchecked Sendable {
             defer { box.stopWaiters.removeAll() }
             return box.stopWaiters
         }
-        // Only now, with `stopped` set under the lock, is it safe to free the multi handle.
+        // Only now, with `stopped` set under the lock, is it safe to free the multi handle and the loop (libcurl may
+        // still call the socket callback while it closes its cached connections, so the loop goes last).
         curl_multi_cleanup(multi)
+        curlshim_loop_free(loop)
         activeCount.store(0, ordering: .relaxed)
         for waiter in waiters { waiter.resume() }
     }

@@ -16,12 +16,12 @@ struct EndToEndTraceTests {
         let curl = CurlHTTPClient(tracer: tracer)
         let appOpen = AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: curl)
         let mediator = try Mediator(networks: [appOpen], configuration: .init(placements: [
-            "launch": PlacementConfiguration(format: "app_open", lines: [WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID)]),
+            "launch": PlacementConfiguration(format: "app_open", lines: [WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID, timeoutMs: 5000)], deadlineMs: 10_000),
         ]), logger: LogCapture().logger(label: "admediation.mediator"), tracer: tracer)
         let outcome = await mediator.loadWithTrace(AdRequest(placement: "launch", format: .appOpen))
         await curl.shutdown()
         await sandbox.shutdown()
-        #expect(outcome.trace.winnerIndex == 0)
+        #expect(outcome.trace.winnerIndex == 0, "\(outcome.trace.lines)")
         let spans = tracer.finishedSpans
         let mediation = try #require(spans.first { $0.operationName == "mediation" })
         let line = try #require(spans.first { $0.operationName == "ad line" })
