@@ -157,6 +157,8 @@ final class SandboxState: Sendable {
         var baseURL = ""
         var serial = 0
         var growthcatTokens: [String: IssuedToken] = [:]
+        /// Pre-rendered GrowthCat ads by placement, placement flag and base URL.
+        var growthcatTemplates: [String: JSONTemplate] = [:]
         var seenEventIDs: Set<String> = []
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).
         var ohttpGateway = ObliviousHTTPGateway(keyID: 1)

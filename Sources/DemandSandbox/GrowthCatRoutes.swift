@@ -73,31 +73,57 @@ extension SandboxState {
         record { $0.adRequestPrivacy.append(text) }
     }
 
+    /// A catalog answer, written from pre-rendered templates (``JSONTemplate``): per request only the serial, the token
+    /// and the price are filled in, so the route costs string appends rather than a `JSONSerialization` of nested
+    /// dictionaries. The bytes are the ones `JSONSerialization` (sorted keys) would write.
     private func growthcatCatalog(placements: [GrowthCatPlacement], placementKey: String?, context: SandboxContext) async -> Response {
         let draw = self.draw(network: "growthcat", placement: placementKey)
-        var ads: [[String: Any]] = []
+        var text = #"{"ads":["#
         if draw.fills {
-            for placement in placements.prefix(placementKey == nil ? 3 : 1) {
-                ads.append(growthcatAd(placement, ecpm: draw.ecpm, withPlacement: placementKey != nil))
+            for (index, placement) in placements.prefix(placementKey == nil ? 3 : 1).enumerated() {
+                if index > 0 { text += "," }
+                growthcatAd(placement, ecpm: draw.ecpm, withPlacement: placementKey != nil, into: &text)
             }
         }
-        var object: [String: Any] = ["cache_ttl_seconds": 300, "media_cache_ttl_seconds": 604_800, "ads": ads]
-        if let placementKey { object["placement_key"] = placementKey }
-        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        text += #"],"cache_ttl_seconds":300,"media_cache_ttl_seconds":604800"#
+        if let placementKey { text += #","placement_key":"# + Self.jsonString(placementKey) }
+        text += "}"
+        let body = Data(text.utf8)
         if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
         return Self.json(200, body)
     }
 
-    private func growthcatAd(_ p: GrowthCatPlacement, ecpm: Double, withPlacement: Bool) -> [String: Any] {
+    /// `text` as a JSON string literal.
+    static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data(#"[""]"#.utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    }
+
+    /// Serves one ad: a new serial and token (kept for reward validation), rendered from the placement's template.
+    private func growthcatAd(_ p: GrowthCatPlacement, ecpm: Double, withPlacement: Bool, into text: inout String) {
         let serial = nextSerial()
-        let creativeID = "cr_\(p.key)_\(serial)"
-        let allocation = "alloc_\(serial)"
         let token = "tok_\(UUID().uuidString.prefix(12))"
-        mutable.withLock {
-            $0.growthcatTokens[allocation] = IssuedToken(
+        let baseURL = self.baseURL
+        let template = mutable.withLock { m -> JSONTemplate in
+            m.growthcatTokens["alloc_\(serial)"] = IssuedToken(
                 token: token, minimumViewSeconds: p.reward?.minimumViewSeconds ?? 0,
                 rewardName: p.reward?.name, rewardAmount: p.reward?.amount)
+            let key = "\(p.key)|\(withPlacement)|\(baseURL)"
+            if let template = m.growthcatTemplates[key] { return template }
+            let template = JSONTemplate(rendering: Self.growthcatAdObject(
+                p, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole, ecpm: JSONTemplate.numberHole,
+                withPlacement: withPlacement, baseURL: baseURL))
+            m.growthcatTemplates[key] = template
+            return template
         }
+        template.render(serial: serial, token: token, number: ecpm, into: &text)
+    }
+
+    /// The ad object of the contract, with `serial`, `token` and `ecpm` as given (a template's holes, or values).
+    static func growthcatAdObject(_ p: GrowthCatPlacement, serial: String, token: String, ecpm: Any, withPlacement: Bool,
+                                  baseURL: String) -> [String: Any] {
+        let creativeID = "cr_\(p.key)_\(serial)"
+        let allocation = "alloc_\(serial)"
         let ext = p.creativeType == "video" ? "mp4" : "png"
         var creative: [String: Any] = [
             "id": creativeID, "creative_type": p.creativeType,
@@ -204,5 +230,59 @@ extension SandboxState {
             return Self.json(200, object: ["reward_validated": true, "accepted": 1, "reward": ["name": name, "amount": amount]])
         }
         return Self.json(200, object: ["reward_validated": false, "accepted": 0, "reward": NSNull()])
+    }
+}
+
+/// A JSON document rendered once by `JSONSerialization` with holes — marker strings where the serial, the token and
+/// a number go — and split into literal pieces, so a request only appends the pieces and its values.
+struct JSONTemplate: Sendable {
+    /// Marks the serial inside a string.
+    static let serialHole = "\u{1}S\u{1}"
+    /// Marks the token inside a string.
+    static let tokenHole = "\u{1}T\u{1}"
+    /// Marks a number: rendered as a string, it is replaced with its quotes.
+    static let numberHole = "\u{1}N\u{1}"
+
+    enum Hole: Sendable { case serial, token, number }
+
+    private(set) var pieces: [String] = []
+    private(set) var holes: [Hole] = []
+
+    init(rendering object: [String: Any]) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        // JSONSerialization writes U+0001 as \u0001.
+        var rest = Substring(String(decoding: data, as: UTF8.self))
+        let markers: [(String, Hole)] = [
+            (#"\u0001S\u0001"#, .serial), (#"\u0001T\u0001"#, .token), (#""\u0001N\u0001""#, .number),
+        ]
+        while true {
+            let next = markers.compactMap { marker, hole in rest.range(of: marker).map { ($0, hole) } }
+                .min { $0.0.lowerBound < $1.0.lowerBound }
+            guard let (range, hole) = next else { break }
+            pieces.append(String(rest[..<range.lowerBound]))
+            holes.append(hole)
+            rest = rest[range.upperBound...]
+        }
+        pieces.append(String(rest))
+    }
+
+    /// A number as JSONSerialization writes it: whole values without a fraction (`3`, not `3.0`).
+    static func format(_ number: Double) -> String {
+        guard number.isFinite else { return "0" }
+        if number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
+        return "\(number)"
+    }
+
+    /// Appends the document with its holes filled. `token` must need no JSON escaping; `number` must be finite.
+    func render(serial: Int, token: String, number: Double, into text: inout String) {
+        for (index, hole) in holes.enumerated() {
+            text += pieces[index]
+            switch hole {
+            case .serial: text += String(serial)
+            case .token: text += token
+            case .number: text += Self.format(number)
+            }
+        }
+        text += pieces[holes.count]
     }
 }
