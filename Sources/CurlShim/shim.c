@@ -160,7 +160,13 @@ static void curlshim_fire_due_timer(curlshim_loop *loop) {
 }
 
 int curlshim_loop_wait(curlshim_loop *loop, int max_wait_ms) {
-    curlshim_fire_due_timer(loop);
+    /* A due timer runs first, and then the caller reads libcurl's messages before anything blocks: a transfer can
+       finish inside this very call (a reused connection and an answer already waiting), and nothing else would
+       wake the loop for it. */
+    if (loop->timer_deadline_ns >= 0 && curlshim_now_ns() >= loop->timer_deadline_ns) {
+        curlshim_fire_due_timer(loop);
+        return 0;
+    }
     int wait_ms = max_wait_ms < 0 ? 0 : max_wait_ms;
     if (loop->timer_deadline_ns >= 0) {
         long long remaining = loop->timer_deadline_ns - curlshim_now_ns();

@@ -28,6 +28,25 @@ struct TransportTimingTests {
         }
     }
 
+    /// Each answer is handed back as soon as it is read: on a reused connection a loopback server's answer can be read
+    /// in the very call that sent the request, and the engine must not then wait for socket activity that never comes
+    /// (a first version of the epoll loop held such answers until its 1 s poll timeout).
+    @Test func sequentialRequestsOnAReusedConnectionAreNotHeldByTheEngine() async throws {
+        try await withServer({ _ in .respond(.text("ok")) }) { server, client in
+            _ = try await client.send(HTTPRequest(url: server.baseURL))
+            let (worst, slack) = await SchedulerSlack.around { () async -> Double in
+                var worst = 0.0
+                for _ in 0..<50 {
+                    let (_, ms) = await measureMs { await transportError { try await client.send(HTTPRequest(url: server.baseURL)) } }
+                    worst = max(worst, ms)
+                }
+                return worst
+            }
+            let bound = 100 + 2 * slack.milliseconds
+            #expect(worst <= bound, "the slowest of 50 loopback requests took \(worst) ms, wanted at most \(bound) (100 + 2 × slack \(slack))")
+        }
+    }
+
     @Test func requestQueuedBehindConnectionLimitStillTimesOut() async throws {
         var configuration = CurlHTTPClient.Configuration()
         configuration.maxConnectionsPerHost = 1

@@ -93,7 +93,10 @@ for (name, send) in clients where only == nil || only == name {
 try await ahc.shutdown().get()
 await curl.shutdown()
 
-if only != nil { exit(0) }
+if only != nil {
+    kill(child.processIdentifier, SIGKILL)   // `exit` skips the `defer` above
+    exit(0)
+}
 print("| client | c=1 req/s | c=8 req/s | c=64 req/s | CPU µs/req c=1 | CPU µs/req c=8 | CPU µs/req c=64 |")
 print("|---|---|---|---|---|---|---|")
 for (name, _) in clients {

@@ -36,9 +36,11 @@ typedef struct curlshim_loop curlshim_loop;
 /// Creates the loop and installs its socket and timer callbacks on `multi`. NULL on failure (errno set).
 curlshim_loop *curlshim_loop_new(CURLM *multi);
 
-/// Waits at most `max_wait_ms` (less when libcurl's timer is due sooner) for socket activity or a wake-up, hands
-/// every ready socket to `curl_multi_socket_action`, and fires libcurl's timer when it is due. Returns the number of
-/// epoll events handled (0 on a timeout), or -1 with errno when epoll_wait failed (EINTR is not a failure).
+/// When libcurl's timer is due, fires it and returns 0 at once, without waiting. Otherwise waits at most
+/// `max_wait_ms` (less when the timer is due sooner) for socket activity or a wake-up, hands every ready socket to
+/// `curl_multi_socket_action`, and fires the timer if it became due. Returns the number of epoll events handled
+/// (0 on a timeout), or -1 with errno when epoll_wait failed (EINTR is not a failure). Read libcurl's messages after
+/// every call: a transfer may have finished inside it.
 int curlshim_loop_wait(curlshim_loop *loop, int max_wait_ms);
 
 /// Wakes a waiting `curlshim_loop_wait` (one eventfd write). Thread-safe.
