@@ -4,13 +4,16 @@ import CurlShim
 import Foundation
 import Synchronization
 
-/// The multi handle and the thread that drives it, on `curl_multi_socket_action` with epoll (`curlshim_loop`):
-/// the engine's work per wake-up is proportional to the sockets that are ready, not to every transfer.
+/// The multi handle and the thread that drives it (`curl_multi_perform` and `curl_multi_poll`).
 ///
-/// `@unchecked Sendable` is safe because the multi handle, the loop and `active` are used only on the engine thread
+/// `@unchecked Sendable` is safe because the multi handle and `active` are used only on the engine thread
 /// (after `init` created them and before the thread's exit cleaned them up); every cross-thread hand-over goes
-/// through `inbox` (a `Mutex`) followed by `curlshim_loop_wake` (an eventfd write, safe from any thread), made under
-/// the same lock and at most once until the engine drains the inbox, so a burst of requests costs one wake-up.
+/// through `inbox` (a `Mutex`) followed by `curl_multi_wakeup` (the one multi call libcurl allows from any thread),
+/// made under the same lock and at most once until the engine drains the inbox, so a burst of requests costs one
+/// wake-up.
+///
+/// A `curl_multi_socket_action` engine on epoll was built and measured (docs/BENCHMARKS.md): on this workload it was
+/// 10–25 % slower at 8 and 64 concurrent requests, so this loop stayed.
 final class CurlEngine: @unchecked Sendable {
     private struct Inbox {
         var adds: [Transfer] = []
@@ -24,7 +27,6 @@ final class CurlEngine: @unchecked Sendable {
 
     private let configuration: CurlHTTPClient.Configuration
     private let multi: UnsafeMutableRawPointer?
-    private let loop: OpaquePointer?
     private let initError: HTTPClientError?
     private let inbox = Mutex(Inbox())
     private let liveHandles = Atomic<Int>(0)
@@ -36,24 +38,14 @@ final class CurlEngine: @unchecked Sendable {
         let code = curlshim_global_init()
         if code != 0 {
             self.multi = nil
-            self.loop = nil
             self.initError = HTTPClientError(.other, "curl_global_init failed with code \(code)")
             inbox.withLock { $0.stopped = true }
             return
         }
         let multi = curl_multi_init()
-        let loop = multi.flatMap { curlshim_loop_new($0) }
         self.multi = multi
-        self.loop = loop
-        if multi == nil {
-            self.initError = HTTPClientError(.other, "curl_multi_init failed")
-        } else if loop == nil {
-            self.initError = HTTPClientError(.other, "the event loop (epoll, eventfd) could not be created: errno \(errno)")
-        } else {
-            self.initError = nil
-        }
-        guard let multi, loop != nil else {
-            if let multi { curl_multi_cleanup(multi) }
+        self.initError = multi == nil ? HTTPClientError(.other, "curl_multi_init failed") : nil
+        guard let multi else {
             inbox.withLock { $0.stopped = true }
             return
         }
@@ -104,9 +96,9 @@ final class CurlEngine: @unchecked Sendable {
     /// must not touch a freed multi handle.
     private func wakeUp() {
         inbox.withLock { box in
-            if !box.stopped, !box.wakePending, let loop {
+            if !box.stopped, !box.wakePending, let multi {
                 box.wakePending = true
-                curlshim_loop_wake(loop)
+                _ = curl_multi_wakeup(multi)
             }
         }
     }
@@ -287,7 +279,8 @@ final class CurlEngine: @unchecked Sendable {
     // MARK: - Engine thread
 
     private func run() {
-        guard let multi, let loop else { return }
+        guard let multi else { return }
+        var running: Int32 = 0
         // The earliest deadline of an active transfer (or later: a finished transfer's deadline may linger until the
         // next scan, which only costs that scan).
         var nearest = UInt64.max
@@ -331,14 +324,7 @@ final class CurlEngine: @unchecked Sendable {
             }
             activeCount.store(active.count, ordering: .relaxed)
 
-            // Wait for ready sockets, a wake-up, libcurl's timer or the nearest deadline; ready sockets and a due
-            // timer are handed to curl_multi_socket_action inside.
-            var waitMs: Int32 = 1000
-            if nearest != .max {
-                let now = monotonicNanos()
-                waitMs = nearest <= now ? 0 : Int32(min(1000, (nearest - now + 999_999) / 1_000_000))
-            }
-            _ = curlshim_loop_wait(loop, waitMs)
+            curl_multi_perform(multi, &running)
             var easy: UnsafeMutableRawPointer?
             var result = CURLE_OK
             while curlshim_multi_info_read(multi, &easy, &result) == 1 {
@@ -363,6 +349,13 @@ final class CurlEngine: @unchecked Sendable {
                 }
                 activeCount.store(active.count, ordering: .relaxed)
             }
+            // Wait for socket activity, a wake-up, libcurl's own timeouts (curl_multi_poll honours them) or the nearest
+            // deadline.
+            var waitMs: Int32 = 1000
+            if nearest != .max {
+                waitMs = nearest <= now ? 0 : Int32(min(1000, (nearest - now + 999_999) / 1_000_000))
+            }
+            curl_multi_poll(multi, nil, 0, waitMs, nil)
         }
         let waiters = inbox.withLock { box -> [CheckedContinuation<Void, Never>] in
             box.stopped = true
@@ -375,10 +368,8 @@ final class CurlEngine: @unchecked Sendable {
             defer { box.stopWaiters.removeAll() }
             return box.stopWaiters
         }
-        // Only now, with `stopped` set under the lock, is it safe to free the multi handle and the loop (libcurl may
-        // still call the socket callback while it closes its cached connections, so the loop goes last).
+        // Only now, with `stopped` set under the lock, is it safe to free the multi handle.
         curl_multi_cleanup(multi)
-        curlshim_loop_free(loop)
         activeCount.store(0, ordering: .relaxed)
         for waiter in waiters { waiter.resume() }
     }
