@@ -8,6 +8,7 @@ let package = Package(
     dependencies: [
         .package(name: "AdMediation", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +24,7 @@ let package = Package(
             dependencies: [
                 .product(name: "AdMediation", package: "AdMediation"),
                 .product(name: "AdNetworkConformance", package: "AdMediation"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

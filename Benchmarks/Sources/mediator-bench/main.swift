@@ -3,6 +3,13 @@
 import AdMediation
 import AdNetworkConformance
 import Foundation
+import Logging
+
+// Usage: mediator-bench [iterations] [--json]. The mediator logs nowhere here (a no-op handler), so the figure is the
+// mediator's own work; with swift-log's default stderr handler each decision also formats and writes one line.
+let json = CommandLine.arguments.contains("--json")
+let positional = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
+let quiet = Logger(label: "admediation.mediator", factory: { _ in SwiftLogNoOpLogHandler() })
 
 func cpuMicros() -> Double {
     var usage = rusage()
@@ -14,7 +21,7 @@ let request = AdRequest(placement: "p", format: .interstitial)
 
 // 1. Overhead: 4 lines, the last fills at once; compare with calling the 4 networks directly in sequence.
 let lineCount = 4
-let iterations = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 20_000
+let iterations = Int(positional.first ?? "") ?? 20_000
 /// The cheapest possible network: answers at once, no bookkeeping (ScriptedAdNetwork records every request,
 /// which would dominate the measurement).
 struct InstantNetwork: AdNetwork {
@@ -31,7 +38,7 @@ let networks = (0..<lineCount).map { i in InstantNetwork(id: "n\(i)", fills: i =
 let configuration = MediationConfiguration(placements: [
     "p": PlacementConfiguration(format: "interstitial", lines: (0..<lineCount).map { WaterfallLine(network: "n\($0)", placement: "x") }),
 ])
-let mediator = try Mediator(networks: networks, configuration: configuration)
+let mediator = try Mediator(networks: networks, configuration: configuration, logger: quiet)
 for _ in 0..<1000 { _ = try await mediator.load(request) }
 
 var cpu0 = cpuMicros()
@@ -53,7 +60,7 @@ func latencyMediator(_ mode: PlacementConfiguration.Mode) throws -> Mediator {
     }
     return try Mediator(networks: nets, configuration: MediationConfiguration(placements: [
         "p": PlacementConfiguration(format: "interstitial", mode: mode, lines: nets.map { WaterfallLine(network: $0.id, placement: "x") }),
-    ]))
+    ]), logger: quiet)
 }
 var decision: [String: [Double]] = [:]
 // Baseline: how late a bare 120 ms sleep wakes on this machine (the lines' own timer overshoot).
@@ -73,6 +80,16 @@ for mode in [PlacementConfiguration.Mode.parallel, .sequential] {
 }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+if json {
+    let object: [String: Double] = [
+        "direct_cpu_us_per_request": directCPU, "mediated_cpu_us_per_request": mediatedCPU, "overhead_us_per_line": perLine,
+        "decision_parallel_ms": median(decision["parallel"]!), "decision_sequential_ms": median(decision["sequential"]!),
+        "bare_sleep_120ms_ms": median(decision["bare-sleep"]!),
+    ]
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+    exit(0)
+}
 print("| measure | value |")
 print("|---|---|")
 print(String(format: "| 4 instant networks called directly, CPU µs per request | %.2f |", directCPU))

@@ -10,7 +10,12 @@ import Foundation
 import LoopbackServer
 import MARSAds
 
-let total = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 4000
+// Usage: sandbox-bench [requests-per-route] [--json]
+let json = CommandLine.arguments.contains("--json")
+let total = Int(CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") } ?? "") ?? 4000
+/// Markdown lines, printed unless --json.
+func say(_ line: String) { if !json { print(line) } }
+var figures: [String: Double] = [:]
 let client = CurlHTTPClient()
 
 func throughput(_ request: HTTPRequest, concurrency: Int = 8) async throws -> Double {
@@ -43,11 +48,12 @@ let routes: [(String, HTTPRequest)] = [
     ("sandbox: MARS POST /v1/ads", HTTPRequest(method: .post, url: sandbox.marsBaseURL + "ads", headers: ["Content-Type": "application/json"], body: marsBody)),
     ("sandbox: app-open ad", HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=ca-app-pub-3940256099942544/5575463023&request_id=r")),
 ]
-print("| route (CurlHTTPClient, c=8, \(total) requests) | requests/s |")
-print("|---|---|")
+say("| route (CurlHTTPClient, c=8, \(total) requests) | requests/s |")
+say("|---|---|")
 for (name, request) in routes {
     let rps = try await throughput(request)
-    print("| \(name) | \(Int(rps)) |")
+    figures["rps \(name)"] = rps
+    say("| \(name) | \(Int(rps)) |")
 }
 
 // MARS cache hit vs network.
@@ -69,12 +75,16 @@ func percentiles(_ options: MozAdsRequestOptions?, count: Int) async throws -> (
 _ = try await mars.requestTileAds(placements)   // store once
 let hit = try await percentiles(nil, count: 2000)
 let network = try await percentiles(MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst)), count: 2000)
-print("")
-print("| MARS requestTileAds (2000 each) | p50 µs | p99 µs |")
-print("|---|---|---|")
-print(String(format: "| cache hit (cacheFirst, SQLite WAL) | %.0f | %.0f |", hit.p50, hit.p99))
-print(String(format: "| network round trip to the sandbox (networkFirst, stores too) | %.0f | %.0f |", network.p50, network.p99))
-print(String(format: "| ratio network / hit at p50 | %.1fx | |", network.p50 / hit.p50))
+say("")
+say("| MARS requestTileAds (2000 each) | p50 µs | p99 µs |")
+say("|---|---|---|")
+say(String(format: "| cache hit (cacheFirst, SQLite WAL) | %.0f | %.0f |", hit.p50, hit.p99))
+say(String(format: "| network round trip to the sandbox (networkFirst, stores too) | %.0f | %.0f |", network.p50, network.p99))
+say(String(format: "| ratio network / hit at p50 | %.1fx | |", network.p50 / hit.p50))
+figures["mars cache hit p50 us"] = hit.p50
+figures["mars cache hit p99 us"] = hit.p99
+figures["mars network p50 us"] = network.p50
+figures["mars network p99 us"] = network.p99
 // Where a hit's time goes: the store's own calls, timed alone.
 
 let store = try HTTPCacheStore(path: path)
@@ -91,8 +101,13 @@ func median(_ n: Int, _ body: () async throws -> Void) async rethrows -> Double 
 let rows = try await store.count()
 let lookup = try await median(2000) { _ = try await store.lookup(hash: "nope") }
 let cleanup = try await median(2000) { _ = try await store.deleteExpired(now: 0) }
-print(String(format: "| of which: HTTPCacheStore.lookup alone (%d rows) | %.0f | |", rows, lookup))
-print(String(format: "| of which: HTTPCacheStore.deleteExpired with nothing expired | %.0f | |", cleanup))
+say(String(format: "| of which: HTTPCacheStore.lookup alone (%d rows) | %.0f | |", rows, lookup))
+say(String(format: "| of which: HTTPCacheStore.deleteExpired with nothing expired | %.0f | |", cleanup))
+figures["store lookup p50 us"] = lookup
+figures["store deleteExpired p50 us"] = cleanup
+if json {
+    print(String(decoding: try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]), as: UTF8.self))
+}
 await client.shutdown()
 await sandbox.shutdown()
 raw.stop()

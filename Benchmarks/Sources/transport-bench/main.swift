@@ -18,7 +18,9 @@ if CommandLine.arguments.dropFirst().first == "serve" {
     while true { sleep(60) }
 }
 
-let requestsPerCell = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 5000
+// Usage: transport-bench [requests-per-cell] [--json]
+let json = CommandLine.arguments.contains("--json")
+let requestsPerCell = Int(CommandLine.arguments.dropFirst().first { !$0.hasPrefix("--") } ?? "") ?? 5000
 let child = Process()
 child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
 child.arguments = ["serve"]
@@ -93,7 +95,18 @@ for (name, send) in clients where only == nil || only == name {
 try await ahc.shutdown().get()
 await curl.shutdown()
 
-if only != nil {
+if json {
+    // {"CurlHTTPClient": {"1": {"rps": …, "cpu_us_per_request": …}, "8": …}, …}
+    var object: [String: [String: [String: Double]]] = [:]
+    for (name, row) in table {
+        for (concurrency, cell) in row {
+            object[name, default: [:]]["\(concurrency)"] = ["rps": cell.rps, "cpu_us_per_request": cell.cpuPerRequest]
+        }
+    }
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}
+if only != nil || json {
     kill(child.processIdentifier, SIGKILL)   // `exit` skips the `defer` above
     exit(0)
 }

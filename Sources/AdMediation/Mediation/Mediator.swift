@@ -20,7 +20,7 @@ public final class Mediator: AdNetwork {
     private let clock: any AdClock
     private let shared: Mutex<SharedState>
     private let logger: Logger
-    private let metrics: any MetricsFactory
+    private let metrics: MetricHandles
     private let tracer: (any Tracer)?
 
     private struct SharedState {
@@ -50,7 +50,7 @@ public final class Mediator: AdNetwork {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        self.metrics = metrics
+        self.metrics = MetricHandles(factory: metrics)
         self.tracer = tracer
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format)),
@@ -97,6 +97,7 @@ public final class Mediator: AdNetwork {
     /// The mediation span's attributes: placement, outcome, winner and its eCPM, duration, and each line's outcome
     /// as the trace has it (`network:outcome[:code]`, in line order) — the same facts as ``MediationTrace``.
     private static func describe(_ outcome: MediationOutcome, placement: String, on span: any Span) {
+        guard span.isRecording else { return }
         span.attributes["admediation.placement"] = placement
         if let label = outcome.trace.abLabel { span.attributes["admediation.ab_label"] = label }
         span.attributes["admediation.duration_ms"] = Int(outcome.trace.duration.milliseconds.rounded())
@@ -126,8 +127,8 @@ public final class Mediator: AdNetwork {
     /// code), `admediation_decision_latency`, and per line `admediation_line_latency` and
     /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
     private func observe(_ outcome: MediationOutcome, placement: String) {
-        Counter(label: "admediation_requests_total", dimensions: [("placement", placement)], factory: metrics).increment()
-        CoreMetrics.Timer(label: "admediation_decision_latency", dimensions: [("placement", placement)], factory: metrics)
+        metrics.counter("admediation_requests_total", [("placement", placement)]).increment()
+        metrics.timer("admediation_decision_latency", [("placement", placement)])
             .recordNanoseconds(outcome.trace.duration.nanosecondsClamped)
         for line in outcome.trace.lines {
             var code = ""
@@ -137,33 +138,33 @@ public final class Mediator: AdNetwork {
             case .timeout: code = "timeout"
             default: break
             }
-            Counter(label: "admediation_line_outcomes_total",
-                    dimensions: [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)],
-                    factory: metrics).increment()
+            metrics.counter("admediation_line_outcomes_total",
+                            [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)]).increment()
+            if let latency = line.latency {
+                metrics.timer("admediation_line_latency", [("placement", placement), ("network", line.network)])
+                    .recordNanoseconds(latency.nanosecondsClamped)
+            }
+            guard logger.logLevel <= .debug else { continue }
             var metadata: Logger.Metadata = [
                 "placement": "\(placement)", "network": "\(line.network)", "line_placement": "\(line.placement)",
                 "outcome": "\(line.outcome.name)",
             ]
             if !code.isEmpty { metadata["code"] = "\(code)" }
-            if let latency = line.latency {
-                CoreMetrics.Timer(label: "admediation_line_latency", dimensions: [("placement", placement), ("network", line.network)], factory: metrics)
-                    .recordNanoseconds(latency.nanosecondsClamped)
-                metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))"
-            }
+            if let latency = line.latency { metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))" }
             logger.debug("line", metadata: metadata)
         }
         let milliseconds = "\(Int(outcome.trace.duration.milliseconds.rounded()))"
         switch outcome.result {
         case .success(.filled(let ad)):
-            Counter(label: "admediation_fills_total", dimensions: [("placement", placement), ("network", ad.networkID)], factory: metrics).increment()
+            metrics.counter("admediation_fills_total", [("placement", placement), ("network", ad.networkID)]).increment()
             var metadata: Logger.Metadata = ["placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)"]
             if let label = outcome.trace.abLabel { metadata["ab_label"] = "\(label)" }
             logger.info("filled", metadata: metadata)
         case .success(.noFill(let noFill)):
-            Counter(label: "admediation_no_fills_total", dimensions: [("placement", placement)], factory: metrics).increment()
+            metrics.counter("admediation_no_fills_total", [("placement", placement)]).increment()
             logger.info("no fill", metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
         case .failure(let error):
-            Counter(label: "admediation_errors_total", dimensions: [("placement", placement), ("code", error.code.name)], factory: metrics).increment()
+            metrics.counter("admediation_errors_total", [("placement", placement), ("code", error.code.name)]).increment()
             logger.info("failed", metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
         }
     }
@@ -174,8 +175,8 @@ public final class Mediator: AdNetwork {
     private func observeImpression(_ revenue: ImpressionRevenue) {
         var dimensions = [("placement", revenue.placement), ("network", revenue.networkID), ("precision", revenue.precision.rawValue)]
         if let label = revenue.line?.abLabel { dimensions.append(("ab_label", label)) }
-        Counter(label: "admediation_impressions_total", dimensions: dimensions, factory: metrics).increment()
-        Counter(label: "admediation_impression_revenue_micros", dimensions: dimensions, factory: metrics).increment(by: revenue.micros)
+        metrics.counter("admediation_impressions_total", dimensions).increment()
+        metrics.counter("admediation_impression_revenue_micros", dimensions).increment(by: revenue.micros)
         var metadata: Logger.Metadata = [
             "placement": "\(revenue.placement)", "network": "\(revenue.networkID)", "precision": "\(revenue.precision.rawValue)",
             "revenue_usd": "\(revenue.value)",
@@ -422,7 +423,7 @@ public final class Mediator: AdNetwork {
     /// `admediation_breaker_transitions_total` by network and new phase.
     private func breakerChanged(_ networkID: String, to state: CircuitBreaker.State) {
         let phase = Self.phase(state)
-        Counter(label: "admediation_breaker_transitions_total", dimensions: [("network", networkID), ("state", phase)], factory: metrics).increment()
+        metrics.counter("admediation_breaker_transitions_total", [("network", networkID), ("state", phase)]).increment()
         if case .open = state {
             logger.warning("circuit breaker opened", metadata: ["network": "\(networkID)"])
         } else {
@@ -435,6 +436,7 @@ public final class Mediator: AdNetwork {
     /// line's placement, outcome (`fill`, `no_fill`, `error`), error code and eCPM.
     private static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async -> Result<AdLoadResult, AdError> {
         await tracer.withSpan("ad line", ofKind: .client) { span in
+            guard span.isRecording else { return await load(request, from: network) }
             span.attributes["admediation.network"] = network.id
             span.attributes["admediation.line_placement"] = request.placement
             let result = await load(request, from: network)

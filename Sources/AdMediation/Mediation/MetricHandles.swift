@@ -1,0 +1,41 @@
+import CoreMetrics
+import Synchronization
+
+/// The mediator's counters and timers, made once per label and dimensions and reused: swift-metrics handles are meant
+/// to be kept, and making them per decision allocated a handle and its dimension array for every line of every
+/// request. Bounded: the dimensions come from the configuration (placements, networks) and from closed sets (outcomes,
+/// error code names, skip reasons, revenue precisions), so the tables stop growing once each combination was seen.
+final class MetricHandles: Sendable {
+    private struct Key: Hashable {
+        var label: String
+        var dimensions: [String]
+    }
+
+    private let factory: any MetricsFactory
+    private let counters = Mutex<[Key: Counter]>([:])
+    private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
+        let key = Key(label: label, dimensions: dimensions.flatMap { [$0.0, $0.1] })
+        return counters.withLock { table in
+            if let counter = table[key] { return counter }
+            let counter = Counter(label: label, dimensions: dimensions, factory: factory)
+            table[key] = counter
+            return counter
+        }
+    }
+
+    func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        let key = Key(label: label, dimensions: dimensions.flatMap { [$0.0, $0.1] })
+        return timers.withLock { table in
+            if let timer = table[key] { return timer }
+            let timer = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
+            table[key] = timer
+            return timer
+        }
+    }
+}
