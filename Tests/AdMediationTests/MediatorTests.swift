@@ -10,7 +10,7 @@ struct MediatorTests {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
         let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
             "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]))
+        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await a.waitForLoads(); await b.waitForLoads()
         b.answer(.success(.filled(b.fill("from-b"))))
@@ -24,7 +24,7 @@ struct MediatorTests {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
         let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
             "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]))
+        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await a.waitForLoads(); await b.waitForLoads()
         b.answer(.success(.filled(b.fill("from-b"))))
@@ -40,7 +40,7 @@ struct MediatorTests {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
         let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
             "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]))
+        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await a.waitForLoads(); await b.waitForLoads()
         a.answer(.success(.filled(a.fill("winner"))))
@@ -143,7 +143,7 @@ struct MediatorTests {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
         let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
             "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")], mode: .sequential),
-        ]))
+        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await a.waitForLoads()
         #expect(b.waiting == 0, "b must not start before a answered")
