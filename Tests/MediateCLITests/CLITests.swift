@@ -264,4 +264,18 @@ struct CLITests {
         #expect(text.contains("growthcat  http://127.0.0.1:"))
         #expect(text.contains("mars       http://127.0.0.1:") && text.contains("/mars/v1/"))
     }
+
+    @Test func sandboxDemoWritesAConfigurationThatPointsAtItself() async throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediate")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).json").path
+        let run = try await ChildProcess.run(binary.path, ["sandbox", "--demo", "--port", "0", "--write-config", path],
+                                             killWhen: { $0.contains("config") }, deadline: .seconds(60))
+        #expect(!run.timedOut)
+        let marsLine = try #require(run.out.split(separator: "\n").first { $0.hasPrefix("mars ") })
+        let marsURL = String(marsLine.dropFirst("mars".count)).trimmingCharacters(in: .whitespaces)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let mars = try #require((root["networks"] as? [String: Any])?["mars"] as? [String: Any])
+        #expect(mars["base_url"] as? String == marsURL, "the configuration points at the sandbox that wrote it")
+        #expect((root["placements"] as? [String: Any])?["home_tile"] != nil, "the demo's placements")
+    }
 }
