@@ -3,13 +3,18 @@ import Synchronization
 
 /// The mediator's counters and timers, made once per label and dimensions and reused: swift-metrics handles are meant
 /// to be kept, and making them per decision allocated a handle and its dimension array for every line of every
-/// request. Bounded: the dimensions come from the configuration (placements, networks) and from closed sets (outcomes,
-/// error code names, skip reasons, revenue precisions), so the tables stop growing once each combination was seen.
+/// request. The dimensions come from the configuration (placements, networks) and from closed sets (outcomes,
+/// error code names, skip reasons, revenue precisions), so the tables stop growing once each combination was seen;
+/// the one open value, a request's unknown placement id, is why each table also stops at ``limit`` entries (handles
+/// past it are made per use, as before).
 final class MetricHandles: Sendable {
     private struct Key: Hashable {
         var label: String
         var dimensions: [String]
     }
+
+    /// The most handles kept per table.
+    static let limit = 10_000
 
     private let factory: any MetricsFactory
     private let counters = Mutex<[Key: Counter]>([:])
@@ -24,7 +29,7 @@ final class MetricHandles: Sendable {
         return counters.withLock { table in
             if let counter = table[key] { return counter }
             let counter = Counter(label: label, dimensions: dimensions, factory: factory)
-            table[key] = counter
+            if table.count < Self.limit { table[key] = counter }
             return counter
         }
     }
@@ -34,7 +39,7 @@ final class MetricHandles: Sendable {
         return timers.withLock { table in
             if let timer = table[key] { return timer }
             let timer = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
-            table[key] = timer
+            if table.count < Self.limit { table[key] = timer }
             return timer
         }
     }
