@@ -8,7 +8,8 @@ import Logging
 /// `miss_stored`, `miss_not_cacheable`, `no_cache`, `lookup_failed`, `store_failed`, `trim_failed`,
 /// `cleanup_failed`), `admediation_mars_operations_total` and `admediation_mars_errors_total` (`operation`),
 /// `admediation_mars_deserialization_errors_total` (`kind`) and `admediation_mars_cache_build_errors_total` (`kind`).
-/// Failures are also logged as warnings (cache failures, client errors) or debug records (a dropped ad item).
+/// Failures are also logged as warnings (cache failures, client errors) or debug records (a dropped ad item), with the
+/// upstream value cut to its first 200 characters (a server's error text can carry its whole answer).
 public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
     private let factory: any MetricsFactory
     private let logger: Logger
@@ -19,16 +20,20 @@ public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
         self.logger = logger
     }
 
+    private static func excerpt(_ value: String) -> String {
+        value.count <= 200 ? value : String(value.prefix(200)) + "…"
+    }
+
     /// Counts `admediation_mars_cache_build_errors_total` and logs a warning: the cache is off.
     public func recordBuildCacheError(label: String, value: String) {
         Counter(label: "admediation_mars_cache_build_errors_total", dimensions: [("kind", label)], factory: factory).increment()
-        logger.warning("HTTP cache disabled: it could not be built", metadata: ["kind": "\(label)", "error": "\(value)"])
+        logger.warning("HTTP cache disabled: it could not be built", metadata: ["kind": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_errors_total` and logs a warning.
     public func recordClientError(label: String, value: String) {
         Counter(label: "admediation_mars_errors_total", dimensions: [("operation", label)], factory: factory).increment()
-        logger.warning("operation failed", metadata: ["operation": "\(label)", "error": "\(value)"])
+        logger.warning("operation failed", metadata: ["operation": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_operations_total`.
@@ -39,14 +44,14 @@ public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
     /// Counts `admediation_mars_deserialization_errors_total` and logs at debug level.
     public func recordDeserializationError(label: String, value: String) {
         Counter(label: "admediation_mars_deserialization_errors_total", dimensions: [("kind", label)], factory: factory).increment()
-        logger.debug("ad item dropped", metadata: ["kind": "\(label)", "error": "\(value)"])
+        logger.debug("ad item dropped", metadata: ["kind": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_cache_outcomes_total`; a failed cache operation is also a warning.
     public func recordHttpCacheOutcome(label: String, value: String) {
         Counter(label: "admediation_mars_cache_outcomes_total", dimensions: [("outcome", label)], factory: factory).increment()
         if label.hasSuffix("_failed") {
-            logger.warning("HTTP cache operation failed", metadata: ["outcome": "\(label)", "error": "\(value)"])
+            logger.warning("HTTP cache operation failed", metadata: ["outcome": "\(label)", "error": "\(Self.excerpt(value))"])
         }
     }
 }
