@@ -549,8 +549,9 @@ public actor GrowthCatClient {
             logger.error("ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
             throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
         }
-        let queued = (try? await queue.count()) ?? 0
-        queueDepth(queued)
+        // An impression or click is flushed at once, and the flush records the depth; others are counted here.
+        let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
+        if !name.isImmediate { queueDepth(queued) }
         if name.isImmediate || queued >= configuration.batchSize {
             await flushAdEvents()
         } else if batchTimer == nil && !isShutDown {

@@ -1,3 +1,4 @@
+import AdMediation
 import CoreMetrics
 import Logging
 
@@ -11,12 +12,13 @@ import Logging
 /// Failures are also logged as warnings (cache failures, client errors) or debug records (a dropped ad item), with the
 /// upstream value cut to its first 200 characters (a server's error text can carry its whole answer).
 public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
-    private let factory: any MetricsFactory
+    /// One counter per label and dimension, kept: a cache hit is a microseconds path.
+    private let metrics: MetricHandles
     private let logger: Logger
 
     /// Records into `factory` (the app's `MetricsSystem` by default) and logs with `logger`.
     public init(factory: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "admediation.mars")) {
-        self.factory = factory
+        self.metrics = MetricHandles(factory: factory)
         self.logger = logger
     }
 
@@ -26,30 +28,30 @@ public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
 
     /// Counts `admediation_mars_cache_build_errors_total` and logs a warning: the cache is off.
     public func recordBuildCacheError(label: String, value: String) {
-        Counter(label: "admediation_mars_cache_build_errors_total", dimensions: [("kind", label)], factory: factory).increment()
+        metrics.counter("admediation_mars_cache_build_errors_total", [("kind", label)]).increment()
         logger.warning("HTTP cache disabled: it could not be built", metadata: ["kind": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_errors_total` and logs a warning.
     public func recordClientError(label: String, value: String) {
-        Counter(label: "admediation_mars_errors_total", dimensions: [("operation", label)], factory: factory).increment()
+        metrics.counter("admediation_mars_errors_total", [("operation", label)]).increment()
         logger.warning("operation failed", metadata: ["operation": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_operations_total`.
     public func recordClientOperationTotal(label: String) {
-        Counter(label: "admediation_mars_operations_total", dimensions: [("operation", label)], factory: factory).increment()
+        metrics.counter("admediation_mars_operations_total", [("operation", label)]).increment()
     }
 
     /// Counts `admediation_mars_deserialization_errors_total` and logs at debug level.
     public func recordDeserializationError(label: String, value: String) {
-        Counter(label: "admediation_mars_deserialization_errors_total", dimensions: [("kind", label)], factory: factory).increment()
+        metrics.counter("admediation_mars_deserialization_errors_total", [("kind", label)]).increment()
         logger.debug("ad item dropped", metadata: ["kind": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_cache_outcomes_total`; a failed cache operation is also a warning.
     public func recordHttpCacheOutcome(label: String, value: String) {
-        Counter(label: "admediation_mars_cache_outcomes_total", dimensions: [("outcome", label)], factory: factory).increment()
+        metrics.counter("admediation_mars_cache_outcomes_total", [("outcome", label)]).increment()
         if label.hasSuffix("_failed") {
             logger.warning("HTTP cache operation failed", metadata: ["outcome": "\(label)", "error": "\(Self.excerpt(value))"])
         }

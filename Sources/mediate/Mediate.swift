@@ -159,6 +159,12 @@ struct Load: AsyncParsableCommand {
     @Option(name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
 
+    /// `{"value_usd", "precision", "line", "ab_label"}` (the last two null when no mediator served the ad).
+    static func revenueJSON(_ revenue: ImpressionRevenue) -> [String: Any] {
+        ["value_usd": revenue.value, "precision": revenue.precision.rawValue, "line": revenue.line?.index ?? NSNull(),
+         "ab_label": revenue.line?.abLabel ?? NSNull()]
+    }
+
     func run() async throws {
         let tracer = traceFile == nil ? nil : TraceFile.tracer()
         let env = try await Environment.load(options, progress: Progress(enabled: false), tracer: tracer)
@@ -184,9 +190,7 @@ struct Load: AsyncParsableCommand {
                 entry["error"] = NSNull()
                 if let ad = result.ad {
                     filled = true
-                    winner = ["network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
-                              "revenue": ["value_usd": ad.revenue.value, "precision": ad.revenue.precision.rawValue, "line": NSNull(),
-                                          "ab_label": NSNull()] as [String: Any]]
+                    winner = ["network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id, "revenue": Self.revenueJSON(ad.revenue)]
                     ad.invalidate()
                 }
             } catch let error as AdError {
@@ -201,10 +205,8 @@ struct Load: AsyncParsableCommand {
             let outcome = await env.mediator.loadWithTrace(AdRequest(placement: placement, format: format, testMode: true))
             if case .success(let result) = outcome.result, let ad = result.ad {
                 filled = true
-                let revenue = ad.revenue
                 winner = ["network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
-                          "revenue": ["value_usd": revenue.value, "precision": revenue.precision.rawValue, "line": revenue.line?.index ?? NSNull(),
-                                      "ab_label": revenue.line?.abLabel ?? NSNull()] as [String: Any]]
+                          "revenue": Self.revenueJSON(ad.revenue)]
                 ad.invalidate()
             }
             for line in outcome.trace.lines {

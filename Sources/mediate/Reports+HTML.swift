@@ -11,13 +11,13 @@ extension Reports {
 
     static func html(_ reports: [PlacementReport]) -> String {
         var body = ""
-        for report in reports {
+        for (position, report) in reports.enumerated() {
             var sources: [(name: String, tally: Tally, wins: Int?, wonRevenue: Double?)] = [("waterfall", report.mediated, nil, nil)]
             for (index, line) in report.lines.enumerated() {
                 sources.append(("\(line.network)/\(line.placement)", line.tally, report.mediated.wins["\(index)"] ?? 0,
                                 report.mediated.winRevenue["\(index)"] ?? 0))
             }
-            body += "<section id=\"placement-\(index(of: report, in: reports))\" data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
+            body += "<section id=\"placement-\(position)\" data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
             body += svgBars(title: "Fill rate", values: sources.map { ($0.name, $0.tally.fillRate * 100) }, unit: "%", maximum: 100)
             let maxRevenue = sources.map(\.tally.revenuePerMille).max() ?? 0
             body += svgBars(title: "Estimated revenue per 1000 requests (USD)", values: sources.map { ($0.name, $0.tally.revenuePerMille) },
@@ -56,10 +56,6 @@ extension Reports {
         \(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
         </body></html>
         """
-    }
-
-    private static func index(of report: PlacementReport, in reports: [PlacementReport]) -> Int {
-        reports.firstIndex { $0.id == report.id } ?? 0
     }
 
     private static func cell(_ field: String, _ text: String) -> String {

@@ -64,7 +64,7 @@ enum TraceFile {
     private static func attributes(_ attributes: SpanAttributes) -> [[String: Any]] {
         var list: [[String: Any]] = []
         attributes.forEach { key, attribute in
-            let value: [String: Any]? = switch attribute.toSpanAttribute() {
+            let value: [String: Any] = switch attribute.toSpanAttribute() {
             case .string(let text): ["stringValue": text]
             case .int64(let number): ["intValue": "\(number)"]
             case .int32(let number): ["intValue": "\(number)"]
@@ -72,7 +72,7 @@ enum TraceFile {
             case .bool(let flag): ["boolValue": flag]
             default: ["stringValue": "\(attribute)"]
             }
-            if let value { list.append(["key": key, "value": value]) }
+            list.append(["key": key, "value": value])
         }
         return list.sorted { ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "") }
     }

@@ -7,24 +7,24 @@ import Synchronization
 /// error code names, skip reasons, revenue precisions), so the tables stop growing once each combination was seen;
 /// the one open value, a request's unknown placement id, is why each table also stops at ``limit`` entries (handles
 /// past it are made per use, as before).
-final class MetricHandles: Sendable {
+package final class MetricHandles: Sendable {
     private struct Key: Hashable {
         var label: String
         var dimensions: [String]
     }
 
     /// The most handles kept per table.
-    static let limit = 10_000
+    package static let limit = 10_000
 
     private let factory: any MetricsFactory
     private let counters = Mutex<[Key: Counter]>([:])
     private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
 
-    init(factory: any MetricsFactory) {
+    package init(factory: any MetricsFactory) {
         self.factory = factory
     }
 
-    func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
+    package func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Counter {
         let key = Key(label: label, dimensions: dimensions.flatMap { [$0.0, $0.1] })
         return counters.withLock { table in
             if let counter = table[key] { return counter }
@@ -34,7 +34,7 @@ final class MetricHandles: Sendable {
         }
     }
 
-    func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+    package func timer(_ label: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Timer {
         let key = Key(label: label, dimensions: dimensions.flatMap { [$0.0, $0.1] })
         return timers.withLock { table in
             if let timer = table[key] { return timer }
