@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "ChartboostBanners", targets: ["ChartboostBanners"]),
         .library(name: "MARSAds", targets: ["MARSAds"]),
         .library(name: "GrowthCatAds", targets: ["GrowthCatAds"]),
+        .library(name: "OpenRTBBidder", targets: ["OpenRTBBidder"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
         .executable(name: "mediate", targets: ["mediate"]),
     ],
@@ -71,7 +72,7 @@ let package = Package(
         .target(name: "ObliviousHTTP", dependencies: ["AdMediation", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: fuzzSettings),
 
         .target(name: "AdStorage", dependencies: [
-            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+            "AdMediation", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: fuzzSettings),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
@@ -96,10 +97,11 @@ let package = Package(
         .target(name: "GrowthCatAds", dependencies: [
             "AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
+        .target(name: "OpenRTBBidder", dependencies: ["AdMediation"], path: "Adapters/OpenRTB", swiftSettings: fuzzSettings),
 
         // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
         .target(name: "MediateKit", dependencies: [
-            "AdMediation", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds",
+            "AdMediation", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "OpenRTBBidder",
         ], swiftSettings: fuzzSettings),
 
         // The CLI.
@@ -175,6 +177,9 @@ let package = Package(
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
         .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",
             .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
+        .testTarget(name: "OpenRTBBidderTests", dependencies: [
+            "OpenRTBBidder", "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
         ]),
         .testTarget(name: "FaultMatrixTests", dependencies: [
             "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",

@@ -14,6 +14,9 @@ public struct AdRequest: Hashable, Sendable {
     public var testMode: Bool
     /// How long the whole load may take, or `nil` for the network's own default.
     public var timeout: Duration?
+    /// The lowest price (CPM, US dollars) worth showing, when the caller has one: a bidder sends it as `bidfloor`; a
+    /// mediator sets it from the line's or bidder's `floor_ecpm`. Default: none.
+    public var floorEcpm: Double? = nil
 
     /// Creates a request.
     public init(

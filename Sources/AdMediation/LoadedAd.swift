@@ -48,11 +48,16 @@ public protocol AdEventReporter: Sendable {
     func report(_ event: AdEvent, for ad: LoadedAd) async throws
     /// The ad was invalidated (a late answer dropped by the mediator, expiry, replacement): release it.
     func invalidated(_ ad: LoadedAd)
+    /// The auction the ad took part in ended (called at most once per ad, never after invalidation). A bidder sends its
+    /// win or loss notice here; it must not block: hand the notice to the network's own sender and return.
+    func auctionEnded(_ result: AuctionResult, for ad: LoadedAd)
 }
 
 extension AdEventReporter {
     /// Does nothing by default.
     public func invalidated(_ ad: LoadedAd) {}
+    /// Does nothing by default: only bidders take part in auctions.
+    public func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {}
 }
 
 /// A reporter that sends nothing; for networks without event reporting.
@@ -96,6 +101,7 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     private struct EventState {
         var reported: Set<AdEvent> = []
         var invalidated = false
+        var auction: AuctionResult?
     }
 
     /// Creates a loaded ad. Adapters call this.
@@ -165,6 +171,23 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
             _ = state.withLock { $0.reported.remove(event) }
             throw error
         }
+    }
+
+    /// How the auction ended for this ad, once ``settleAuction(_:)`` was called.
+    public var auctionResult: AuctionResult? { state.withLock { $0.auction } }
+
+    /// Tells the network how the auction ended for this ad (its win or loss notice). Only the first call counts, and
+    /// nothing is sent after ``invalidate()``; returns whether this call was delivered. A mediator settles every priced
+    /// ad it collected; an app that runs its own auction does the same before invalidating the losers.
+    @discardableResult
+    public func settleAuction(_ result: AuctionResult) -> Bool {
+        let first = state.withLock { s in
+            guard !s.invalidated, s.auction == nil else { return false }
+            s.auction = result
+            return true
+        }
+        if first { reporter.auctionEnded(result, for: self) }
+        return first
     }
 
     /// Marks the ad dead: no event may be reported after this. Idempotent.

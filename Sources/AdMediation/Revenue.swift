@@ -10,10 +10,13 @@ public enum RevenuePrecision: String, Sendable, Hashable, Codable, CaseIterable 
     case undefined
 }
 
-/// Which waterfall line of a mediated placement served an ad.
+/// Which waterfall line (or bidder) of a mediated placement served an ad.
 public struct WinningLine: Sendable, Hashable {
-    /// The line's index in the placement's waterfall (0 is the highest priority).
+    /// The line's index in the placement's waterfall (0 is the highest priority), or the bidder's index in its
+    /// `bidders` when ``isBid`` is true.
     public var index: Int
+    /// Whether a real-time bid won (``index`` is then a bidder's index).
+    public var isBid: Bool = false
     /// The line's network id.
     public var network: String
     /// The network's own placement id on that line.

@@ -116,6 +116,8 @@ public final class RunningSandbox: Sendable {
     public var chartboostBaseURL: String { rootURL + "/chartboost" }
     /// The app-open network's base URL (append `/appopen/v1/ad`).
     public var appOpenBaseURL: String { rootURL + "/appopen" }
+    /// The base URL of the sandbox's OpenRTB bidder `name` (any name; its scenario is the network `name`).
+    public func bidderBaseURL(_ name: String) -> String { rootURL + "/openrtb/" + name }
     /// The admin endpoint (`GET/PUT {admin}/scenario`, `GET {admin}/records`, `POST {admin}/reset`).
     public var adminURL: String { rootURL + "/admin" }
 
@@ -160,6 +162,8 @@ final class SandboxState: Sendable {
         /// Pre-rendered GrowthCat ads by placement, placement flag and base URL.
         var growthcatTemplates: [String: JSONTemplate] = [:]
         var seenEventIDs: Set<String> = []
+        /// Ad requests drawn per scenario key (`network` or `network/placement`), for drift phases.
+        var drawCounts: [String: Int] = [:]
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).
         var ohttpGateway = ObliviousHTTPGateway(keyID: 1)
     }
@@ -189,6 +193,7 @@ final class SandboxState: Sendable {
         mutable.withLock {
             $0.scenario = scenario
             $0.rng = SeededGenerator(seed: scenario.seed)
+            $0.drawCounts = [:]
         }
     }
     func resetRecords() {
@@ -206,6 +211,10 @@ final class SandboxState: Sendable {
     func draw(network: String, placement: String?) -> Draw {
         mutable.withLock { m in
             let scenario = m.scenario.scenario(network: network, placement: placement)
+            let key = placement.map { m.scenario.placements["\(network)/\($0)"] != nil ? "\(network)/\($0)" : network } ?? network
+            let count = m.drawCounts[key, default: 0]
+            if m.drawCounts.count < 10_000 || m.drawCounts[key] != nil { m.drawCounts[key] = count + 1 }
+            let (fillRate, prices) = scenario.phase(at: count)
             var fault: Fault?
             let roll = m.rng.nextUnit()
             var cumulative = 0.0
@@ -213,8 +222,8 @@ final class SandboxState: Sendable {
                 cumulative += candidate.rate
                 if roll < cumulative { fault = candidate; break }
             }
-            let fills = m.rng.nextUnit() < scenario.fillRate
-            let ecpm = (scenario.ecpm.sample(&m.rng, maximum: 1_000_000) * 100).rounded() / 100
+            let fills = m.rng.nextUnit() < fillRate
+            let ecpm = (prices.sample(&m.rng, maximum: 1_000_000) * 100).rounded() / 100
             let latencyMs = scenario.latencyMs.sample(&m.rng, maximum: Distribution.maxLatencyMs)
             let latency = Duration.microseconds(Int64((latencyMs * 1000).rounded()))   // ≤ 6e7 µs after the clamp
             return Draw(fault: fault, fills: fills, ecpm: ecpm, latency: latency)
@@ -244,6 +253,7 @@ final class SandboxState: Sendable {
         if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
         if path.hasPrefix("/chartboost/") { return await chartboost(incoming, context: context) }
         if path.hasPrefix("/appopen/") { return await appOpen(incoming, context: context) }
+        if path.hasPrefix("/openrtb/") { return await openRTB(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
         return Self.error(404, "not_found", "no route for \(method) \(path)")
     }

@@ -13,17 +13,33 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
     public var latencyMs: Distribution
     /// Faults injected into ad requests, each with its own rate; at most one applies per request.
     public var faults: [Fault]
+    /// Drift: from the `after_requests`-th ad request of this network (or placement) on, a phase's fill rate and
+    /// prices replace these. Phases apply in order; the last one reached wins. Default: none.
+    public var drift: [DriftPhase]
 
     /// Creates a scenario.
-    public init(fillRate: Double = 1, ecpm: Distribution = .uniform(min: 0.5, max: 5), latencyMs: Distribution = .fixed(0), faults: [Fault] = []) {
+    public init(
+        fillRate: Double = 1, ecpm: Distribution = .uniform(min: 0.5, max: 5), latencyMs: Distribution = .fixed(0), faults: [Fault] = [],
+        drift: [DriftPhase] = []
+    ) {
         self.fillRate = fillRate
         self.ecpm = ecpm
         self.latencyMs = latencyMs
         self.faults = faults
+        self.drift = drift
     }
 
     enum CodingKeys: String, CodingKey {
-        case fillRate = "fill_rate", ecpm, latencyMs = "latency_ms", faults
+        case fillRate = "fill_rate", ecpm, latencyMs = "latency_ms", faults, drift
+    }
+
+    /// The fill rate and prices in force for the `count`-th request (counted from 0).
+    func phase(at count: Int) -> (fillRate: Double, ecpm: Distribution) {
+        var current = (fillRate, ecpm)
+        for phase in drift where count >= phase.afterRequests {
+            current = (phase.fillRate ?? current.0, phase.ecpm ?? current.1)
+        }
+        return current
     }
 
     /// Decodes with defaults.
@@ -33,11 +49,48 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
         ecpm = try c.decodeIfPresent(Distribution.self, forKey: .ecpm) ?? .uniform(min: 0.5, max: 5)
         latencyMs = try c.decodeIfPresent(Distribution.self, forKey: .latencyMs) ?? .fixed(0)
         faults = try c.decodeIfPresent([Fault].self, forKey: .faults) ?? []
+        drift = try c.decodeIfPresent([DriftPhase].self, forKey: .drift) ?? []
         guard (0...1).contains(fillRate) else {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
         }
         try ecpm.check(range: 0...1_000_000, path: c.codingPath + [CodingKeys.ecpm])
         try latencyMs.check(range: 0...Distribution.maxLatencyMs, path: c.codingPath + [CodingKeys.latencyMs])
+    }
+}
+
+/// A change of a network's behaviour during a run (see ``NetworkScenario/drift``).
+public struct DriftPhase: Codable, Sendable, Hashable {
+    /// The phase starts with this request (counted from 0 per network, or per placement for a placement's scenario).
+    public var afterRequests: Int
+    /// The fill rate from then on (0…1); default: unchanged.
+    public var fillRate: Double?
+    /// The prices from then on; default: unchanged.
+    public var ecpm: Distribution?
+
+    /// Creates a phase.
+    public init(afterRequests: Int, fillRate: Double? = nil, ecpm: Distribution? = nil) {
+        self.afterRequests = afterRequests
+        self.fillRate = fillRate
+        self.ecpm = ecpm
+    }
+
+    enum CodingKeys: String, CodingKey { case afterRequests = "after_requests", fillRate = "fill_rate", ecpm }
+
+    /// Decodes and checks a phase.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let after = try c.decode(Double.self, forKey: .afterRequests)
+        guard let whole = OutsideValue.integer(after, in: 0...1_000_000_000) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.afterRequests],
+                debugDescription: "must be a whole number 0…1000000000, got \(after)"))
+        }
+        afterRequests = whole
+        fillRate = try c.decodeIfPresent(Double.self, forKey: .fillRate)
+        ecpm = try c.decodeIfPresent(Distribution.self, forKey: .ecpm)
+        if let fillRate, !(0...1).contains(fillRate) {
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
+        }
+        try ecpm?.check(range: 0...1_000_000, path: c.codingPath + [CodingKeys.ecpm])
     }
 }
 

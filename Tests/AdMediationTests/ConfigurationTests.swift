@@ -36,7 +36,7 @@ struct ConfigurationTests {
     }
 
     @Test func emptyWaterfallIsRejected() {
-        #expect(error(#"{"placements": {"p": {"format": "tile", "lines": []}}}"#) == "placements.p.lines: the waterfall is empty")
+        #expect(error(#"{"placements": {"p": {"format": "tile", "lines": []}}}"#) == "placements.p.lines: the waterfall is empty (and there are no bidders)")
     }
 
     @Test func negativeTimeoutIsRejected() {

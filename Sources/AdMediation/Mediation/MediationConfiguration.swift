@@ -81,6 +81,13 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
     /// The A/B label of this waterfall (1…64 printable ASCII characters), carried on every trace, log line, span and
     /// impression revenue record of the placement. Default: none.
     public var abLabel: String?
+    /// Real-time bidders asked in parallel before the waterfall; the best valid bid competes with the lines by price
+    /// (`specs/openrtb-bidder.md`, "Unified auction"). Default: none (a pure waterfall).
+    public var bidders: [BidderLine]
+    /// How the winning bid clears. Default first price.
+    public var auction: AuctionType
+    /// Lets the mediator order the lines itself from what it observes. Default: none (the configured order).
+    public var optimizer: OptimizerConfiguration?
 
     /// Creates a placement.
     public init(
@@ -93,9 +100,15 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         frequencyCap: Int? = nil,
         frequencyWindowS: Double = 3600,
         minIntervalS: Double? = nil,
-        abLabel: String? = nil
+        abLabel: String? = nil,
+        bidders: [BidderLine] = [],
+        auction: AuctionType = .firstPrice,
+        optimizer: OptimizerConfiguration? = nil
     ) {
         self.abLabel = abLabel
+        self.bidders = bidders
+        self.auction = auction
+        self.optimizer = optimizer
         self.format = format
         self.size = size
         self.mode = mode
@@ -115,6 +128,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         case frequencyWindowS = "frequency_window_s"
         case minIntervalS = "min_interval_s"
         case abLabel = "ab_label"
+        case bidders, auction, optimizer
     }
 
     /// Decodes with defaults.
@@ -123,7 +137,10 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         format = try c.decode(String.self, forKey: .format)
         size = try c.decodeIfPresent(String.self, forKey: .size)
         mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
-        lines = try c.decode([WaterfallLine].self, forKey: .lines)
+        bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders) ?? []
+        lines = try bidders.isEmpty ? c.decode([WaterfallLine].self, forKey: .lines) : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
+        auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction) ?? .firstPrice
+        optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
         maxInFlight = try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4
         deadlineMs = try c.decodeWholeIfPresent(forKey: .deadlineMs) ?? 5000
         frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
@@ -145,7 +162,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             guard let size else { throw AdError(.configuration, "\(path).size: a banner placement needs a size such as \"320x50\"") }
             guard BannerSize(parsing: size) != nil else { throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"") }
         }
-        if lines.isEmpty { throw AdError(.configuration, "\(path).lines: the waterfall is empty") }
+        if lines.isEmpty && bidders.isEmpty { throw AdError(.configuration, "\(path).lines: the waterfall is empty (and there are no bidders)") }
         if !(1...64).contains(maxInFlight) {
             throw AdError(.configuration, "\(path).max_in_flight: must be 1…64, got \(maxInFlight)")
         }
@@ -180,6 +197,122 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             }
             seen[key] = index
         }
+        for (index, bidder) in bidders.enumerated() {
+            let bidderPath = "\(path).bidders[\(index)]"
+            try bidder.validate(path: bidderPath)
+            guard let formats = networks[bidder.network] else {
+                throw AdError(.configuration, "\(bidderPath).network: unknown network \"\(bidder.network)\"")
+            }
+            if !formats.contains(format) {
+                throw AdError(.configuration, "\(bidderPath).network: network \"\(bidder.network)\" does not serve format \"\(format)\"")
+            }
+            let key = "bid\u{0}\(bidder.network)\u{0}\(bidder.placement)"
+            if let first = seen[key] {
+                throw AdError(.configuration, "\(bidderPath): duplicate of bidders[\(first)] (network \"\(bidder.network)\", placement \"\(bidder.placement)\")")
+            }
+            seen[key] = index
+        }
+        try optimizer?.validate(path: "\(path).optimizer", lineCount: lines.count)
+    }
+}
+
+/// How the winning bid of a unified auction clears.
+public enum AuctionType: String, Codable, Sendable, Hashable {
+    /// The winner pays its own bid.
+    case firstPrice = "first_price"
+    /// The winner pays max(the second price + 0.01, its floor), never more than its bid.
+    case secondPrice = "second_price"
+}
+
+/// A real-time bidder of a placement (an ``AdNetwork`` whose fills are priced bids, such as an OpenRTB bidder).
+public struct BidderLine: Codable, Sendable, Hashable {
+    /// The network's id.
+    public var network: String
+    /// The bidder's own placement id (its `tagid`).
+    public var placement: String
+    /// The lowest bid accepted (the request's `bidfloor`); a lower bid loses with reason 100. Default: none.
+    public var floorEcpm: Double?
+    /// How long the bidder may take, in milliseconds (its `tmax` is this, or the time left, minus a margin).
+    /// Default 500.
+    public var timeoutMs: Int
+
+    /// Creates a bidder line.
+    public init(network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 500) {
+        self.network = network
+        self.placement = placement
+        self.floorEcpm = floorEcpm
+        self.timeoutMs = timeoutMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case network, placement
+        case floorEcpm = "floor_ecpm"
+        case timeoutMs = "timeout_ms"
+    }
+
+    /// Decodes with defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        network = try c.decode(String.self, forKey: .network)
+        placement = try c.decode(String.self, forKey: .placement)
+        floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
+        timeoutMs = try c.decodeWholeIfPresent(forKey: .timeoutMs) ?? 500
+    }
+
+    func validate(path: String) throws(AdError) {
+        try WaterfallLine(network: network, placement: placement, floorEcpm: floorEcpm, timeoutMs: timeoutMs).validate(path: path)
+    }
+
+    var timeout: Duration { .milliseconds(min(max(timeoutMs, 1), Limits.maxMilliseconds)) }
+}
+
+/// The self-ordering waterfall of a placement: each line's eCPM, fill rate and timeouts are learned online, and
+/// the lines are ordered by Thompson sampling within the publisher's constraints (see ``WaterfallOptimizer``).
+public struct OptimizerConfiguration: Codable, Sendable, Hashable {
+    /// The share of requests (0…1) whose order is drawn from the posterior (exploration); the rest use the
+    /// posterior means (exploitation). Default 0.1.
+    public var exploration: Double
+    /// Indexes of lines that keep their configured position. Default: none.
+    public var pinned: [Int]
+    /// Observations lose half their weight after this many requests of the placement, so the order follows drift.
+    /// Counted in requests, not seconds, so that what was learned survives the app being closed. Default 2000.
+    public var halfLifeRequests: Double
+    /// The random seed, for reproducible runs; default: a random one.
+    public var seed: UInt64?
+
+    /// Creates optimizer settings.
+    public init(exploration: Double = 0.1, pinned: [Int] = [], halfLifeRequests: Double = 2000, seed: UInt64? = nil) {
+        self.exploration = exploration
+        self.pinned = pinned
+        self.halfLifeRequests = halfLifeRequests
+        self.seed = seed
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case exploration, pinned, seed
+        case halfLifeRequests = "half_life_requests"
+    }
+
+    /// Decodes with defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        exploration = try c.decodeIfPresent(Double.self, forKey: .exploration) ?? 0.1
+        pinned = try c.decodeIfPresent([Int].self, forKey: .pinned) ?? []
+        halfLifeRequests = try c.decodeIfPresent(Double.self, forKey: .halfLifeRequests) ?? 2000
+        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
+    }
+
+    func validate(path: String, lineCount: Int) throws(AdError) {
+        if !(exploration >= 0 && exploration <= 1) {
+            throw AdError(.configuration, "\(path).exploration: must be 0…1, got \(exploration)")
+        }
+        if !(halfLifeRequests >= 1 && halfLifeRequests <= 100_000_000) {
+            throw AdError(.configuration, "\(path).half_life_requests: must be 1…100000000, got \(halfLifeRequests)")
+        }
+        for (position, index) in pinned.enumerated() where !(0..<lineCount).contains(index) {
+            throw AdError(.configuration, "\(path).pinned[\(position)]: no line \(index) (the waterfall has \(lineCount))")
+        }
+        if Set(pinned).count != pinned.count { throw AdError(.configuration, "\(path).pinned: a line is pinned twice") }
     }
 }
 

@@ -16,6 +16,8 @@ public enum SkipReason: String, Sendable, Hashable, Codable {
     case outranked
     /// The request was decided before this line was started.
     case notReached = "not_reached"
+    /// A bid priced at or above the line's price was already in hand, so the line was not asked.
+    case outbid
 }
 
 /// What happened on one line.
@@ -69,9 +71,32 @@ public struct MediationTrace: Sendable, Hashable {
     public var duration: Duration
     /// The placement's A/B label, if it has one.
     public var abLabel: String? = nil
+    /// Every bidder of the placement, in configured order (empty without bidders).
+    public var bids: [BidTrace] = []
+    /// The index of the winning bid in ``bids``, when a bid won.
+    public var winningBid: Int? = nil
+    /// The order the lines were tried in (configured indexes): the optimizer's order, or the configured one.
+    public var order: [Int] = []
 
     /// The winning line, if any.
     public var winner: LineTrace? { winnerIndex.map { lines[$0] } }
+}
+
+/// What one bidder did in a request's auction.
+public struct BidTrace: Sendable, Hashable {
+    /// The bidder's network id.
+    public var network: String
+    /// The bidder's placement id.
+    public var placement: String
+    /// `fill` for a valid bid; `no_fill` (with the reason: no bid, or an invalid bid and why), `error`, `timeout` or
+    /// `skipped` (breaker open, expired, below floor) otherwise.
+    public var outcome: LineOutcome
+    /// The bid's price, when it bid.
+    public var price: Double?
+    /// From the auction's start to the answer.
+    public var latency: Duration?
+    /// Won (with the clearing price) or lost (with the loss reason sent), for every bid that was priced.
+    public var auction: AuctionResult?
 }
 
 /// The answer of ``Mediator/loadWithTrace(_:)``.

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Foundation
 import Logging
 import Synchronization
 import Tracing
@@ -26,6 +27,7 @@ public final class Mediator: AdNetwork {
     private struct SharedState {
         var breakers: [String: CircuitBreaker] = [:]
         var pacing: [String: PlacementPacing] = [:]
+        var optimizers: [String: WaterfallOptimizer] = [:]
     }
 
     /// Creates a mediator after validating `configuration` against `networks` (by id). Throws
@@ -62,7 +64,43 @@ public final class Mediator: AdNetwork {
                 threshold: configuration.circuitBreaker.failureThreshold,
                 coolDown: OutsideValue.duration(seconds: configuration.circuitBreaker.coolDownS) ?? .seconds(30))
         }
+        for (placementID, placement) in configuration.placements {
+            if let optimizer = placement.optimizer {
+                state.optimizers[placementID] = WaterfallOptimizer(configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
+            }
+        }
         self.shared = Mutex(state)
+    }
+
+    /// What the self-ordering waterfall of `placement` has learned, by `network/placement` of each line (empty when
+    /// the placement has no optimizer).
+    public func lineStatistics(of placement: String) -> [String: LineStatistics] {
+        shared.withLock { $0.optimizers[placement]?.statistics ?? [:] }
+    }
+
+    /// Saves what every self-ordering placement learned into `store`, one entry per placement
+    /// (`optimizer/<placement>`), so the next launch starts from it.
+    public func saveOptimizerState(to store: any MediationStateStore) async throws(AdError) {
+        let snapshot = shared.withLock { $0.optimizers.mapValues(\.statistics) }
+        for (placement, statistics) in snapshot.sorted(by: { $0.key < $1.key }) {
+            let data: Data
+            do { data = try JSONEncoder().encode(statistics) } catch {
+                throw AdError(.storage, "optimizer state of \(placement) could not be encoded: \(error)")
+            }
+            try await store.save(data, key: "optimizer/\(placement)")
+        }
+    }
+
+    /// Restores what was saved by ``saveOptimizerState(to:)``. Entries that are unreadable or inconsistent (negative,
+    /// not finite, more fills than attempts) are ignored, so a damaged store costs learning, never a crash.
+    public func restoreOptimizerState(from store: any MediationStateStore) async throws(AdError) {
+        let placements = shared.withLock { Array($0.optimizers.keys) }
+        for placement in placements.sorted() {
+            guard let data = try await store.load(key: "optimizer/\(placement)") else { continue }
+            if JSONLimits(maxBytes: 1 << 20, maxDepth: 4, maxStringBytes: 4096, maxItems: 10_000).violation(in: data) != nil { continue }
+            guard let saved = try? JSONDecoder().decode([String: LineStatistics].self, from: data) else { continue }
+            shared.withLock { $0.optimizers[placement]?.restore(saved) }
+        }
     }
 
     /// The breaker state of a network, for diagnostics.
@@ -215,29 +253,114 @@ public final class Mediator: AdNetwork {
 
         var deadline = now + .milliseconds(min(max(placement.deadlineMs, 1), Limits.maxMilliseconds))
         if let timeout = request.timeout { deadline = min(deadline, now + timeout) }
+
+        // 1. Bids, collected in parallel; the best valid one sets the price a line must beat.
+        var bids: [BidTrace] = []
+        var valid: [(index: Int, ad: LoadedAd, price: Double)] = []
+        if !placement.bidders.isEmpty {
+            let answers = await collectBids(request, format: format, placement: placement, deadline: deadline, tracer: tracer)
+            (bids, valid) = Self.classify(answers, bidders: placement.bidders, at: clock.now)
+            valid.sort { $0.price != $1.price ? $0.price > $1.price : $0.index < $1.index }
+        }
+        let bestBid = valid.first
+
+        // 2. The waterfall: the optimizer's order (or the configured one), lines that cannot beat the best bid left out.
+        let order = placement.optimizer == nil
+            ? Array(placement.lines.indices)
+            : shared.withLock { $0.optimizers[request.placement]?.order(placement.lines) } ?? Array(placement.lines.indices)
+        let eligible = order.filter { index in bestBid.map { Self.price(of: placement.lines[index]) > $0.price } ?? true }
+        let lines = eligible.map { placement.lines[$0] }
         var machine = WaterfallStateMachine(
-            lines: placement.lines.map { .init(floor: $0.floorEcpm, timeout: $0.timeout) },
+            lines: lines.map { .init(floor: $0.floorEcpm, timeout: $0.timeout) },
             maxInFlight: placement.mode == .sequential ? 1 : placement.maxInFlight,
             startedAt: now,
             deadline: deadline)
-        let cancelled = await drive(&machine, request: request, format: format, placement: placement, deadline: deadline, tracer: tracer)
+        var cancelled = Task.isCancelled
+        if !cancelled { cancelled = await drive(&machine, request: request, format: format, lines: lines, deadline: deadline, tracer: tracer) }
         let end = clock.now
-        var trace = machine.trace(placement: request.placement, lines: lineIDs, at: end)
-        trace.abLabel = placement.abLabel
+        let tried = machine.trace(placement: request.placement, lines: lines.map { ($0.network, $0.placement) }, at: end)
+        var traced = placement.lines.map {
+            LineTrace(network: $0.network, placement: $0.placement, outcome: .skipped(bestBid == nil ? .notReached : .outbid), latency: nil, ecpm: nil)
+        }
+        for (position, index) in eligible.enumerated() { traced[index] = tried.lines[position] }
+        var trace = MediationTrace(
+            placement: request.placement, lines: traced, winnerIndex: nil, duration: tried.duration, abLabel: placement.abLabel, bids: bids,
+            order: order)
+        if placement.optimizer != nil {
+            shared.withLock { $0.optimizers[request.placement]?.observe(trace, lines: placement.lines) }
+        }
+
+        // 3. The highest price that filled wins.
+        func settleBids(except winner: Int?, _ result: AuctionResult) {
+            for bid in valid where bid.index != winner {
+                bid.ad.settleAuction(result)
+                bid.ad.invalidate()
+                trace.bids[bid.index].auction = result
+            }
+        }
         if cancelled {
+            machine.winner?.invalidate()
+            settleBids(except: nil, .lost(reason: .internalError, winningPrice: nil))
             return MediationOutcome(result: .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled")), trace: trace)
         }
-        guard let ad = machine.winner, let winnerIndex = trace.winnerIndex, placement.lines.indices.contains(winnerIndex) else {
+        let lineWinner = machine.winner.flatMap { ad in tried.winnerIndex.map { (index: eligible[$0], ad: ad) } }
+        let linePrice = lineWinner.map { $0.ad.ecpm ?? placement.lines[$0.index].ecpm ?? placement.lines[$0.index].floorEcpm ?? 0 }
+        if let bid = bestBid, linePrice.map({ bid.price > $0 }) ?? true {
+            lineWinner?.ad.invalidate()
+            let clearing = Self.clearingPrice(of: bid, among: valid, auction: placement.auction, floor: placement.bidders[bid.index].floorEcpm)
+            bid.ad.settleAuction(.won(clearingPrice: clearing))
+            trace.bids[bid.index].auction = .won(clearingPrice: clearing)
+            trace.winningBid = bid.index
+            settleBids(except: bid.index, .lost(reason: .lostToHigherBid, winningPrice: clearing))
+            let bidder = placement.bidders[bid.index]
+            let winning = WinningLine(index: bid.index, network: bidder.network, networkPlacement: bidder.placement, abLabel: placement.abLabel)
+            return MediationOutcome(
+                result: .success(.filled(wrap(bid.ad, request: request, placement: placement, ecpm: clearing, precision: .exact, winning: winning, isBid: true))),
+                trace: trace)
+        }
+        guard let winner = lineWinner, let price = linePrice else {
             if end >= deadline {
                 let ms = Int((deadline - now).milliseconds)
                 return MediationOutcome(result: .failure(AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline")), trace: trace)
             }
             return MediationOutcome(result: .success(.noFill(NoFill(reason: "waterfall exhausted"))), trace: trace)
         }
+        trace.winnerIndex = winner.index
+        winner.ad.settleAuction(.won(clearingPrice: price))
+        settleBids(except: nil, .lost(reason: .lostToHigherBid, winningPrice: price))
         // A fill the network did not price takes the line's publisher-defined price, if the line has one.
-        let line = placement.lines[winnerIndex]
-        let (ecpm, precision) = ad.ecpm != nil ? (ad.ecpm, ad.pricePrecision) : (line.ecpm, RevenuePrecision.publisherDefined)
-        let wrapped = LoadedAd(
+        let line = placement.lines[winner.index]
+        let (ecpm, precision) = winner.ad.ecpm != nil ? (winner.ad.ecpm, winner.ad.pricePrecision) : (line.ecpm, RevenuePrecision.publisherDefined)
+        let winning = WinningLine(index: winner.index, network: line.network, networkPlacement: line.placement, abLabel: placement.abLabel)
+        return MediationOutcome(
+            result: .success(.filled(wrap(winner.ad, request: request, placement: placement, ecpm: ecpm, precision: precision, winning: winning, isBid: false))),
+            trace: trace)
+    }
+
+    /// The price a line must beat a bid with: its `floor_ecpm`, else its publisher `ecpm`, else 0.
+    static func price(of line: WaterfallLine) -> Double { line.floorEcpm ?? line.ecpm ?? 0 }
+
+    /// First price: the bid. Second price: max(the next valid bid + 0.01, the bidder's floor), never above the bid.
+    static func clearingPrice(
+        of winner: (index: Int, ad: LoadedAd, price: Double), among valid: [(index: Int, ad: LoadedAd, price: Double)],
+        auction: AuctionType, floor: Double?
+    ) -> Double {
+        guard auction == .secondPrice else { return winner.price }
+        let second = valid.filter { $0.index != winner.index }.map(\.price).max()
+        let clearing = max(second.map { $0 + 0.01 } ?? 0, floor ?? 0)
+        return min(winner.price, (clearing * 10_000).rounded() / 10_000)
+    }
+
+    /// The ad handed to the app: the winner's creative under the mediated placement, with its price and winning line;
+    /// its impression counts toward the placement's cap and pacing and its revenue metrics.
+    private func wrap(
+        _ ad: LoadedAd, request: AdRequest, placement: PlacementConfiguration, ecpm: Double?, precision: RevenuePrecision,
+        winning: WinningLine, isBid: Bool
+    ) -> LoadedAd {
+        var winning = winning
+        winning.isBid = isBid
+        let window = OutsideValue.duration(seconds: placement.frequencyWindowS) ?? .seconds(3600)
+        return LoadedAd(
             networkID: ad.networkID,
             placement: request.placement,
             format: ad.format,
@@ -252,8 +375,147 @@ public final class Mediator: AdNetwork {
                 observeImpression(revenue)
             }),
             pricePrecision: precision,
-            winningLine: WinningLine(index: winnerIndex, network: line.network, networkPlacement: line.placement, abLabel: placement.abLabel))
-        return MediationOutcome(result: .success(.filled(wrapped)), trace: trace)
+            winningLine: winning)
+    }
+
+    private struct BidAnswer: Sendable {
+        var result: Result<AdLoadResult, AdError>?
+        var latency: Duration?
+        var skipped: SkipReason?
+        var timedOut = false
+    }
+
+    /// Asks every bidder at once, each within min(its timeout, the time left), with `floor_ecpm` as the request's
+    /// floor. A timer at the latest bidder deadline cancels those still running (they count as timeouts); their late
+    /// answers are invalidated. Breakers apply as for lines.
+    private func collectBids(
+        _ request: AdRequest, format: AdFormat, placement: PlacementConfiguration, deadline: AdInstant, tracer: any Tracer
+    ) async -> [BidAnswer] {
+        let start = clock.now
+        var answers = Array(repeating: BidAnswer(), count: placement.bidders.count)
+        await withTaskGroup(of: (index: Int, result: Result<AdLoadResult, AdError>)?.self) { group in
+            var running: [Int: (cancellation: ChildCancellation, probe: Bool)] = [:]
+            var latest = start
+            for (index, bidder) in placement.bidders.enumerated() {
+                let admission = shared.withLock { $0.breakers[bidder.network]?.admit(at: clock.now) ?? .allowed }
+                if admission == .probe { breakerChanged(bidder.network, to: .halfOpen(probing: true)) }
+                let remaining = deadline - clock.now
+                guard admission != .rejected, remaining > .zero, let network = networks[bidder.network] else {
+                    answers[index].skipped = admission == .rejected ? .breakerOpen : .notReached
+                    continue
+                }
+                var bidRequest = request
+                bidRequest.placement = bidder.placement
+                bidRequest.format = format
+                bidRequest.timeout = min(bidder.timeout, remaining)
+                bidRequest.floorEcpm = bidder.floorEcpm
+                latest = max(latest, clock.now + min(bidder.timeout, remaining))
+                let cancellation = ChildCancellation()
+                running[index] = (cancellation, admission == .probe)
+                group.addTask { (index, await cancellation.run { await Self.tracedLoad(bidRequest, from: network, tracer: tracer) }) }
+            }
+            let timer = ChildCancellation()
+            group.addTask { [clock, latest] in
+                await timer.run { try? await clock.sleep(until: latest) }
+                return nil
+            }
+            while let input = await group.next() {
+                guard let (index, result) = input else {
+                    // The bidders' time is up (or the caller cancelled): whoever is still running timed out.
+                    for (index, entry) in running {
+                        answers[index].timedOut = true
+                        answers[index].latency = clock.now - start
+                        entry.cancellation.cancel()
+                        recordBreaker(placement.bidders[index].network, probe: entry.probe, Task.isCancelled ? .abandoned : .failure)
+                    }
+                    running = [:]
+                    continue
+                }
+                guard let entry = running.removeValue(forKey: index) else {
+                    if case .success(.filled(let ad)) = result {
+                        ad.settleAuction(.lost(reason: .internalError, winningPrice: nil))
+                        ad.invalidate()
+                    }
+                    continue
+                }
+                answers[index].result = result
+                answers[index].latency = clock.now - start
+                let event: WaterfallStateMachine.BreakerEvent = switch result {
+                case .success: .success
+                case .failure(let error) where error.code == .cancelled: .abandoned
+                case .failure: .failure
+                }
+                recordBreaker(placement.bidders[index].network, probe: entry.probe, event)
+                if running.isEmpty { timer.cancel() }
+            }
+        }
+        return answers
+    }
+
+    /// Turns the bidders' answers into their traces and the valid bids. A fill that has expired, has no finite price
+    /// or is under the bidder's floor is settled as lost (reason 2, 3 or 100) and invalidated.
+    private static func classify(
+        _ answers: [BidAnswer], bidders: [BidderLine], at now: AdInstant
+    ) -> ([BidTrace], [(index: Int, ad: LoadedAd, price: Double)]) {
+        var traces: [BidTrace] = []
+        var valid: [(index: Int, ad: LoadedAd, price: Double)] = []
+        for (index, answer) in answers.enumerated() {
+            let bidder = bidders[index]
+            var trace = BidTrace(network: bidder.network, placement: bidder.placement, outcome: .skipped(.notReached), latency: answer.latency)
+            func reject(_ ad: LoadedAd, _ outcome: LineOutcome, _ reason: AuctionLossReason) {
+                trace.outcome = outcome
+                trace.auction = .lost(reason: reason, winningPrice: nil)
+                ad.settleAuction(.lost(reason: reason, winningPrice: nil))
+                ad.invalidate()
+            }
+            if let skipped = answer.skipped {
+                trace.outcome = .skipped(skipped)
+            } else if answer.timedOut {
+                trace.outcome = .timeout
+            } else if let result = answer.result {
+                switch result {
+                case .success(.filled(let ad)):
+                    trace.price = ad.ecpm
+                    if ad.isExpired(at: now) {
+                        reject(ad, .skipped(.expired), .expired)
+                    } else if let price = ad.ecpm, price.isFinite, price >= 0 {
+                        if let floor = bidder.floorEcpm, price < floor {
+                            reject(ad, .skipped(.belowFloor), .belowFloor)
+                        } else {
+                            trace.outcome = .fill
+                            valid.append((index, ad, price))
+                        }
+                    } else {
+                        reject(ad, .error(AdError(.invalidResponse, "a bid without a finite price")), .invalidResponse)
+                    }
+                case .success(.noFill(let noFill)):
+                    trace.outcome = .noFill(reason: noFill.reason)
+                case .failure(let error):
+                    trace.outcome = switch error.code {
+                    case .timeout: .timeout
+                    case .cancelled: .skipped(.cancelled)
+                    default: .error(error)
+                    }
+                }
+            }
+            traces.append(trace)
+        }
+        return (traces, valid)
+    }
+
+    /// Feeds a network's breaker, logging a change of phase.
+    private func recordBreaker(_ networkID: String, probe: Bool, _ event: WaterfallStateMachine.BreakerEvent) {
+        let now = clock.now
+        let (before, after) = shared.withLock { shared in
+            let before = shared.breakers[networkID]?.state
+            switch event {
+            case .success: shared.breakers[networkID]?.recordSuccess(probe: probe)
+            case .failure: shared.breakers[networkID]?.recordFailure(at: now, probe: probe)
+            case .abandoned: shared.breakers[networkID]?.recordAbandoned(probe: probe)
+            }
+            return (before, shared.breakers[networkID]?.state)
+        }
+        if let after, Self.phase(before) != Self.phase(after) { breakerChanged(networkID, to: after) }
     }
 
     private enum Input: Sendable {
@@ -278,7 +540,7 @@ public final class Mediator: AdNetwork {
         _ machine: inout WaterfallStateMachine,
         request: AdRequest,
         format: AdFormat,
-        placement: PlacementConfiguration,
+        lines: [WaterfallLine],
         deadline: AdInstant,
         tracer: any Tracer
     ) async -> Bool {
@@ -300,7 +562,7 @@ public final class Mediator: AdNetwork {
                 while let action = queue.popFirst() {
                     switch action {
                     case .start(let index):
-                        let line = placement.lines[index]
+                        let line = lines[index]
                         let admission = shared.withLock { $0.breakers[line.network]?.admit(at: clock.now) ?? .allowed }
                         if admission == .probe { breakerChanged(line.network, to: .halfOpen(probing: true)) }
                         if admission == .rejected {
@@ -313,6 +575,7 @@ public final class Mediator: AdNetwork {
                         lineRequest.placement = line.placement
                         lineRequest.format = format
                         lineRequest.timeout = min(line.timeout, deadline - clock.now)
+                        lineRequest.floorEcpm = line.floorEcpm
                         let cancellation = ChildCancellation()
                         lineCancellations[index] = cancellation
                         group.addTask {
@@ -323,19 +586,7 @@ public final class Mediator: AdNetwork {
                     case .invalidate(let ad):
                         ad.invalidate()
                     case .breaker(let index, let event):
-                        let networkID = placement.lines[index].network
-                        let probe = admissions[index] == .probe
-                        let now = clock.now
-                        let (before, after) = shared.withLock { shared in
-                            let before = shared.breakers[networkID]?.state
-                            switch event {
-                            case .success: shared.breakers[networkID]?.recordSuccess(probe: probe)
-                            case .failure: shared.breakers[networkID]?.recordFailure(at: now, probe: probe)
-                            case .abandoned: shared.breakers[networkID]?.recordAbandoned(probe: probe)
-                            }
-                            return (before, shared.breakers[networkID]?.state)
-                        }
-                        if let after, Self.phase(before) != Self.phase(after) { breakerChanged(networkID, to: after) }
+                        recordBreaker(lines[index].network, probe: admissions[index] == .probe, event)
                     case .finish:
                         break
                     }

@@ -68,8 +68,9 @@ struct WaterfallStateMachine: Sendable {
         return next
     }
 
-    /// Starts the first lines.
+    /// Starts the first lines (none when the deadline has already passed: the request is then decided at once).
     mutating func begin(at now: AdInstant) -> [Action] {
+        if now >= deadline { return advance(to: now) }
         var actions: [Action] = []
         evaluate(at: now, into: &actions)
         return actions

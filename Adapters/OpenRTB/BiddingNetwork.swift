@@ -1,0 +1,327 @@
+import AdMediation
+import Foundation
+import Synchronization
+
+/// A real-time bidder speaking the OpenRTB 2.6 subset of `specs/openrtb-bidder.md`, as an ``AdNetwork`` whose fills
+/// are priced bids.
+///
+/// A load sends one auction request (`POST {base}/openrtb2/auction`) with one impression for `request.placement` (its
+/// `tagid`), the request's floor as `bidfloor`, `tmax` from the time left, and every privacy signal in
+/// `regs`/`user`/`device`. The best valid bid fills; a bid that breaks the contract (another auction id, an unknown
+/// impression, a price that is not finite, negative, under the floor, a size other than the banner's, another
+/// currency, no markup, or already expired) is discarded: the answer is a no fill whose reason says why, and the
+/// bid's loss notice carries the standard's reason.
+///
+/// Notices: ``LoadedAd/settleAuction(_:)`` sends the win notice (`nurl`) or the loss notice (`lurl`); the first
+/// reported impression sends the billing notice (`burl`), and is refused once the bid's `exp` has passed. Each notice
+/// is sent at most once, with `${AUCTION_PRICE}`, `${AUCTION_LOSS}` and the other standard macros substituted. Win
+/// and loss notices go through the network's own sender (retried on transport errors and 5xx, at most
+/// ``Configuration/noticeAttempts`` times); ``shutdown()`` sends what is queued and stops it.
+public final class BiddingNetwork: AdNetwork {
+    /// Settings of the bidder.
+    public struct Configuration: Sendable {
+        /// The network id used in mediation. Default `bidder`.
+        public var id: String = "bidder"
+        /// The bidder's base URL (the path `/openrtb2/auction` is appended).
+        public var baseURL: String
+        /// The formats asked for: `banner`, `interstitial`, `rewarded`. Default all three.
+        public var formats: Set<String> = ["banner", "interstitial", "rewarded"]
+        /// The app's bundle id (`app.bundle`).
+        public var appBundle: String = "com.example.app"
+        /// The app's id with the exchange (`app.id`), if any.
+        public var appID: String? = nil
+        /// The device's advertising id (`device.ifa`): sent only when tracking is allowed (`lmt: 0`).
+        public var advertisingID: String? = nil
+        /// The user limited ad tracking (`device.lmt: 1`). COPPA and under-age requests always limit it.
+        public var limitAdTracking: Bool = false
+        /// The full-screen size sent for interstitial and rewarded video (`video.w`/`h`). Default 1080×1920.
+        public var fullScreenSize = BannerSize(width: 1080, height: 1920)
+        /// Kept back from the time left when computing `tmax`, for the trip back. Default 50 ms.
+        public var tmaxMargin: Duration = .milliseconds(50)
+        /// The time a load may take when the request sets none. Default 500 ms.
+        public var defaultTimeout: Duration = .milliseconds(500)
+        /// A bid's validity when it has no `exp`. Default 300 s (the standard's).
+        public var defaultExpiry: Duration = .seconds(300)
+        /// The longest validity honoured, whatever `exp` says. Default 1 hour.
+        public var maximumExpiry: Duration = .seconds(3600)
+        /// Attempts per win or loss notice (the first and its retries). Default 3.
+        public var noticeAttempts: Int = 3
+        /// The timeout of one notice request. Default 5 s.
+        public var noticeTimeout: Duration = .seconds(5)
+
+        /// Creates a configuration for `baseURL`.
+        public init(baseURL: String) { self.baseURL = baseURL }
+    }
+
+    /// The network id.
+    public var id: String { configuration.id }
+    /// The configured formats, priced.
+    public let capabilities: AdNetworkCapabilities
+    private let configuration: Configuration
+    private let http: any HTTPClient
+    private let clock: any AdClock
+    private let notices: NoticeSender
+
+    /// Creates the bidder. It owns a notice sender that runs until ``shutdown()`` or until the network is released.
+    public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
+        self.configuration = configuration
+        self.http = http
+        self.clock = clock
+        self.capabilities = AdNetworkCapabilities(
+            formats: configuration.formats.intersection(["banner", "interstitial", "rewarded"]), loadsWhileShowing: true,
+            reportsPrice: true)
+        self.notices = NoticeSender(
+            http: http, clock: clock, attempts: max(1, min(configuration.noticeAttempts, 10)), timeout: configuration.noticeTimeout)
+    }
+
+    deinit { notices.finish() }
+
+    /// Sends the queued win and loss notices, then stops the sender; notices settled afterwards are dropped.
+    public func shutdown() async { await notices.shutdown() }
+
+    /// Win and loss notices queued and not yet sent (or given up).
+    public var pendingNotices: Int { notices.pending }
+
+    /// Asks the bidder for `request` and returns its best valid bid as a fill, or a no fill saying why.
+    public func load(_ request: AdRequest) async throws -> AdLoadResult {
+        guard capabilities.supports(request.format) else {
+            throw AdError(.unsupported, "the bidder \(id) bids on \(capabilities.formats.sorted().joined(separator: ", ")), not \(request.format)")
+        }
+        let timeout = request.timeout ?? configuration.defaultTimeout
+        let tmax = timeout - configuration.tmaxMargin
+        guard tmax >= .milliseconds(10) else {
+            throw AdError(.timeout, "\(Int(timeout.milliseconds)) ms left: too little for a bid (tmax margin \(Int(configuration.tmaxMargin.milliseconds)) ms)")
+        }
+        if let floor = request.floorEcpm, !(floor.isFinite && floor >= 0) {
+            throw AdError(.configuration, "floor_ecpm must be a finite price ≥ 0, got \(floor)")
+        }
+        let auctionID = UUID().uuidString.lowercased()
+        let wireRequest = OpenRTB.BidRequest(auctionID: auctionID, request: request, tmax: tmax, configuration: configuration)
+        let body: Data
+        do {
+            body = try OpenRTB.encoder.encode(wireRequest)
+        } catch {
+            throw AdError(.invalidState, "the bid request could not be encoded: \(error)")
+        }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(
+                method: .post, url: HTTPRequest.url(configuration.baseURL, appending: "/openrtb2/auction"),
+                headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body, timeout: timeout))
+        } catch let error as HTTPClientError {
+            throw AdError(error)
+        }
+        switch response.status {
+        case 204:
+            return .noFill(NoFill(reason: "no bid (204)"))
+        case 200:
+            return try answer(response.body, auctionID: auctionID, request: wireRequest, adRequest: request)
+        default:
+            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: response.errorSummary)
+        }
+    }
+
+    private func answer(_ body: Data, auctionID: String, request: OpenRTB.BidRequest, adRequest: AdRequest) throws -> AdLoadResult {
+        try JSONLimits().check(body, "bid response of \(id)")
+        let wire: OpenRTB.BidResponse
+        do {
+            wire = try JSONDecoder().decode(OpenRTB.BidResponse.self, from: body)
+        } catch {
+            throw AdError(.invalidResponse, "the bid response of \(id) could not be read: \(error)")
+        }
+        let bids = (wire.seatbid ?? []).flatMap { seat in (seat.bid ?? []).map { (seat: seat.seat, bid: $0) } }
+        if bids.isEmpty {
+            let reason = wire.nbr.flatMap { OutsideValue.integer($0, in: 0...100_000) }.map { "no bid (nbr \($0))" } ?? "no bid"
+            return .noFill(NoFill(reason: reason))
+        }
+        let now = clock.now
+        var valid: [(bid: OpenRTB.Bid, seat: String?, expiry: Duration)] = []
+        var rejections: [String] = []
+        for (seat, bid) in bids {
+            let context = NoticeContext(auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "")
+            switch validate(bid, responseID: wire.id, currency: wire.cur, auctionID: auctionID, request: request) {
+            case .success(let expiry):
+                valid.append((bid, seat, expiry))
+            case .failure(let rejection):
+                rejections.append(rejection.why)
+                notices.send(bid.lurl, context: context, price: nil, loss: rejection.reason)
+            }
+        }
+        valid.sort { ($0.bid.price ?? 0) > ($1.bid.price ?? 0) }
+        guard let best = valid.first, let price = best.bid.price else {
+            return .noFill(NoFill(reason: "invalid bid: \(rejections.first ?? "none valid")"))
+        }
+        for other in valid.dropFirst() {
+            let context = NoticeContext(auctionID: auctionID, bidID: other.bid.id ?? "", impID: other.bid.impid ?? "", seat: other.seat ?? "")
+            notices.send(other.bid.lurl, context: context, price: price, loss: .lostToHigherBid)
+        }
+        let bid = best.bid
+        let size = adRequest.format.bannerSize
+        var fields: [String: String] = [:]
+        if let domains = bid.adomain, !domains.isEmpty { fields["adomain"] = domains.prefix(8).joined(separator: ",") }
+        if let seat = best.seat { fields["seat"] = seat }
+        let data = BidData(
+            context: NoticeContext(auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: best.seat ?? ""),
+            price: price, nurl: bid.nurl, burl: bid.burl, lurl: bid.lurl)
+        return .filled(LoadedAd(
+            networkID: id,
+            placement: adRequest.placement,
+            format: adRequest.format,
+            creative: AdCreative(
+                id: bid.crid.flatMap { $0.isEmpty ? nil : $0 } ?? bid.id ?? auctionID,
+                kind: adRequest.format.isFullScreen ? "video" : "html",
+                markup: bid.adm,
+                width: size?.width ?? bid.w.flatMap { OutsideValue.integer($0, in: 1...100_000) },
+                height: size?.height ?? bid.h.flatMap { OutsideValue.integer($0, in: 1...100_000) },
+                fields: fields),
+            ecpm: price,
+            loadedAt: now,
+            expiresAt: now + best.expiry,
+            adapterData: data,
+            reporter: BidReporter(data: data, http: http, clock: clock, notices: notices),
+            pricePrecision: .exact))
+    }
+
+    private struct Rejection: Error {
+        var why: String
+        var reason: AuctionLossReason
+    }
+
+    /// The contract's checks, in order; the bid's validity on success.
+    private func validate(
+        _ bid: OpenRTB.Bid, responseID: String?, currency: String?, auctionID: String, request: OpenRTB.BidRequest
+    ) -> Result<Duration, Rejection> {
+        func reject(_ why: String, _ reason: AuctionLossReason = .invalidResponse) -> Result<Duration, Rejection> {
+            .failure(Rejection(why: why, reason: reason))
+        }
+        guard responseID == auctionID else { return reject("the response's id \(Self.quoted(responseID)) is not the auction's") }
+        guard bid.impid == "1" else { return reject("impid \(Self.quoted(bid.impid)) is not the requested impression") }
+        guard let price = bid.price, price.isFinite, price >= 0, price <= 1_000_000 else {
+            return reject("price \(bid.price.map { "\($0)" } ?? "missing") is not a finite price 0…1000000")
+        }
+        if let floor = request.imp.first?.bidfloor, price < floor { return reject("price \(price) under the floor \(floor)", .belowFloor) }
+        if let currency, currency != "USD" { return reject("currency \(Self.quoted(currency)) is not USD") }
+        if let banner = request.imp.first?.banner {
+            let w = bid.w.flatMap { OutsideValue.integer($0, in: 0...100_000) }
+            let h = bid.h.flatMap { OutsideValue.integer($0, in: 0...100_000) }
+            if (bid.w != nil && w != banner.w) || (bid.h != nil && h != banner.h) {
+                return reject("size \(bid.w.map { "\($0)" } ?? "?")x\(bid.h.map { "\($0)" } ?? "?") is not the banner's \(banner.w)x\(banner.h)")
+            }
+        }
+        guard let markup = bid.adm, !markup.isEmpty else { return reject("no markup (adm)") }
+        var expiry = configuration.defaultExpiry
+        if let exp = bid.exp {
+            guard exp.isFinite else { return reject("exp \(exp) is not a number of seconds") }
+            guard exp > 0, let validity = OutsideValue.duration(seconds: exp) else { return reject("exp \(exp): the bid has expired", .expired) }
+            expiry = validity
+        }
+        return .success(min(expiry, configuration.maximumExpiry))
+    }
+
+    static func quoted(_ text: String?) -> String {
+        guard let text else { return "missing" }
+        return "\"\(text.prefix(64))\""
+    }
+}
+
+extension AdFormat {
+    var bannerSize: BannerSize? {
+        if case .banner(let size) = self { return size }
+        return nil
+    }
+
+    var isFullScreen: Bool { self == .interstitial || self == .rewarded }
+}
+
+/// What a served bid needs for its notices.
+struct BidData: Sendable {
+    var context: NoticeContext
+    var price: Double
+    var nurl: String?
+    var burl: String?
+    var lurl: String?
+}
+
+/// The values of the standard's notice macros.
+struct NoticeContext: Sendable {
+    var auctionID: String
+    var bidID: String
+    var impID: String
+    var seat: String
+
+    /// `url` with `${AUCTION_PRICE}`, `${AUCTION_LOSS}`, `${AUCTION_ID}`, `${AUCTION_BID_ID}`, `${AUCTION_IMP_ID}`,
+    /// `${AUCTION_SEAT_ID}` and `${AUCTION_CURRENCY}` replaced (values percent-encoded for a query).
+    func substitute(_ url: String, price: Double?, loss: AuctionLossReason?) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+?/#")
+        func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        var text = url
+        let values: [(String, String)] = [
+            ("${AUCTION_PRICE}", price.map(Self.format) ?? ""),
+            ("${AUCTION_LOSS}", loss.map { String($0.code) } ?? ""),
+            ("${AUCTION_ID}", encoded(auctionID)),
+            ("${AUCTION_BID_ID}", encoded(bidID)),
+            ("${AUCTION_IMP_ID}", encoded(impID)),
+            ("${AUCTION_SEAT_ID}", encoded(seat)),
+            ("${AUCTION_CURRENCY}", "USD"),
+        ]
+        for (macro, value) in values where text.contains(macro) {
+            text = text.replacingOccurrences(of: macro, with: value)
+        }
+        return text
+    }
+
+    /// A price with at most four decimals and no trailing zeros (`2.35`, `1.2001`, `3`).
+    static func format(_ price: Double) -> String {
+        guard price.isFinite else { return "0" }
+        var text = String(format: "%.4f", price)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    /// Whether a notice URL from a bid may be fetched: absolute http(s), at most 4096 bytes.
+    static func isFetchable(_ url: String) -> Bool {
+        guard url.utf8.count <= 4096, let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else { return false }
+        return (scheme == "http" || scheme == "https") && parsed.host != nil
+    }
+}
+
+/// A served bid's events: the billing notice on the first impression (refused after `exp`); win or loss when the
+/// auction settles.
+private struct BidReporter: AdEventReporter {
+    let data: BidData
+    let http: any HTTPClient
+    let clock: any AdClock
+    let notices: NoticeSender
+
+    func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+        guard event == .impression else { return }
+        if ad.isExpired(at: clock.now) {
+            throw AdError(.invalidState, "the bid \(data.context.bidID) of \(ad.networkID) has expired; an expired bid is never shown")
+        }
+        guard let burl = data.burl else { return }
+        var price = data.price
+        if case .won(let clearing) = ad.auctionResult { price = clearing }
+        let url = data.context.substitute(burl, price: price, loss: nil)
+        guard NoticeContext.isFetchable(url) else { return }
+        let response: HTTPResponse
+        do {
+            response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
+        } catch let error as HTTPClientError {
+            throw AdError(error)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw AdError.http(status: response.status, message: "billing notice failed: \(response.errorSummary)")
+        }
+    }
+
+    func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {
+        switch result {
+        case .won(let clearing):
+            notices.send(data.nurl, context: data.context, price: clearing, loss: nil)
+        case .lost(let reason, let winningPrice):
+            notices.send(data.lurl, context: data.context, price: winningPrice, loss: reason)
+        }
+    }
+}
