@@ -26,6 +26,7 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
         var cancellations = 0
         var loads = 0
         var events: [(creative: String, event: AdEvent)] = []
+        var auctions: [(creative: String, result: AuctionResult)] = []
     }
 
     /// The network's id.
@@ -65,6 +66,8 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
     public var cancellationCount: Int { state.withLock { $0.cancellations } }
     /// Events reported, with the creative id.
     public var reportedEvents: [(creative: String, event: AdEvent)] { state.withLock { $0.events } }
+    /// Auction results settled on its ads (``LoadedAd/settleAuction(_:)``), with the creative id, in order.
+    public var auctionResults: [(creative: String, result: AuctionResult)] { state.withLock { $0.auctions } }
     /// Wire records (loads and events).
     public var requestCount: Int { state.withLock { $0.wire.count } }
     /// Loads in progress.
@@ -152,6 +155,10 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
         let network: ScriptedAdNetwork
         func report(_ event: AdEvent, for ad: LoadedAd) async throws {
             network.record(event, creative: ad.creative.id)
+        }
+
+        func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {
+            network.state.withLock { $0.auctions.append((ad.creative.id, result)) }
         }
     }
 }
