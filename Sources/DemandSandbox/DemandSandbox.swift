@@ -162,7 +162,7 @@ final class SandboxState: Sendable {
         /// Pre-rendered GrowthCat ads by placement, placement flag and base URL.
         var growthcatTemplates: [String: JSONTemplate] = [:]
         var seenEventIDs: Set<String> = []
-        /// Ad requests drawn per scenario key (`network` or `network/placement`), for drift phases.
+        /// Ad requests drawn per network (all its placements), for drift phases.
         var drawCounts: [String: Int] = [:]
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).
         var ohttpGateway = ObliviousHTTPGateway(keyID: 1)
@@ -211,9 +211,8 @@ final class SandboxState: Sendable {
     func draw(network: String, placement: String?) -> Draw {
         mutable.withLock { m in
             let scenario = m.scenario.scenario(network: network, placement: placement)
-            let key = placement.map { m.scenario.placements["\(network)/\($0)"] != nil ? "\(network)/\($0)" : network } ?? network
-            let count = m.drawCounts[key, default: 0]
-            if m.drawCounts.count < 10_000 || m.drawCounts[key] != nil { m.drawCounts[key] = count + 1 }
+            let count = m.drawCounts[network, default: 0]
+            if m.drawCounts.count < 10_000 || m.drawCounts[network] != nil { m.drawCounts[network] = count + 1 }
             let (fillRate, prices) = scenario.phase(at: count)
             var fault: Fault?
             let roll = m.rng.nextUnit()

@@ -13,8 +13,8 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
     public var latencyMs: Distribution
     /// Faults injected into ad requests, each with its own rate; at most one applies per request.
     public var faults: [Fault]
-    /// Drift: from the `after_requests`-th ad request of this network (or placement) on, a phase's fill rate and
-    /// prices replace these. Phases apply in order; the last one reached wins. Default: none.
+    /// Drift: from the `after_requests`-th ad request of the network on (counted over all its placements, so that a
+    /// placement's drift happens at the same moment whoever asks it), a phase's fill rate and prices replace these. Phases apply in order; the last one reached wins. Default: none.
     public var drift: [DriftPhase]
 
     /// Creates a scenario.
@@ -60,7 +60,7 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
 
 /// A change of a network's behaviour during a run (see ``NetworkScenario/drift``).
 public struct DriftPhase: Codable, Sendable, Hashable {
-    /// The phase starts with this request (counted from 0 per network, or per placement for a placement's scenario).
+    /// The phase starts with this ad request of the network (counted from 0 over all its placements).
     public var afterRequests: Int
     /// The fill rate from then on (0…1); default: unchanged.
     public var fillRate: Double?

@@ -5,6 +5,7 @@ import GrowthCatAds
 import CurlTransport
 import Foundation
 import MARSAds
+import OpenRTBBidder
 
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md).
 package struct CLIConfiguration: Sendable {
@@ -24,7 +25,7 @@ package struct CLIConfiguration: Sendable {
         self.mediation = mediation
     }
 
-    package static let types = ["growthcat", "mars", "chartboost", "appopen"]
+    package static let types = ["growthcat", "mars", "chartboost", "appopen", "openrtb"]
     package static let secretKeys: Set<String> = ["api_key", "app_signature"]
 
     /// Parses and validates the file; errors name the JSON path and never contain secret values.
@@ -95,6 +96,7 @@ package struct CLIConfiguration: Sendable {
         case "mars": ["tile", "spoc", "image"]
         case "chartboost": ["banner"]
         case "appopen": ["app_open"]
+        case "openrtb": ["banner", "interstitial", "rewarded"]
         default: []
         }
     }
@@ -133,6 +135,13 @@ package struct CLIConfiguration: Sendable {
 
     /// The adapters, built over one shared HTTP client.
     /// `environment` decides the state directory (`XDG_STATE_HOME`, `HOME`); tests pass their own.
+    /// Ends what the networks run in the background (a bidder's notice sender sends what is queued first).
+    package static func shutdown(_ networks: [String: any AdNetwork]) async {
+        for network in networks.values {
+            if let bidder = network as? BiddingNetwork { await bidder.shutdown() }
+        }
+    }
+
     package func makeNetworks(http: any HTTPClient,
                               environment: [String: String] = ProcessInfo.processInfo.environment) throws(AdError) -> [String: any AdNetwork] {
         var built: [String: any AdNetwork] = [:]
@@ -158,6 +167,12 @@ package struct CLIConfiguration: Sendable {
                 var configuration = AppOpenNetwork.Configuration(baseURL: network.baseURL)
                 configuration.id = id
                 built[id] = AppOpenNetwork(configuration: configuration, http: http)
+            case "openrtb":
+                var configuration = BiddingNetwork.Configuration(baseURL: network.baseURL)
+                configuration.id = id
+                if let bundle = network.settings["app_bundle"] { configuration.appBundle = bundle }
+                configuration.appID = network.settings["app_id"]
+                built[id] = BiddingNetwork(configuration: configuration, http: http)
             case "growthcat":
                 // Durable by default: events queued while offline are replayed by the next run.
                 let queuePath: String

@@ -54,4 +54,59 @@ enum Demo {
         """
         return Data(json.utf8)
     }
+
+    /// The arms demo's prices drift after this many Chartboost requests.
+    static let driftAfter = 2000
+
+    /// The arms demo (`--demo arms`): a banner waterfall whose prices drift, and a banner auction with two bidders.
+    ///
+    /// `drift_banner` is a sequential waterfall ordered by the initial eCPMs (premium 4.0 → standard 2.5 → remnant
+    /// 1.0, each line's floor just under its price). After ``driftAfter`` Chartboost requests the premium demand
+    /// falls to 1.0 (under its floor, so it stops filling) and the remnant demand rises to 5.0: the static order is
+    /// now wrong. `auction_banner` has the same standard and remnant lines (before drift), and two bidders.
+    static let armsScenario = SandboxScenario(
+        seed: 18,
+        networks: [
+            "chartboost": NetworkScenario(latencyMs: .logNormal(median: 6, sigma: 0.4)),
+            "rtb-a": NetworkScenario(fillRate: 0.7, ecpm: .logNormal(median: 2.2, sigma: 0.4), latencyMs: .logNormal(median: 8, sigma: 0.4)),
+            "rtb-b": NetworkScenario(fillRate: 0.5, ecpm: .logNormal(median: 2.8, sigma: 0.5), latencyMs: .logNormal(median: 10, sigma: 0.4),
+                                     faults: [Fault(.status, rate: 0.01, status: 503)]),
+        ],
+        placements: [
+            "chartboost/Premium": NetworkScenario(fillRate: 0.5, ecpm: .uniform(min: 3.8, max: 4.2), latencyMs: .logNormal(median: 6, sigma: 0.4),
+                                                 drift: [DriftPhase(afterRequests: driftAfter, ecpm: .uniform(min: 0.9, max: 1.1))]),
+            "chartboost/Standard": NetworkScenario(fillRate: 0.6, ecpm: .uniform(min: 2.4, max: 2.6), latencyMs: .logNormal(median: 6, sigma: 0.4)),
+            "chartboost/Remnant": NetworkScenario(fillRate: 0.9, ecpm: .uniform(min: 0.9, max: 1.1), latencyMs: .logNormal(median: 6, sigma: 0.4),
+                                                 drift: [DriftPhase(afterRequests: driftAfter, ecpm: .uniform(min: 4.8, max: 5.2))]),
+            "chartboost/Fixed": NetworkScenario(fillRate: 0.6, ecpm: .uniform(min: 1.4, max: 1.6), latencyMs: .logNormal(median: 6, sigma: 0.4)),
+        ])
+
+    /// The arms demo's configuration, pointing at a running sandbox.
+    static func armsConfiguration(_ sandbox: RunningSandbox) -> Data {
+        let json = """
+        {
+          "networks": {
+            "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
+            "rtb-a": { "type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb-a"))", "app_bundle": "com.example.demo" },
+            "rtb-b": { "type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb-b"))", "app_bundle": "com.example.demo" }
+          },
+          "placements": {
+            "drift_banner": { "format": "banner", "size": "320x50", "mode": "sequential",
+              "optimizer": { "exploration": 0.1, "half_life_requests": 500, "seed": 18 },
+              "lines": [
+                { "network": "chartboost", "placement": "Premium", "floor_ecpm": 3.5, "timeout_ms": 300 },
+                { "network": "chartboost", "placement": "Standard", "floor_ecpm": 2.0, "timeout_ms": 300 },
+                { "network": "chartboost", "placement": "Remnant", "floor_ecpm": 0.5, "timeout_ms": 300 } ] },
+            "auction_banner": { "format": "banner", "size": "320x50", "mode": "sequential",
+              "bidders": [
+                { "network": "rtb-a", "placement": "auction_banner", "timeout_ms": 300 },
+                { "network": "rtb-b", "placement": "auction_banner", "timeout_ms": 300 } ],
+              "lines": [
+                { "network": "chartboost", "placement": "Standard", "floor_ecpm": 2.0, "timeout_ms": 300 },
+                { "network": "chartboost", "placement": "Fixed", "floor_ecpm": 1.0, "timeout_ms": 300 } ] }
+          }
+        }
+        """
+        return Data(json.utf8)
+    }
 }

@@ -45,10 +45,13 @@ struct Mediate: AsyncParsableCommand {
 struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "Configuration file (JSON). Without it, the demand sandbox starts in-process with the demo configuration.")
     var config: String?
+    @Option(name: .long, help: "Without --config: which built-in demo to run: standard (every adapter), arms (a drifting waterfall and an auction, for compare --arms).")
+    var demo: String = "standard"
     @Option(name: .customLong("log-level"), help: "Log to stderr at this level: trace, debug, info, notice, warning, error, critical (default: no logs).")
     var logLevel: String?
 
     func validate() throws {
+        guard ["standard", "arms"].contains(demo) else { throw ValidationError("--demo: one of standard, arms; got \(demo)") }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
         }
@@ -88,10 +91,11 @@ struct Environment {
             }
             data = contents
         } else {
-            let started = try await DemandSandbox.start(scenario: Demo.scenario)
-            progress.say("demo: demand sandbox on \(started.rootURL)")
+            let arms = options.demo == "arms"
+            let started = try await DemandSandbox.start(scenario: arms ? Demo.armsScenario : Demo.scenario)
+            progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(started.rootURL)")
             sandbox = started
-            data = Demo.configuration(started)
+            data = arms ? Demo.armsConfiguration(started) : Demo.configuration(started)
         }
         let configuration = try CLIConfiguration.parse(data)
         let http = CurlHTTPClient(tracer: tracer)
@@ -101,6 +105,7 @@ struct Environment {
     }
 
     func close() async {
+        await CLIConfiguration.shutdown(networks)
         await http.shutdown()
         await sandbox?.shutdown()
     }
@@ -116,9 +121,15 @@ struct Compare: AsyncParsableCommand {
     @Option(name: .long, help: "Output format: table, json, csv, html.") var format: String = "table"
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
+    @Option(name: .long, help: "Compare arms on the same traffic instead: two or more of static, optimized, waterfall, auction (e.g. static,optimized). --requests is per arm; table or json.")
+    var arms: String?
 
     func validate() throws {
         guard requests > 0 else { throw ValidationError("--requests must be positive, got \(requests)") }
+        if let arms {
+            do { _ = try Arm.parse(arms) } catch { throw ValidationError(error.message) }
+            guard format == "table" || format == "json" else { throw ValidationError("--arms reports as table or json, not \(format)") }
+        }
         guard concurrency > 0 else { throw ValidationError("--concurrency must be positive, got \(concurrency)") }
         guard ReportFormat(rawValue: format) != nil else { throw ValidationError("--format must be one of table, json, csv, html; got \(format)") }
     }
@@ -132,12 +143,30 @@ struct Compare: AsyncParsableCommand {
             throw AdError(.configuration, "--placement: unknown placement \"\(id)\" (configured: \(all.joined(separator: ", ")))")
         }
         let chosen = placement.isEmpty ? all : placement
+        if let arms {
+            let parsed: [Arm]
+            do { parsed = try Arm.parse(arms) } catch { await env.close(); throw error }
+            progress.say("compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency \(concurrency)")
+            let runner = ArmsRunner(configuration: env.configuration, networks: env.networks, requests: requests, concurrency: concurrency, progress: progress)
+            var results: [(placement: String, arms: [(arm: Arm, tally: Tally)])] = []
+            for id in chosen {
+                do { results.append((id, try await runner.run(placement: id, arms: parsed))) } catch { await env.close(); throw error }
+            }
+            await env.close()
+            try emit(ArmsRunner.render(results, json: format == "json"), progress: progress)
+            return
+        }
         progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
         let runner = CompareRunner(configuration: env.configuration, networks: env.networks, mediator: env.mediator,
                                    requests: requests, concurrency: concurrency, progress: progress)
         let reports = await runner.run(placements: chosen)
         await env.close()
-        let text = Reports.render(reports, as: ReportFormat(rawValue: format)!)
+        guard let reportFormat = ReportFormat(rawValue: format) else { throw ValidationError("--format: \(format)") }
+        try emit(Reports.render(reports, as: reportFormat), progress: progress)
+    }
+
+    /// Writes `text` to `--output`, or prints it.
+    private func emit(_ text: String, progress: Progress) throws {
         if let output {
             do { try (text + "\n").write(toFile: output, atomically: true, encoding: .utf8) } catch {
                 throw AdError(.configuration, "--output: cannot write \(output): \(error.localizedDescription)")

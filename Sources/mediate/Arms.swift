@@ -1,0 +1,140 @@
+import AdMediation
+import Foundation
+import MediateKit
+
+/// One arm of `compare --arms`: a variant of a placement's configuration.
+enum Arm: String, CaseIterable, Sendable {
+    /// The configured order, never learned.
+    case `static`
+    /// The self-ordering waterfall (the placement's optimizer settings, or the defaults with seed 1).
+    case optimized
+    /// Waterfall lines only: the bidders removed.
+    case waterfall
+    /// The unified auction: bidders and lines as configured.
+    case auction
+
+    /// `placement` as this arm runs it. Throws when the arm cannot apply (a waterfall arm without lines).
+    func apply(to placement: PlacementConfiguration, id: String) throws(AdError) -> PlacementConfiguration {
+        var variant = placement
+        switch self {
+        case .static: variant.optimizer = nil
+        case .optimized: variant.optimizer = placement.optimizer ?? OptimizerConfiguration(seed: 1)
+        case .waterfall:
+            guard !placement.lines.isEmpty else { throw AdError(.configuration, "--arms waterfall: placement \(id) has no waterfall lines") }
+            variant.bidders = []
+        case .auction:
+            guard !placement.bidders.isEmpty else { throw AdError(.configuration, "--arms auction: placement \(id) has no bidders") }
+        }
+        variant.abLabel = rawValue
+        return variant
+    }
+
+    /// Parses `static,optimized`: two or more distinct known arms.
+    static func parse(_ text: String) throws(AdError) -> [Arm] {
+        var arms: [Arm] = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let arm = Arm(rawValue: name) else {
+                throw AdError(.configuration, "--arms: unknown arm \"\(name.prefix(40))\" (one of \(allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            if arms.contains(arm) { throw AdError(.configuration, "--arms: \(name) is given twice") }
+            arms.append(arm)
+        }
+        guard arms.count >= 2 else { throw AdError(.configuration, "--arms: give at least two arms, such as static,optimized") }
+        return arms
+    }
+}
+
+/// Runs the arms of one placement on the same traffic: request *i* goes to arm *i mod n*, from the same workers, so
+/// every arm sees the same demand at the same moment (drift included). Each arm has its own mediator over the same
+/// networks, and its own tally.
+struct ArmsRunner {
+    let configuration: CLIConfiguration
+    let networks: [String: any AdNetwork]
+    let requests: Int
+    let concurrency: Int
+    let progress: Progress
+
+    func run(placement id: String, arms: [Arm]) async throws(AdError) -> [(arm: Arm, tally: Tally)] {
+        guard let placement = configuration.mediation.placements[id], let format = placement.adFormat else {
+            throw AdError(.configuration, "--placement: unknown placement \"\(id)\"")
+        }
+        var mediators: [Mediator] = []
+        for arm in arms {
+            var mediation = configuration.mediation
+            mediation.placements = [id: try arm.apply(to: placement, id: id)]
+            mediators.append(try Mediator(id: "arm-\(arm.rawValue)", networks: Array(networks.values), configuration: mediation))
+        }
+        let request = AdRequest(placement: id, format: format, testMode: true)
+        let armMediators = mediators
+        let total = requests * arms.count
+        let workers = max(1, min(concurrency, total))
+        let counter = ProgressCounter(total: total, label: "\(id) arms \(arms.map(\.rawValue).joined(separator: ","))", progress: progress)
+        let runStart = ContinuousClock.now
+        let tallies = await withTaskGroup(of: [Tally].self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    var tallies = Array(repeating: Tally(), count: arms.count)
+                    var i = worker
+                    while i < total {
+                        let arm = i % arms.count
+                        let start = ContinuousClock.now
+                        let outcome = await armMediators[arm].loadWithTrace(request)
+                        let end = ContinuousClock.now
+                        let sample: Sample
+                        switch outcome.result {
+                        case .success(let result):
+                            result.ad?.invalidate()
+                            sample = Sample(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
+                        case .failure(let error):
+                            sample = Sample(error: error)
+                        }
+                        tallies[arm].record(latency: end - start, second: Int((end - runStart).components.seconds), sample)
+                        counter.tick()
+                        i += workers
+                    }
+                    return tallies
+                }
+            }
+            var merged = Array(repeating: Tally(), count: arms.count)
+            for await part in group {
+                for index in part.indices { merged[index].merge(part[index]) }
+            }
+            counter.finish()
+            return merged
+        }
+        return Array(zip(arms, tallies)).map { (arm: $0.0, tally: $0.1) }
+    }
+
+    /// A table, or JSON: per arm, requests, fill rate, estimated revenue per 1000 requests, p50/p95/p99 decision
+    /// latency; and each arm's revenue relative to the first arm.
+    static func render(_ results: [(placement: String, arms: [(arm: Arm, tally: Tally)])], json: Bool) -> String {
+        if json {
+            let object: [[String: Any]] = results.map { placement in
+                let base = placement.arms.first?.tally.revenuePerMille ?? 0
+                return ["placement": placement.placement, "arms": placement.arms.map { arm -> [String: Any] in
+                    ["arm": arm.arm.rawValue, "requests": arm.tally.requests, "fills": arm.tally.fills,
+                     "fill_rate": round3(arm.tally.fillRate), "revenue_per_mille": round3(arm.tally.revenuePerMille),
+                     "revenue_vs_first": base > 0 ? round3(arm.tally.revenuePerMille / base) : NSNull(),
+                     "latency_ms": arm.tally.latencyJSON, "errors": arm.tally.errors]
+                }]
+            }
+            let data = (try? JSONSerialization.data(withJSONObject: ["arms": object], options: [.prettyPrinted, .sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        var lines: [String] = []
+        for placement in results {
+            lines.append("placement \(placement.placement)")
+            lines.append("  arm        requests   fill   rev/1000   vs first   p50 ms   p95 ms   p99 ms")
+            let base = placement.arms.first?.tally.revenuePerMille ?? 0
+            for (arm, tally) in placement.arms {
+                let ratio = base > 0 ? String(format: "%.3f", tally.revenuePerMille / base) : "-"
+                let name = arm.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                let vs = String(repeating: " ", count: max(0, 9 - ratio.count)) + ratio
+                lines.append("  \(name)" + String(
+                    format: " %8d  %5.1f%%  %9.3f  ", tally.requests, tally.fillRate * 100, tally.revenuePerMille) + vs + String(
+                    format: "  %7.2f  %7.2f  %7.2f", tally.percentileMs(50), tally.percentileMs(95), tally.percentileMs(99)))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

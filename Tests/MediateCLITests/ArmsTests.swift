@@ -1,0 +1,51 @@
+import DemandSandbox
+import Foundation
+import Testing
+
+@Suite("mediate compare --arms", .serialized, .timeLimit(.minutes(2)))
+struct ArmsTests {
+    @Test func armsRunOnTheSameTrafficAndReportFillRevenueAndLatencyEach() async throws {
+        let run = try await mediate([
+            "compare", "--demo", "arms", "--placement", "auction_banner", "--arms", "waterfall,auction", "--requests", "40",
+            "--format", "json", "--quiet",
+        ])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let placement = try #require((root["arms"] as? [[String: Any]])?.first)
+        #expect(placement["placement"] as? String == "auction_banner")
+        let arms = try #require(placement["arms"] as? [[String: Any]])
+        #expect(arms.map { $0["arm"] as? String } == ["waterfall", "auction"])
+        for arm in arms {
+            #expect(arm["requests"] as? Int == 40)
+            let fill = try #require(arm["fill_rate"] as? Double)
+            #expect((0...1).contains(fill))
+            #expect(Set((arm["latency_ms"] as? [String: Double])?.keys ?? [:].keys) == ["p50", "p95", "p99"])
+            #expect(arm["revenue_per_mille"] is Double)
+        }
+        #expect(arms[0]["revenue_vs_first"] as? Double == 1)
+    }
+
+    @Test func anUnknownOrSingleArmIsRefusedNamingTheProblem() async throws {
+        let unknown = try await mediate(["compare", "--demo", "arms", "--arms", "static,greedy"])
+        #expect(unknown.code != 0 && unknown.err.contains("unknown arm \"greedy\""), "\(unknown.err)")
+        let single = try await mediate(["compare", "--demo", "arms", "--arms", "static"])
+        #expect(single.code != 0 && single.err.contains("at least two arms"), "\(single.err)")
+        let noBidders = try await mediate(["compare", "--demo", "arms", "--placement", "drift_banner", "--arms", "waterfall,auction", "--requests", "2"])
+        #expect(noBidders.code != 0 && noBidders.err.contains("placement drift_banner has no bidders"), "\(noBidders.err)")
+    }
+
+    @Test func aBidderFromTheConfigurationFileWinsALoad() async throws {
+        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(networks: ["rtb": NetworkScenario(ecpm: .fixed(2.75))]))
+        let path = try writeConfig("""
+            {"networks": {"rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))", "app_bundle": "com.example"}},
+             "placements": {"p": {"format": "interstitial", "bidders": [{"network": "rtb", "placement": "x", "timeout_ms": 2000}]}}}
+            """)
+        let run = try await mediate(["load", "--config", path, "--placement", "p", "--json"])
+        let notices = sandbox.records.bidNotices.map(\.kind)
+        await sandbox.shutdown()
+        #expect(run.code == 0, "\(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        #expect("\(root)".contains("2.75"), "\(run.out)")
+        #expect(notices == [.win], "the CLI sends the win notice before it exits")
+    }
+}
