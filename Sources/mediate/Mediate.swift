@@ -203,6 +203,7 @@ struct Load: AsyncParsableCommand {
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
         }
         var trace: [[String: Any]] = []
+        var bids: [[String: Any]] = []
         var winner: [String: Any]? = nil
         var filled = false
         if let network {
@@ -249,6 +250,23 @@ struct Load: AsyncParsableCommand {
                 }
                 trace.append(entry)
             }
+            for bid in outcome.trace.bids {
+                var entry: [String: Any] = ["network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
+                                            "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(), "price": bid.price ?? NSNull()]
+                switch bid.outcome {
+                case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
+                case .skipped(let reason): entry["reason"] = reason.rawValue
+                case .noFill(let reason): entry["reason"] = reason
+                default: entry["reason"] = NSNull()
+                }
+                switch bid.auction {
+                case .won(let clearing)?: entry["auction"] = ["result": "won", "clearing_price": clearing]
+                case .lost(let reason, let price)?:
+                    entry["auction"] = ["result": "lost", "loss_code": reason.code, "loss_reason": reason.name, "winning_price": price.map { $0 as Any } ?? NSNull()]
+                case nil: entry["auction"] = NSNull()
+                }
+                bids.append(entry)
+            }
             if case .failure(let error) = outcome.result, error.code != .timeout {
                 await env.close()
                 throw error
@@ -259,7 +277,7 @@ struct Load: AsyncParsableCommand {
             try TraceFile.write(tracer.finishedSpans, to: traceFile)
         }
         if json {
-            let object: [String: Any] = ["placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace]
+            let object: [String: Any] = ["placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace, "bids": bids]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
@@ -270,6 +288,18 @@ struct Load: AsyncParsableCommand {
                 if let ecpm = entry["ecpm"] as? Double { line += String(format: "  eCPM %.2f", ecpm) }
                 if let reason = entry["reason"] as? String { line += "  (\(reason))" }
                 if let error = entry["error"] as? [String: String] { line += "  \(error["code"] ?? ""): \(error["message"] ?? "")" }
+                print(line)
+            }
+            for entry in bids {
+                let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
+                var line = "  bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
+                if let price = entry["price"] as? Double { line += String(format: "  price %.2f", price) }
+                if let reason = entry["reason"] as? String { line += "  (\(reason))" }
+                if let auction = entry["auction"] as? [String: Any] {
+                    line += auction["result"] as? String == "won"
+                        ? String(format: "  won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
+                        : "  lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
+                }
                 print(line)
             }
         }

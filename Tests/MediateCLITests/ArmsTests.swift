@@ -45,7 +45,10 @@ struct ArmsTests {
         await sandbox.shutdown()
         #expect(run.code == 0, "\(run.err)")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
-        #expect("\(root)".contains("2.75"), "\(run.out)")
+        let bid = try #require((root["bids"] as? [[String: Any]])?.first)
+        #expect(bid["network"] as? String == "rtb" && bid["outcome"] as? String == "fill" && bid["price"] as? Double == 2.75)
+        #expect((bid["auction"] as? [String: Any])?["result"] as? String == "won")
+        #expect((root["winner"] as? [String: Any])?["ecpm"] as? Double == 2.75)
         #expect(notices == [.win], "the CLI sends the win notice before it exits")
     }
 }
