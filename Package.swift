@@ -155,7 +155,7 @@ let package = Package(
             "AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "AdMediationTests", dependencies: [
-            "AdMediation", "AdNetworkConformance", "TestSupport",
+            "AdMediation", "AdNetworkConformance", "AdStorage", "TestSupport",
             .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

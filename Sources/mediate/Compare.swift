@@ -11,6 +11,8 @@ struct Sample: Sendable {
     var winner: Int?
     /// What the fill's impression would earn.
     var revenue: ImpressionRevenue?
+    /// The A/B label the mediated request ran under, if any.
+    var abLabel: String?
 
     /// A fill of a network asked alone that did not price it takes its line's publisher-defined `linePrice`, as the
     /// mediator would.
@@ -41,6 +43,8 @@ struct Tally: Sendable {
     var revenue = 0.0
     /// Fills by revenue precision (`estimated`, `publisher_defined`, …).
     var precisions: [String: Int] = [:]
+    /// Requests, fills and revenue by A/B label (placements with a label or arms).
+    var labels: [String: (requests: Int, fills: Int, revenue: Double)] = [:]
     /// Requests and fills by second since the start of the run.
     var timeline: [Int: (requests: Int, fills: Int)] = [:]
     var latency = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
@@ -52,6 +56,11 @@ struct Tally: Sendable {
         if let revenue = sample.revenue {
             self.revenue += revenue.value
             precisions[revenue.precision.rawValue, default: 0] += 1
+        }
+        if let label = sample.abLabel {
+            labels[label, default: (0, 0, 0)].requests += 1
+            if sample.filled { labels[label, default: (0, 0, 0)].fills += 1 }
+            labels[label, default: (0, 0, 0)].revenue += sample.revenue?.value ?? 0
         }
         if let winner = sample.winner {
             wins["\(winner)", default: 0] += 1
@@ -71,6 +80,11 @@ struct Tally: Sendable {
         for (k, v) in other.winRevenue { winRevenue[k, default: 0] += v }
         for (k, v) in other.errors { errors[k, default: 0] += v }
         for (k, v) in other.precisions { precisions[k, default: 0] += v }
+        for (k, v) in other.labels {
+            labels[k, default: (0, 0, 0)].requests += v.requests
+            labels[k, default: (0, 0, 0)].fills += v.fills
+            labels[k, default: (0, 0, 0)].revenue += v.revenue
+        }
         for (k, v) in other.timeline {
             timeline[k, default: (0, 0)].requests += v.requests
             timeline[k, default: (0, 0)].fills += v.fills
@@ -117,13 +131,16 @@ struct CompareRunner {
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
             let mediated = await measure(label: "\(id) (waterfall)") { () async -> Sample in
                 let outcome = await mediator.loadWithTrace(mediatedRequest)
+                var sample: Sample
                 switch outcome.result {
                 case .success(let result):
                     result.ad?.invalidate()
-                    return Sample(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
+                    sample = Sample(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
                 case .failure(let error):
-                    return Sample(error: error)
+                    sample = Sample(error: error)
                 }
+                sample.abLabel = outcome.trace.abLabel
+                return sample
             }
             var lines: [(String, String, Tally)] = []
             for line in placement.lines {

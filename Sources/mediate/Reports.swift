@@ -39,6 +39,11 @@ enum Reports {
                 "errors": report.mediated.errors,
                 "revenue": revenueJSON(report.mediated),
                 "timeline": timelineJSON(report.mediated),
+                "ab_labels": report.mediated.labels.mapValues { label -> [String: Any] in
+                    ["requests": label.requests, "fills": label.fills,
+                     "fill_rate": label.requests == 0 ? 0 : round3(Double(label.fills) / Double(label.requests)),
+                     "revenue_per_1000_requests_usd": label.requests == 0 ? 0 : round6(label.revenue / Double(label.requests) * 1000)]
+                },
                 "lines": report.lines.enumerated().map { index, line -> [String: Any] in
                     [
                         "network": line.network,
@@ -72,6 +77,11 @@ enum Reports {
             let m = report.mediated
             rows.append([report.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)), ms(m.percentileMs(95)), ms(m.percentileMs(99)), "-",
                          usd(m.revenuePerMille), errorsText(m.errors)])
+            for (label, arm) in m.labels.sorted(by: { $0.key < $1.key }) where m.labels.count > 1 {
+                let fill = arm.requests == 0 ? 0 : Double(arm.fills) / Double(arm.requests)
+                let rpm = arm.requests == 0 ? 0 : arm.revenue / Double(arm.requests) * 1000
+                rows.append(["", "  arm \(label)", "\(arm.requests)", pct(fill), "-", "-", "-", "-", usd(rpm), "-"])
+            }
             for (index, line) in report.lines.enumerated() {
                 let t = line.tally
                 let wins = report.mediated.wins["\(index)"] ?? 0

@@ -1,5 +1,6 @@
 @testable import AdMediation
 import AdNetworkConformance
+import AdStorage
 import Foundation
 import Testing
 
@@ -105,6 +106,18 @@ struct OptimizerTests {
         #expect(fresh.lineStatistics(of: "p") == trained.lineStatistics(of: "p"))
         let outcome = await fresh.loadWithTrace(interstitial)
         #expect(outcome.trace.order == [1, 0], "the first request after the restart already puts the 4.0 line first")
+    }
+
+    @Test func theSQLiteStoreKeepsTheStateAcrossReopening() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("optimizer-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let (trained, _) = try Self.setUp()
+        _ = try await Self.revenue(trained, requests: 100)
+        try await trained.saveOptimizerState(to: try SQLiteStateStore(path: path))
+        let (fresh, _) = try Self.setUp()
+        try await fresh.restoreOptimizerState(from: try SQLiteStateStore(path: path))
+        #expect(!fresh.lineStatistics(of: "p").isEmpty)
+        #expect(fresh.lineStatistics(of: "p") == trained.lineStatistics(of: "p"))
     }
 
     @Test func aDamagedSavedStateIsIgnoredNotTrusted() async throws {

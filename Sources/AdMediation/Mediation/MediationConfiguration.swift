@@ -88,6 +88,10 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
     public var auction: AuctionType
     /// Lets the mediator order the lines itself from what it observes. Default: none (the configured order).
     public var optimizer: OptimizerConfiguration?
+    /// A/B arms: each request of the placement runs one arm, chosen by weight (sticky per user when the request has a
+    /// user id). An arm replaces the lines, bidders, auction type or optimizer it sets, and its label becomes the
+    /// request's A/B label. Default: none.
+    public var arms: [PlacementArm]
 
     /// Creates a placement.
     public init(
@@ -103,8 +107,10 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         abLabel: String? = nil,
         bidders: [BidderLine] = [],
         auction: AuctionType = .firstPrice,
-        optimizer: OptimizerConfiguration? = nil
+        optimizer: OptimizerConfiguration? = nil,
+        arms: [PlacementArm] = []
     ) {
+        self.arms = arms
         self.abLabel = abLabel
         self.bidders = bidders
         self.auction = auction
@@ -128,7 +134,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         case frequencyWindowS = "frequency_window_s"
         case minIntervalS = "min_interval_s"
         case abLabel = "ab_label"
-        case bidders, auction, optimizer
+        case bidders, auction, optimizer, arms
     }
 
     /// Decodes with defaults.
@@ -141,6 +147,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         lines = try bidders.isEmpty ? c.decode([WaterfallLine].self, forKey: .lines) : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
         auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction) ?? .firstPrice
         optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
+        arms = try c.decodeIfPresent([PlacementArm].self, forKey: .arms) ?? []
         maxInFlight = try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4
         deadlineMs = try c.decodeWholeIfPresent(forKey: .deadlineMs) ?? 5000
         frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
@@ -213,6 +220,71 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             seen[key] = index
         }
         try optimizer?.validate(path: "\(path).optimizer", lineCount: lines.count)
+        var labels: Set<String> = []
+        for (index, arm) in arms.enumerated() {
+            let armPath = "\(path).arms[\(index)]"
+            if !labels.insert(arm.label).inserted { throw AdError(.configuration, "\(armPath).label: \"\(arm.label.prefix(64))\" is used twice") }
+            if !(arm.weight.isFinite && arm.weight > 0 && arm.weight <= 1_000_000) {
+                throw AdError(.configuration, "\(armPath).weight: must be over 0 and at most 1000000, got \(arm.weight)")
+            }
+            var variant = arm.apply(to: self)
+            variant.arms = []
+            try variant.validate(path: armPath, networks: networks)
+        }
+    }
+
+    /// The placement as `arm` runs it: the arm's lines, bidders, auction and optimizer where it sets them, its label as
+    /// the A/B label.
+    func variant(_ arm: PlacementArm) -> PlacementConfiguration { arm.apply(to: self) }
+}
+
+/// One arm of a placement's A/B test (``PlacementConfiguration/arms``).
+public struct PlacementArm: Codable, Sendable, Hashable {
+    /// The arm's A/B label (1…64 printable ASCII characters), on every trace, log line, span and metric of its requests.
+    public var label: String
+    /// Its share of traffic, relative to the other arms' weights. Default 1.
+    public var weight: Double
+    /// Its waterfall, when it differs from the placement's.
+    public var lines: [WaterfallLine]?
+    /// Its bidders, when they differ from the placement's.
+    public var bidders: [BidderLine]?
+    /// Its auction type, when it differs.
+    public var auction: AuctionType?
+    /// Its optimizer, when it differs (`{"exploration": 0}`-style settings; absent: the placement's).
+    public var optimizer: OptimizerConfiguration?
+
+    /// Creates an arm.
+    public init(label: String, weight: Double = 1, lines: [WaterfallLine]? = nil, bidders: [BidderLine]? = nil, auction: AuctionType? = nil,
+                optimizer: OptimizerConfiguration? = nil) {
+        self.label = label
+        self.weight = weight
+        self.lines = lines
+        self.bidders = bidders
+        self.auction = auction
+        self.optimizer = optimizer
+    }
+
+    enum CodingKeys: String, CodingKey { case label, weight, lines, bidders, auction, optimizer }
+
+    /// Decodes with defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        label = try c.decode(String.self, forKey: .label)
+        weight = try c.decodeIfPresent(Double.self, forKey: .weight) ?? 1
+        lines = try c.decodeIfPresent([WaterfallLine].self, forKey: .lines)
+        bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders)
+        auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction)
+        optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
+    }
+
+    func apply(to placement: PlacementConfiguration) -> PlacementConfiguration {
+        var variant = placement
+        if let lines { variant.lines = lines }
+        if let bidders { variant.bidders = bidders }
+        if let auction { variant.auction = auction }
+        if let optimizer { variant.optimizer = optimizer }
+        variant.abLabel = label
+        return variant
     }
 }
 

@@ -65,15 +65,20 @@ public final class Mediator: AdNetwork {
                 coolDown: OutsideValue.duration(seconds: configuration.circuitBreaker.coolDownS) ?? .seconds(30))
         }
         for (placementID, placement) in configuration.placements {
-            if let optimizer = placement.optimizer {
+            if let optimizer = placement.optimizer, placement.arms.isEmpty {
                 state.optimizers[placementID] = WaterfallOptimizer(configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
+            }
+            for arm in placement.arms {
+                if let optimizer = placement.variant(arm).optimizer {
+                    state.optimizers["\(placementID)#\(arm.label)"] = WaterfallOptimizer(configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
+                }
             }
         }
         self.shared = Mutex(state)
     }
 
     /// What the self-ordering waterfall of `placement` has learned, by `network/placement` of each line (empty when
-    /// the placement has no optimizer).
+    /// the placement has no optimizer). For a placement with A/B arms, each arm learns apart: ask for `placement#label`.
     public func lineStatistics(of placement: String) -> [String: LineStatistics] {
         shared.withLock { $0.optimizers[placement]?.statistics ?? [:] }
     }
@@ -228,11 +233,12 @@ public final class Mediator: AdNetwork {
 
     private func decide(_ request: AdRequest, tracer: any Tracer) async -> MediationOutcome {
         let now = clock.now
-        guard let placement = configuration.placements[request.placement] else {
+        guard let configured = configuration.placements[request.placement] else {
             return MediationOutcome(
                 result: .failure(AdError(.configuration, "unknown placement \"\(request.placement)\"")),
                 trace: MediationTrace(placement: request.placement, lines: [], winnerIndex: nil, duration: .zero))
         }
+        let (placement, optimizerKey) = Self.arm(of: configured, id: request.placement, userID: request.userID)
         let format = placement.adFormat ?? request.format
         let lineIDs = placement.lines.map { (network: $0.network, placement: $0.placement) }
         if format.name != request.format.name {
@@ -267,7 +273,7 @@ public final class Mediator: AdNetwork {
         // 2. The waterfall: the optimizer's order (or the configured one), lines that cannot beat the best bid left out.
         let order = placement.optimizer == nil
             ? Array(placement.lines.indices)
-            : shared.withLock { $0.optimizers[request.placement]?.order(placement.lines) } ?? Array(placement.lines.indices)
+            : shared.withLock { $0.optimizers[optimizerKey]?.order(placement.lines) } ?? Array(placement.lines.indices)
         let eligible = order.filter { index in bestBid.map { Self.price(of: placement.lines[index]) > $0.price } ?? true }
         let lines = eligible.map { placement.lines[$0] }
         var machine = WaterfallStateMachine(
@@ -287,7 +293,7 @@ public final class Mediator: AdNetwork {
             placement: request.placement, lines: traced, winnerIndex: nil, duration: tried.duration, abLabel: placement.abLabel, bids: bids,
             order: order)
         if placement.optimizer != nil {
-            shared.withLock { $0.optimizers[request.placement]?.observe(trace, lines: placement.lines) }
+            shared.withLock { $0.optimizers[optimizerKey]?.observe(trace, lines: placement.lines) }
         }
 
         // 3. The highest price that filled wins.
@@ -335,6 +341,28 @@ public final class Mediator: AdNetwork {
         return MediationOutcome(
             result: .success(.filled(wrap(winner.ad, request: request, placement: placement, ecpm: ecpm, precision: precision, winning: winning, isBid: false))),
             trace: trace)
+    }
+
+    /// The arm a request runs, and the key of its optimizer state (`placement`, or `placement#label` for an arm). With
+    /// a user id the choice is sticky: an FNV-1a hash of placement and user picks the arm, so a user sees one arm.
+    static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> (PlacementConfiguration, String) {
+        guard !placement.arms.isEmpty else { return (placement, id) }
+        let total = placement.arms.reduce(0) { $0 + $1.weight }
+        var point: Double
+        if let userID {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in "\(id)\u{0}\(userID)".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            point = Double(hash >> 11) / Double(UInt64(1) << 53)
+        } else {
+            point = Double.random(in: 0..<1)
+        }
+        point *= total
+        for arm in placement.arms {
+            if point < arm.weight { return (placement.variant(arm), "\(id)#\(arm.label)") }
+            point -= arm.weight
+        }
+        let last = placement.arms[placement.arms.count - 1]
+        return (placement.variant(last), "\(id)#\(last.label)")
     }
 
     /// The price a line must beat a bid with: its `floor_ecpm`, else its publisher `ecpm`, else 0.

@@ -1,0 +1,71 @@
+@testable import AdMediation
+import AdNetworkConformance
+import Foundation
+import Testing
+
+/// A/B arms of a placement: weighted, sticky per user, each with its own waterfall, its label on the trace.
+@Suite("Placement A/B arms", .timeLimit(.minutes(1)))
+struct PlacementArmTests {
+    static func setUp(weights: (Double, Double) = (1, 1)) throws -> (Mediator, ScriptedAdNetwork) {
+        let network = ScriptedAdNetwork(id: "n", clock: ManualAdClock(), script: ["a": [.fill(ecpm: 1)], "b": [.fill(ecpm: 2)]])
+        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
+            "p": PlacementConfiguration(format: "interstitial", lines: [.init(network: "n", placement: "a")], arms: [
+                PlacementArm(label: "control", weight: weights.0),
+                PlacementArm(label: "test-b", weight: weights.1, lines: [.init(network: "n", placement: "b")]),
+            ]),
+        ]), clock: ManualAdClock())
+        return (mediator, network)
+    }
+
+    static func request(user: String?) -> AdRequest {
+        AdRequest(placement: "p", format: .interstitial, userID: user)
+    }
+
+    @Test func eachArmRunsItsOwnWaterfallUnderItsLabel() async throws {
+        let (mediator, _) = try Self.setUp()
+        var seen: [String: Set<String>] = [:]
+        for user in 0..<40 {
+            let outcome = await mediator.loadWithTrace(Self.request(user: "u\(user)"))
+            let ad = try #require(try outcome.result.get().ad)
+            seen[outcome.trace.abLabel ?? "none", default: []].insert(ad.creative.id.components(separatedBy: "-")[1])
+            #expect(ad.revenue.line?.abLabel == outcome.trace.abLabel)
+            ad.invalidate()
+        }
+        #expect(seen == ["control": ["a"], "test-b": ["b"]])
+    }
+
+    @Test func aUserStaysInOneArm() async throws {
+        let (mediator, _) = try Self.setUp()
+        var labels: Set<String?> = []
+        for _ in 0..<20 {
+            let outcome = await mediator.loadWithTrace(Self.request(user: "same-user"))
+            outcome.result.success?.ad?.invalidate()
+            labels.insert(outcome.trace.abLabel)
+        }
+        #expect(labels.count == 1)
+    }
+
+    @Test func trafficSplitsByWeight() async throws {
+        let (mediator, _) = try Self.setUp(weights: (3, 1))
+        var control = 0
+        for user in 0..<2000 {
+            let outcome = await mediator.loadWithTrace(Self.request(user: "user-\(user)"))
+            outcome.result.success?.ad?.invalidate()
+            if outcome.trace.abLabel == "control" { control += 1 }
+        }
+        #expect((1400...1600).contains(control), "3:1 of 2000 is 1500 control, got \(control)")
+    }
+
+    @Test func armsWithADuplicateLabelOrABadWeightAreRefused() throws {
+        let line = #"[{"network": "n", "placement": "a"}]"#
+        for (arms, message) in [
+            (#"[{"label": "x"}, {"label": "x"}]"#, #"placements.p.arms[1].label: "x" is used twice"#),
+            (#"[{"label": "x", "weight": 0}]"#, "placements.p.arms[0].weight: must be over 0 and at most 1000000, got 0.0"),
+            (#"[{"label": "x", "lines": [{"network": "zz", "placement": "q"}]}]"#, #"placements.p.arms[0].lines[0].network: unknown network "zz""#),
+        ] {
+            let json = #"{"placements": {"p": {"format": "interstitial", "lines": \#(line), "arms": \#(arms)}}}"#
+            let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
+            #expect(throws: AdError(.configuration, message)) { try configuration.validate(networks: ["n": ["interstitial"]]) }
+        }
+    }
+}
