@@ -106,7 +106,7 @@ let package = Package(
 
         // The CLI.
         .executableTarget(name: "mediate", dependencies: [
-            "AdMediation", "AdNetworkConformance", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
+            "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -172,7 +172,7 @@ let package = Package(
             .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
         .testTarget(name: "MediateCLITests", dependencies: [
-            "mediate", "DemandSandbox", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
+            "mediate", "DemandSandbox", "AdStorage", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
         ]),
         .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
         .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",

@@ -1,4 +1,5 @@
 import AdMediation
+import AdStorage
 import AdNetworkConformance
 import ArgumentParser
 import CurlTransport
@@ -47,6 +48,8 @@ struct ConfigOptions: ParsableArguments {
     var config: String?
     @Option(name: .long, help: "Without --config: which built-in demo to run: standard (every adapter), arms (a drifting waterfall and an auction, for compare --arms).")
     var demo: String = "standard"
+    @Option(name: .customLong("optimizer-state"), help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
+    var optimizerState: String?
     @Option(name: .customLong("log-level"), help: "Log to stderr at this level: trace, debug, info, notice, warning, error, critical (default: no logs).")
     var logLevel: String?
 
@@ -79,6 +82,7 @@ struct Environment {
     let mediator: Mediator
     let http: CurlHTTPClient
     let sandbox: RunningSandbox?
+    let store: SQLiteStateStore?
 
     static func load(_ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil) async throws -> Environment {
         options.bootstrapLogging()
@@ -101,10 +105,29 @@ struct Environment {
         let http = CurlHTTPClient(tracer: tracer)
         let networks = try configuration.makeNetworks(http: http)
         let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
-        return Environment(configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox)
+        var store: SQLiteStateStore?
+        if let path = options.optimizerState {
+            do {
+                let opened = try SQLiteStateStore(path: path)
+                try await mediator.restoreOptimizerState(from: opened)
+                store = opened
+            } catch {
+                await CLIConfiguration.shutdown(networks)
+                await http.shutdown()
+                await sandbox?.shutdown()
+                throw AdError(.configuration, "--optimizer-state: \(path): \(error)")
+            }
+        }
+        return Environment(configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox, store: store)
     }
 
+    /// Saves what the self-ordering placements learned (with `--optimizer-state`), then shuts everything down.
     func close() async {
+        if let store {
+            do { try await mediator.saveOptimizerState(to: store) } catch {
+                FileHandle.standardError.write(Data("warning: --optimizer-state: \(error)\n".utf8))
+            }
+        }
         await CLIConfiguration.shutdown(networks)
         await http.shutdown()
         await sandbox?.shutdown()

@@ -1,6 +1,7 @@
 @testable import AdMediation
 import AdNetworkConformance
 import Foundation
+import MetricsTestKit
 import Testing
 
 /// The unified auction (`specs/openrtb-bidder.md`, "Unified auction"): bids collected in parallel, the best valid bid
@@ -138,6 +139,20 @@ struct AuctionTests {
         let outcome = await task.value
         if case .failure(let error) = outcome.result { #expect(error.code == .cancelled) } else { Issue.record("expected a cancellation") }
         #expect(a.auctionResults.map(\.result) == [.lost(reason: .internalError, winningPrice: nil)])
+    }
+
+    @Test func everyBidIsCountedByOutcomeAndAuctionResult() async throws {
+        let clock = ManualAdClock()
+        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock), b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
+        let metrics = TestMetrics()
+        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
+            "p": PlacementConfiguration(format: "interstitial", lines: [], bidders: [Self.line("a", 0), Self.line("b", 1)]),
+        ]), clock: clock, metrics: metrics)
+        _ = await mediator.loadWithTrace(interstitial)
+        let won = [("placement", "p"), ("network", "b"), ("outcome", "fill"), ("auction", "won")]
+        let lost = [("placement", "p"), ("network", "a"), ("outcome", "fill"), ("auction", "lost_102")]
+        #expect(try metrics.expectCounter("admediation_bid_outcomes_total", won).totalValue == 1)
+        #expect(try metrics.expectCounter("admediation_bid_outcomes_total", lost).totalValue == 1)
     }
 
     @Test func bidderConfigurationErrorsNameTheField() throws {

@@ -1,3 +1,5 @@
+import AdMediation
+import AdStorage
 import DemandSandbox
 import Foundation
 import Testing
@@ -50,5 +52,23 @@ struct ArmsTests {
         #expect((bid["auction"] as? [String: Any])?["result"] as? String == "won")
         #expect((root["winner"] as? [String: Any])?["ecpm"] as? Double == 2.75)
         #expect(notices == [.win], "the CLI sends the win notice before it exits")
+    }
+
+    @Test func whatTheOptimizerLearnedIsKeptAcrossRuns() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mediate-optimizer-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        func attempts() async throws -> Double {
+            let data = try #require(try await SQLiteStateStore(path: path).load(key: "optimizer/drift_banner"))
+            let stats = try JSONDecoder().decode([String: LineStatistics].self, from: data)
+            return stats.values.reduce(0) { $0 + $1.attempts }
+        }
+        let arguments = ["compare", "--demo", "arms", "--placement", "drift_banner", "--requests", "60", "--quiet", "--optimizer-state", path]
+        let first = try await mediate(arguments)
+        #expect(first.code == 0, "\(first.err)")
+        let afterFirst = try await attempts()
+        let second = try await mediate(arguments)
+        #expect(second.code == 0, "\(second.err)")
+        let afterSecond = try await attempts()
+        #expect(afterFirst > 0 && afterSecond > 1.5 * afterFirst, "the second run starts from the first run's statistics (\(afterFirst) → \(afterSecond))")
     }
 }

@@ -339,7 +339,7 @@ public struct BidderLine: Codable, Sendable, Hashable {
 }
 
 /// The self-ordering waterfall of a placement: each line's eCPM, fill rate and timeouts are learned online, and
-/// the lines are ordered by Thompson sampling within the publisher's constraints (see ``WaterfallOptimizer``).
+/// the lines are ordered by Thompson sampling within the publisher's constraints (the mediator's `WaterfallOptimizer`: Thompson sampling, see the waterfall article).
 public struct OptimizerConfiguration: Codable, Sendable, Hashable {
     /// The share of requests (0…1) whose order is drawn from the posterior (exploration); the rest use the
     /// posterior means (exploitation). Default 0.1.

@@ -151,6 +151,16 @@ public final class Mediator: AdNetwork {
             default: "\(line.network):\(line.outcome.name)"
             }
         }.joined(separator: ",")
+        if !outcome.trace.bids.isEmpty {
+            span.attributes["admediation.bids"] = outcome.trace.bids.map { bid -> String in
+                let price = bid.price.map { ":\($0)" } ?? ""
+                switch bid.auction {
+                case .won(let clearing)?: return "\(bid.network):won\(price):clears=\(clearing)"
+                case .lost(let reason, _)?: return "\(bid.network):lost\(price):\(reason.code)"
+                case nil: return "\(bid.network):\(bid.outcome.name)"
+                }
+            }.joined(separator: ",")
+        }
         switch outcome.result {
         case .success(.filled(let ad)):
             span.attributes["admediation.outcome"] = "filled"
@@ -165,7 +175,9 @@ public final class Mediator: AdNetwork {
         }
     }
 
-    /// Logs the decision (info) and each line (debug), and records the metrics: `admediation_requests_total`,
+    /// Logs the decision (info) and each line (debug), and records the metrics: per bid `admediation_bid_outcomes_total`
+    /// (by network, outcome and auction result: `won`, `lost_<loss code>`, `none`) and `admediation_bid_latency`;
+    /// `admediation_requests_total`,
     /// `admediation_fills_total` (by winning network), `admediation_no_fills_total`, `admediation_errors_total` (by
     /// code), `admediation_decision_latency`, and per line `admediation_line_latency` and
     /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
@@ -195,6 +207,20 @@ public final class Mediator: AdNetwork {
             if !code.isEmpty { metadata["code"] = "\(code)" }
             if let latency = line.latency { metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))" }
             logger.debug("line", metadata: metadata)
+        }
+        for bid in outcome.trace.bids {
+            var result = "none"
+            switch bid.auction {
+            case .won?: result = "won"
+            case .lost(let reason, _)?: result = "lost_\(reason.code)"
+            case nil: break
+            }
+            metrics.counter("admediation_bid_outcomes_total",
+                            [("placement", placement), ("network", bid.network), ("outcome", bid.outcome.name), ("auction", result)]).increment()
+            if let latency = bid.latency {
+                metrics.timer("admediation_bid_latency", [("placement", placement), ("network", bid.network)])
+                    .recordNanoseconds(latency.nanosecondsClamped)
+            }
         }
         let milliseconds = "\(Int(outcome.trace.duration.milliseconds.rounded()))"
         switch outcome.result {
