@@ -143,7 +143,7 @@ let package = Package(
         // libFuzzer targets for every decoder (`make fuzz`); in a normal build, a corpus replayer.
         .executableTarget(
             name: "fuzz-decoders",
-            dependencies: ["AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox", "MediateKit", "ObliviousHTTP"],
+            dependencies: ["AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox", "MediateKit", "ObliviousHTTP", "OpenRTBBidder"],
             path: "Tests/Fuzz",
             exclude: ["Corpus"],
             swiftSettings: fuzzSettings,

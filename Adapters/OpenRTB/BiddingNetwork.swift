@@ -121,6 +121,12 @@ public final class BiddingNetwork: AdNetwork {
         }
     }
 
+    /// Decodes and validates a 200 bid response to the auction `auctionID` for `request` (for the fuzzer and tests).
+    package func parse(_ body: Data, auctionID: String, request: AdRequest) throws -> AdLoadResult {
+        try answer(body, auctionID: auctionID, request: OpenRTB.BidRequest(auctionID: auctionID, request: request, tmax: .milliseconds(300),
+                                                                            configuration: configuration), adRequest: request)
+    }
+
     private func answer(_ body: Data, auctionID: String, request: OpenRTB.BidRequest, adRequest: AdRequest) throws -> AdLoadResult {
         try JSONLimits().check(body, "bid response of \(id)")
         let wire: OpenRTB.BidResponse

@@ -9,6 +9,7 @@ import GrowthCatAds
 import MARSAds
 import MediateKit
 import ObliviousHTTP
+import OpenRTBBidder
 
 /// An HTTP client that is never called: the adapters' parsers are fed bodies directly.
 struct NoHTTPClient: HTTPClient {
@@ -19,6 +20,11 @@ struct NoHTTPClient: HTTPClient {
 enum Targets {
     static let chartboost = ChartboostNetwork(
         configuration: .init(baseURL: "https://cb.example", appID: "a", appSignature: "s"), http: NoHTTPClient(), clock: ManualAdClock())
+    static let bidder: BiddingNetwork = {
+        var configuration = BiddingNetwork.Configuration(baseURL: "https://rtb.example")
+        configuration.noticeAttempts = 1   // notices fail at once on NoHTTPClient, never wait for a retry
+        return BiddingNetwork(configuration: configuration, http: NoHTTPClient(), clock: ManualAdClock())
+    }()
     static let appOpen = AppOpenNetwork(configuration: .init(baseURL: "https://ao.example"), http: NoHTTPClient(), clock: ManualAdClock())
 
     static let all: [String: @Sendable (Data) -> Void] = [
@@ -48,6 +54,16 @@ enum Targets {
         "chartboost-load": { data in
             for size in [BannerSize.standard, .medium, .leaderboard] {
                 _ = try? chartboost.parse(data, request: AdRequest(placement: "p", format: .banner(size)), size: size)
+            }
+        },
+        "openrtb-bid": { data in
+            for format in [AdFormat.banner(.standard), .interstitial, .rewarded] {
+                var request = AdRequest(placement: "p", format: format)
+                request.floorEcpm = 1
+                if let ad = (try? bidder.parse(data, auctionID: "auction-1", request: request))?.ad {
+                    ad.settleAuction(.won(clearingPrice: ad.ecpm ?? 0))
+                    ad.invalidate()
+                }
             }
         },
         "appopen-load": { _ = try? appOpen.parse($0, request: AdRequest(placement: "p", format: .appOpen)) },
