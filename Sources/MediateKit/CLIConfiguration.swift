@@ -143,7 +143,8 @@ package struct CLIConfiguration: Sendable {
     }
 
     package func makeNetworks(http: any HTTPClient,
-                              environment: [String: String] = ProcessInfo.processInfo.environment) throws(AdError) -> [String: any AdNetwork] {
+                              environment: [String: String] = ProcessInfo.processInfo.environment,
+                              clock: any AdClock = SystemAdClock()) throws(AdError) -> [String: any AdNetwork] {
         var built: [String: any AdNetwork] = [:]
         for (id, network) in networks {
             switch network.type {
@@ -172,7 +173,7 @@ package struct CLIConfiguration: Sendable {
                 configuration.id = id
                 if let bundle = network.settings["app_bundle"] { configuration.appBundle = bundle }
                 configuration.appID = network.settings["app_id"]
-                built[id] = BiddingNetwork(configuration: configuration, http: http)
+                built[id] = BiddingNetwork(configuration: configuration, http: http, clock: clock)
             case "growthcat":
                 // Durable by default: events queued while offline are replayed by the next run.
                 let queuePath: String

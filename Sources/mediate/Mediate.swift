@@ -514,19 +514,30 @@ struct Conformance: AsyncParsableCommand {
         }
         let candidates = env.configuration.mediation.placements.sorted { $0.key < $1.key }
             .filter { placement == nil || $0.key == placement }
-            .compactMap { id, config -> (PlacementConfiguration, WaterfallLine)? in
-                config.lines.first { $0.network == network }.map { (config, $0) }
+            .compactMap { id, config -> (PlacementConfiguration, String)? in
+                (config.lines.first { $0.network == network }?.placement ?? config.bidders.first { $0.network == network }?.placement)
+                    .map { (config, $0) }
             }
-        guard let (placementConfig, line) = candidates.first, let format = placementConfig.adFormat else {
+        guard let (placementConfig, linePlacement) = candidates.first, let format = placementConfig.adFormat else {
             await env.close()
-            throw AdError(.configuration, "--placement: no placement has a line for network \"\(network)\"")
+            throw AdError(.configuration, "--placement: no placement has a line or bidder for network \"\(network)\"")
         }
         // The kit watches the wire through a recording client wrapped around the real one.
         let recording = RecordingHTTPClient(wrapping: env.http)
         let single = CLIConfiguration(networks: [network: base], mediation: env.configuration.mediation)
         guard let adapter = try single.makeNetworks(http: recording)[network] else { await env.close(); throw ExitCode(2) }
-        let subject = ConformanceSubject(network: adapter, wire: recording, fillRequest: AdRequest(placement: line.placement, format: format))
-        let results = await AdNetworkConformance.runAll(subject)
+        let subject = ConformanceSubject(network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format))
+        var results = await AdNetworkConformance.runAll(subject)
+        await CLIConfiguration.shutdown([network: adapter])
+        if base.type == "openrtb" {
+            // A bidder also runs the bidder scenarios, on a clock the kit moves (expiry without waiting).
+            let clock = ManualAdClock()
+            if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
+                let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
+                results += await BidderConformance.runAll(BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                await CLIConfiguration.shutdown([network: bidder])
+            }
+        }
         await env.close()
         var failed = 0
         for result in results {

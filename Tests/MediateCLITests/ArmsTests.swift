@@ -71,4 +71,18 @@ struct ArmsTests {
         let afterSecond = try await attempts()
         #expect(afterFirst > 0 && afterSecond > 1.5 * afterFirst, "the second run starts from the first run's statistics (\(afterFirst) → \(afterSecond))")
     }
+
+    @Test func theConformanceCommandRunsTheBidderScenariosOnAnOpenRTBNetwork() async throws {
+        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(networks: ["rtb": NetworkScenario(ecpm: .uniform(min: 1, max: 3))]))
+        let path = try writeConfig("""
+            {"networks": {"rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))"}},
+             "placements": {"p": {"format": "banner", "size": "320x50", "bidders": [{"network": "rtb", "placement": "tag"}]}}}
+            """)
+        let run = try await mediate(["conformance", "--config", path, "--network", "rtb"])
+        await sandbox.shutdown()
+        #expect(run.code == 0, "\(run.out)\n\(run.err)")
+        for scenario in ["fillIsWellFormed", "expiredBidIsNeverShown", "noticesAreSentOnce", "floorIsRespected", "tmaxIsRespected"] {
+            #expect(run.out.contains("PASS  \(scenario)"), "\(scenario) in \(run.out)")
+        }
+    }
 }
