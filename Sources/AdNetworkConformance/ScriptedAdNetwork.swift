@@ -66,7 +66,7 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
     public var cancellationCount: Int { state.withLock { $0.cancellations } }
     /// Events reported, with the creative id.
     public var reportedEvents: [(creative: String, event: AdEvent)] { state.withLock { $0.events } }
-    /// Auction results settled on its ads (``LoadedAd/settleAuction(_:)``), with the creative id, in order.
+    /// Auction results settled on its ads (`LoadedAd.settleAuction(_:)`), with the creative id, in order.
     public var auctionResults: [(creative: String, result: AuctionResult)] { state.withLock { $0.auctions } }
     /// Wire records (loads and events).
     public var requestCount: Int { state.withLock { $0.wire.count } }
