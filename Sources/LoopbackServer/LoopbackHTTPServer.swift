@@ -84,6 +84,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     private struct State {
         var stopped = false
+        var listenerClosed = false
         var connections: Set<Int32> = []
     }
 
@@ -164,15 +165,18 @@ public final class LoopbackHTTPServer: Sendable {
     public var requestsReceived: Int { requests.load(ordering: .relaxed) }
 
     /// Stops accepting, closes every connection and the listener. Idempotent.
+    ///
+    /// Every `shutdown` happens under the lock: a connection's thread removes its descriptor from the set under the
+    /// same lock before closing it, and the accept thread marks the listener closed before closing it, so this never
+    /// touches a descriptor number the process has already reused for another socket (which would cut a connection
+    /// of some other server or client in the same process).
     public func stop() {
-        let open: Set<Int32>? = state.withLock { s in
-            if s.stopped { return nil }
+        state.withLock { s in
+            if s.stopped { return }
             s.stopped = true
-            return s.connections
+            if !s.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+            for fd in s.connections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        guard let open else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     deinit { stop() }
@@ -199,7 +203,10 @@ public final class LoopbackHTTPServer: Sendable {
             thread.stackSize = 256 << 10
             thread.start()
         }
-        close(listener)
+        state.withLock { s in
+            s.listenerClosed = true
+            close(listener)
+        }
     }
 
     private func serve(_ fd: Int32, connectionID: Int) {
@@ -261,8 +268,10 @@ public final class LoopbackHTTPServer: Sendable {
                 open = open && !closeAfter && !response.closeDelimited
             }
         }
-        state.withLock { _ = $0.connections.remove(fd) }
-        close(fd)
+        state.withLock { s in
+            s.connections.remove(fd)
+            close(fd)
+        }
     }
 
     /// Sleeps in slices so ``stop()`` is not held up by a long scripted delay.

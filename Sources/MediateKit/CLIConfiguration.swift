@@ -1,35 +1,50 @@
 import AdMediation
 import AppOpenAds
 import ChartboostBanners
-import GrowthCatAds
 import CurlTransport
 import Foundation
+import GrowthCatAds
 import MARSAds
 import OpenRTBBidder
 
-/// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md).
+/// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes
+/// from an adapter's ``AdNetworkFactory`` in ``factories``: this file has no code of its own per network.
 package struct CLIConfiguration: Sendable {
-    /// One named network of the file.
-    package struct Network: Sendable {
-        package var id: String
-        package var type: String
-        package var baseURL: String
-        package var settings: [String: String]
+    /// The network types `mediate` knows: one line per adapter module.
+    package static let factories: [any AdNetworkFactory.Type] = [
+        GrowthCatFactory.self,
+        MarsFactory.self,
+        ChartboostFactory.self,
+        AppOpenFactory.self,
+        OpenRTBFactory.self,
+    ]
+
+    /// The formats networks of `type` serve (none for an unknown type).
+    package static func formats(of type: String, in factories: [any AdNetworkFactory.Type] = factories) -> Set<String> {
+        guard let factory = factory(type, in: factories) else { return [] }
+        return factory.formats
     }
 
-    package var networks: [String: Network]
-    package var mediation: MediationConfiguration
+    /// The factory of `type` in `factories`.
+    package static func factory(_ type: String, in factories: [any AdNetworkFactory.Type] = factories) -> (any AdNetworkFactory.Type)? {
+        factories.first { $0.type == type }
+    }
 
-    package init(networks: [String: Network], mediation: MediationConfiguration) {
+    /// The configured networks' settings, by id.
+    package var networks: [String: NetworkSettings]
+    package var mediation: MediationConfiguration
+    /// The factories this file was read with.
+    package var factories: [any AdNetworkFactory.Type]
+
+    package init(networks: [String: NetworkSettings], mediation: MediationConfiguration, factories: [any AdNetworkFactory.Type] = Self.factories) {
         self.networks = networks
         self.mediation = mediation
+        self.factories = factories
     }
 
-    package static let types = ["growthcat", "mars", "chartboost", "appopen", "openrtb"]
-    package static let secretKeys: Set<String> = ["api_key", "app_signature"]
-
-    /// Parses and validates the file; errors name the JSON path and never contain secret values.
-    package static func parse(_ data: Data) throws(AdError) -> CLIConfiguration {
+    /// Reads and checks a configuration file: bounded JSON, each network's type, base URL and settings (checked by its
+    /// factory), then the placements against the networks' formats. Errors name the field.
+    package static func parse(_ data: Data, factories: [any AdNetworkFactory.Type] = factories) throws(AdError) -> CLIConfiguration {
         if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000).violation(in: data) {
             throw AdError(.configuration, "configuration: \(violation)")
         }
@@ -39,66 +54,52 @@ package struct CLIConfiguration: Sendable {
         guard let networksObject = root["networks"] as? [String: Any], !networksObject.isEmpty else {
             throw AdError(.configuration, "networks: required, an object of named networks")
         }
-        var networks: [String: Network] = [:]
+        // A closure, not `\.type`: a key path to a static member through an existential metatype crashes this compiler.
+        let types = factories.map { $0.type }.joined(separator: ", ")
+        var networks: [String: NetworkSettings] = [:]
         for (id, value) in networksObject.sorted(by: { $0.key < $1.key }) {
             let path = "networks.\(id)"
             guard let object = value as? [String: Any] else { throw AdError(.configuration, "\(path): expected an object") }
-            guard let type = object["type"] as? String else { throw AdError(.configuration, "\(path).type: required (one of \(types.joined(separator: ", ")))") }
-            guard types.contains(type) else { throw AdError(.configuration, "\(path).type: unknown type \"\(type)\" (one of \(types.joined(separator: ", ")))") }
+            guard let type = object["type"] as? String else { throw AdError(.configuration, "\(path).type: required (one of \(types))") }
+            guard let networkFactory = Self.factory(type, in: factories) else {
+                throw AdError(.configuration, "\(path).type: unknown type \"\(type.prefix(40))\" (one of \(types))")
+            }
             guard let base = object["base_url"] as? String, let url = URL(string: base), url.scheme != nil, url.host != nil else {
                 throw AdError(.configuration, "\(path).base_url: required, an absolute URL")
             }
-            var settings: [String: String] = [:]
+            var values: [String: String] = [:]
             for (key, setting) in object where key != "type" && key != "base_url" {
-                if key == "ohttp" {
-                    // MARS over Oblivious HTTP: {"relay": URL, "config": URL} (the gateway's key configuration).
-                    guard type == "mars" else { throw AdError(.configuration, "\(path).ohttp: only a mars network can use OHTTP") }
-                    guard let ohttp = setting as? [String: Any] else { throw AdError(.configuration, "\(path).ohttp: expected an object {\"relay\", \"config\"}") }
-                    for part in ["relay", "config"] {
-                        guard let text = ohttp[part] as? String, let url = URL(string: text), url.scheme != nil, url.host != nil else {
-                            throw AdError(.configuration, "\(path).ohttp.\(part): required, an absolute URL")
-                        }
-                        settings["ohttp.\(part)"] = text
-                    }
-                    if let extra = ohttp.keys.first(where: { $0 != "relay" && $0 != "config" }) {
-                        throw AdError(.configuration, "\(path).ohttp.\(extra): unknown field (relay, config)")
+                if let nested = setting as? [String: Any] {
+                    // A nested object of strings, such as MARS's {"ohttp": {"relay": …, "config": …}}: `ohttp.relay`, …
+                    for (sub, inner) in nested {
+                        guard let text = inner as? String else { throw AdError(.configuration, "\(path).\(key).\(sub): expected a string") }
+                        values["\(key).\(sub)"] = text
                     }
                     continue
                 }
                 switch setting {
-                case let s as String: settings[key] = s
-                case let n as NSNumber where OutsideValue.bool(n) == nil: settings[key] = n.stringValue
+                case let s as String: values[key] = s
+                case let n as NSNumber where OutsideValue.bool(n) == nil: values[key] = n.stringValue
                 default: throw AdError(.configuration, "\(path).\(key): expected a string or a number")
                 }
             }
-            let required: [String] = switch type {
-            case "growthcat": ["api_key"]
-            case "chartboost": ["app_id", "app_signature"]
-            default: []
+            let allowed = networkFactory.settingKeys
+            for key in values.keys.sorted() where !allowed.contains(key) {
+                let known = allowed.sorted().joined(separator: ", ")
+                throw AdError(.configuration, "\(path).\(key): not a setting of type \(type) (\(known.isEmpty ? "it has none" : "settings: \(known)"))")
             }
-            for key in required where (settings[key] ?? "").isEmpty {
-                throw AdError(.configuration, "\(path).\(key): required for type \(type)")
-            }
-            networks[id] = Network(id: id, type: type, baseURL: base, settings: settings)
+            let settings = NetworkSettings(id: id, type: type, baseURL: base, values: values)
+            try networkFactory.validate(settings)
+            networks[id] = settings
         }
         var mediationRoot = root
         mediationRoot.removeValue(forKey: "networks")
         let mediationData = (try? JSONSerialization.data(withJSONObject: mediationRoot)) ?? Data()
         let mediation = try MediationConfiguration.decode(json: mediationData)
-        let formats = networks.mapValues { Set(Self.formats(of: $0.type)) }
+        var formats: [String: Set<String>] = [:]
+        for (id, settings) in networks { formats[id] = Self.formats(of: settings.type, in: factories) }
         try mediation.validate(networks: formats)
-        return CLIConfiguration(networks: networks, mediation: mediation)
-    }
-
-    package static func formats(of type: String) -> [String] {
-        switch type {
-        case "growthcat": ["banner", "interstitial", "rewarded"]
-        case "mars": ["tile", "spoc", "image"]
-        case "chartboost": ["banner"]
-        case "appopen": ["app_open"]
-        case "openrtb": ["banner", "interstitial", "rewarded"]
-        default: []
-        }
+        return CLIConfiguration(networks: networks, mediation: mediation, factories: factories)
     }
 
     /// The per-user state directory of `mediate`: `$XDG_STATE_HOME/mediate`, else `~/.local/state/mediate`.
@@ -112,86 +113,28 @@ package struct CLIConfiguration: Sendable {
 
     /// The default event queue of a GrowthCat network: `<state directory>/<network id>-events.sqlite` (created).
     package static func defaultQueuePath(networkID: String, environment: [String: String]) throws(AdError) -> String {
-        guard let directory = stateDirectory(environment: environment) else {
-            throw AdError(.configuration, "networks.\(networkID).queue_path: no state directory (set XDG_STATE_HOME or HOME, or queue_path)")
-        }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw AdError(.configuration, "networks.\(networkID).queue_path: cannot create \(directory.path): \(error.localizedDescription)")
-        }
-        let safe = String(networkID.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" ? Character($0) : "_" })
-        return directory.appendingPathComponent("\(safe)-events.sqlite").path
+        try GrowthCatFactory.defaultQueuePath(networkID: networkID, stateDirectory: stateDirectory(environment: environment))
     }
 
-    /// An optional whole-number setting within `range`, or a configuration error naming the field and the range.
-    static func unsigned(_ settings: [String: String], _ key: String, range: ClosedRange<Int>, path: String) throws(AdError) -> UInt64? {
-        guard let text = settings[key] else { return nil }
-        guard let value = OutsideValue.integer(text, in: range) else {
-            throw AdError(.configuration, "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got \"\(text.prefix(40))\"")
-        }
-        return UInt64(value)
-    }
-
-    /// The adapters, built over one shared HTTP client.
-    /// `environment` decides the state directory (`XDG_STATE_HOME`, `HOME`); tests pass their own.
     /// Ends what the networks run in the background (a bidder's notice sender sends what is queued first).
-    package static func shutdown(_ networks: [String: any AdNetwork]) async {
-        for network in networks.values {
-            if let bidder = network as? BiddingNetwork { await bidder.shutdown() }
+    package func shutdown(_ built: [String: any AdNetwork]) async {
+        for (id, network) in built {
+            guard let type = networks[id]?.type, let factory = Self.factory(type, in: factories) else { continue }
+            await factory.shutdown(network)
         }
     }
 
+    /// Builds every configured network with its factory.
     package func makeNetworks(http: any HTTPClient,
                               environment: [String: String] = ProcessInfo.processInfo.environment,
                               clock: any AdClock = SystemAdClock()) throws(AdError) -> [String: any AdNetwork] {
+        let context = AdNetworkFactoryContext(http: http, clock: clock, stateDirectory: Self.stateDirectory(environment: environment))
         var built: [String: any AdNetwork] = [:]
-        for (id, network) in networks {
-            switch network.type {
-            case "mars":
-                var builder = MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: network.baseURL))
-                if let path = network.settings["cache_path"] {
-                    builder = builder.cacheConfig(MozAdsCacheConfig(
-                        dbPath: path,
-                        defaultCacheTtlSeconds: try Self.unsigned(network.settings, "cache_ttl_s", range: 1...604_800, path: "networks.\(id)"),
-                        maxSizeMib: try Self.unsigned(network.settings, "cache_max_mib", range: 1...100, path: "networks.\(id)")))
-                }
-                let ohttp = network.settings["ohttp.relay"].flatMap { relay in network.settings["ohttp.config"].map { (relay, $0) } }
-                if let (relay, config) = ohttp { builder = builder.ohttp(relayURL: relay, keyConfigurationURL: config) }
-                built[id] = MarsNetwork(id: id, client: builder.build(), ohttp: ohttp != nil)
-            case "chartboost":
-                var configuration = ChartboostNetwork.Configuration(
-                    baseURL: network.baseURL, appID: network.settings["app_id"] ?? "", appSignature: network.settings["app_signature"] ?? "")
-                configuration.id = id
-                built[id] = ChartboostNetwork(configuration: configuration, http: http)
-            case "appopen":
-                var configuration = AppOpenNetwork.Configuration(baseURL: network.baseURL)
-                configuration.id = id
-                built[id] = AppOpenNetwork(configuration: configuration, http: http)
-            case "openrtb":
-                var configuration = BiddingNetwork.Configuration(baseURL: network.baseURL)
-                configuration.id = id
-                if let bundle = network.settings["app_bundle"] { configuration.appBundle = bundle }
-                configuration.appID = network.settings["app_id"]
-                built[id] = BiddingNetwork(configuration: configuration, http: http, clock: clock)
-            case "growthcat":
-                // Durable by default: events queued while offline are replayed by the next run.
-                let queuePath: String
-                if let configured = network.settings["queue_path"] {
-                    queuePath = configured
-                } else {
-                    queuePath = try Self.defaultQueuePath(networkID: id, environment: environment)
-                }
-                var configuration = GrowthCatClient.Configuration(apiKey: network.settings["api_key"] ?? "", baseURL: network.baseURL, eventQueuePath: queuePath)
-                configuration.catalogCaching = network.settings["catalog_cache"] != "false"
-                do {
-                    built[id] = GrowthCatNetwork(id: id, client: try GrowthCatClient(configuration: configuration, http: http))
-                } catch {
-                    throw AdError(.configuration, "networks.\(id).queue_path: \(error.message)")
-                }
-            default:
-                throw AdError(.unsupported, "networks.\(id).type: unknown adapter \(network.type)")
+        for (id, settings) in networks {
+            guard let factory = Self.factory(settings.type, in: factories) else {
+                throw AdError(.unsupported, "networks.\(id).type: unknown adapter \(settings.type)")
             }
+            built[id] = try factory.make(settings, context: context)
         }
         return built
     }

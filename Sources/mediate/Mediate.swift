@@ -112,7 +112,7 @@ struct Environment {
                 try await mediator.restoreOptimizerState(from: opened)
                 store = opened
             } catch {
-                await CLIConfiguration.shutdown(networks)
+                await configuration.shutdown(networks)
                 await http.shutdown()
                 await sandbox?.shutdown()
                 throw AdError(.configuration, "--optimizer-state: \(path): \(error)")
@@ -128,7 +128,7 @@ struct Environment {
                 FileHandle.standardError.write(Data("warning: --optimizer-state: \(error)\n".utf8))
             }
         }
-        await CLIConfiguration.shutdown(networks)
+        await configuration.shutdown(networks)
         await http.shutdown()
         await sandbox?.shutdown()
     }
@@ -524,18 +524,18 @@ struct Conformance: AsyncParsableCommand {
         }
         // The kit watches the wire through a recording client wrapped around the real one.
         let recording = RecordingHTTPClient(wrapping: env.http)
-        let single = CLIConfiguration(networks: [network: base], mediation: env.configuration.mediation)
+        let single = CLIConfiguration(networks: [network: base], mediation: env.configuration.mediation, factories: env.configuration.factories)
         guard let adapter = try single.makeNetworks(http: recording)[network] else { await env.close(); throw ExitCode(2) }
         let subject = ConformanceSubject(network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format))
         var results = await AdNetworkConformance.runAll(subject)
-        await CLIConfiguration.shutdown([network: adapter])
-        if base.type == "openrtb" {
-            // A bidder also runs the bidder scenarios, on a clock the kit moves (expiry without waiting).
+        await single.shutdown([network: adapter])
+        if placementConfig.bidders.contains(where: { $0.network == network }) {
+            // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without waiting).
             let clock = ManualAdClock()
             if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
                 let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
                 results += await BidderConformance.runAll(BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
-                await CLIConfiguration.shutdown([network: bidder])
+                await single.shutdown([network: bidder])
             }
         }
         await env.close()

@@ -133,7 +133,7 @@ struct CLITests {
             """)
         let run = try await mediate(["load", "--config", config, "--placement", "launch"])
         #expect(run.code != 0)
-        #expect(run.err.contains("networks.ao.ohttp: only a mars network can use OHTTP"), "stderr: \(run.err)")
+        #expect(run.err.contains("networks.ao.ohttp.config: not a setting of type appopen (it has none)"), "stderr: \(run.err)")
     }
 
     @Test func aFullDemoRunLogsItsDecisionsAndNoSecret() async throws {

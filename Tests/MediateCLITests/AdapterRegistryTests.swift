@@ -1,0 +1,65 @@
+import AdMediation
+import AdNetworkConformance
+import CurlTransport
+import Foundation
+import MediateKit
+import Testing
+
+/// A network type from outside the built-in adapters: a scripted network that always fills at `ecpm`.
+enum EchoFactory: AdNetworkFactory {
+    static let type = "echo"
+    static let formats: Set<String> = ["interstitial"]
+    static let settingKeys: Set<String> = ["ecpm"]
+
+    static func validate(_ settings: NetworkSettings) throws(AdError) {
+        _ = try settings.wholeNumber("ecpm", in: 0...1000)
+    }
+
+    static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
+        let ecpm = Double(try settings.wholeNumber("ecpm", in: 0...1000) ?? 1)
+        return ScriptedAdNetwork(id: settings.id, formats: formats, clock: context.clock, fallback: .fill(ecpm: ecpm))
+    }
+}
+
+/// The configuration file knows networks only through their factories: a new type is one entry in the list.
+@Suite("Adapter registry", .timeLimit(.minutes(1)))
+struct AdapterRegistryTests {
+    static let file = Data("""
+        {"networks": {"e": {"type": "echo", "base_url": "http://127.0.0.1:9", "ecpm": 7}},
+         "placements": {"p": {"format": "interstitial", "lines": [{"network": "e", "placement": "x"}]}}}
+        """.utf8)
+
+    @Test func aRegisteredFactoryIsReadCheckedAndBuiltFromTheFile() async throws {
+        let configuration = try CLIConfiguration.parse(Self.file, factories: CLIConfiguration.factories + [EchoFactory.self])
+        let http = CurlHTTPClient()
+        let networks = try configuration.makeNetworks(http: http)
+        let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation)
+        let ad = try #require(try await mediator.load(AdRequest(placement: "p", format: .interstitial)).ad)
+        #expect(ad.networkID == "e" && ad.ecpm == 7)
+        await configuration.shutdown(networks)
+        await http.shutdown()
+    }
+
+    @Test func anUnregisteredTypeIsRefusedListingTheKnownOnes() {
+        #expect(throws: AdError(.configuration, #"networks.e.type: unknown type "echo" (one of growthcat, mars, chartboost, appopen, openrtb)"#)) {
+            try CLIConfiguration.parse(Self.file)
+        }
+    }
+
+    @Test func aSettingTheFactoryDoesNotKnowIsRefusedNamingIt() {
+        let file = Data(#"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpn": 7}}, "placements": {}}"#.utf8)
+        #expect(throws: AdError(.configuration, "networks.e.ecpn: not a setting of type echo (settings: ecpm)")) {
+            try CLIConfiguration.parse(file, factories: [EchoFactory.self])
+        }
+    }
+
+    @Test func theFactoryChecksItsOwnSettings() {
+        let file = Data(#"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpm": 1e9}}, "placements": {}}"#.utf8)
+        do {
+            _ = try CLIConfiguration.parse(file, factories: [EchoFactory.self])
+            Issue.record("an ecpm of 1e9 must be refused")
+        } catch {
+            #expect(error.message.hasPrefix("networks.e.ecpm: must be a whole number 0…1000"), "\(error.message)")
+        }
+    }
+}
