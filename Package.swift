@@ -5,13 +5,19 @@ import PackageDescription
 // and libFuzzer's coverage instrumentation, and `fuzz-decoders` links libFuzzer's driver (its path in
 // ADMEDIATION_FUZZER_LIB). A normal build has none of it, and `fuzz-decoders` then replays corpus files.
 let fuzzing = Context.environment["ADMEDIATION_FUZZ"] == "1"
-let fuzzSettings: [SwiftSetting] = fuzzing ? [
-    .unsafeFlags(["-sanitize=address", "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table"]),
-    .define("FUZZING"),
-] : []
-let fuzzLinkerSettings: [LinkerSetting] = fuzzing ? [
-    .unsafeFlags(["-sanitize=address", "-Xlinker", Context.environment["ADMEDIATION_FUZZER_LIB"] ?? "", "-lstdc++"]),
-] : []
+let fuzzSettings: [SwiftSetting] =
+    fuzzing
+    ? [
+        .unsafeFlags([
+            "-sanitize=address", "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table",
+        ]),
+        .define("FUZZING"),
+    ] : []
+let fuzzLinkerSettings: [LinkerSetting] =
+    fuzzing
+    ? [
+        .unsafeFlags(["-sanitize=address", "-Xlinker", Context.environment["ADMEDIATION_FUZZER_LIB"] ?? "", "-lstdc++"])
+    ] : []
 
 let package = Package(
     name: "AdMediation",
@@ -48,10 +54,13 @@ let package = Package(
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
         // swift-log and swift-metrics are API-only: the app chooses the backends.
-        .target(name: "AdMediation", dependencies: [
-            .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
-            .product(name: "Tracing", package: "swift-distributed-tracing"),
-        ], swiftSettings: fuzzSettings),
+        .target(
+            name: "AdMediation",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ], swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation"]),
@@ -59,60 +68,85 @@ let package = Package(
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CurlShim", dependencies: ["CCurl"]),
-        .target(name: "CurlTransport", dependencies: [
-            "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
-            .product(name: "Tracing", package: "swift-distributed-tracing"),
-        ]),
+        .target(
+            name: "CurlTransport",
+            dependencies: [
+                "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]),
 
         // A raw HTTP/1.1 loopback server with fault injection, for transport tests and benchmarks.
         .target(name: "LoopbackServer"),
 
         // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
         // Binary HTTP (RFC 9292) and Oblivious HTTP (RFC 9458) on swift-crypto's HPKE.
-        .target(name: "ObliviousHTTP", dependencies: ["AdMediation", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: fuzzSettings),
+        .target(
+            name: "ObliviousHTTP", dependencies: ["AdMediation", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: fuzzSettings),
 
-        .target(name: "AdStorage", dependencies: [
-            "AdMediation", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
-        ], swiftSettings: fuzzSettings),
+        .target(
+            name: "AdStorage",
+            dependencies: [
+                "AdMediation", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], swiftSettings: fuzzSettings),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
-        .target(name: "DemandSandbox", dependencies: [
-            "AdMediation", "ObliviousHTTP",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: fuzzSettings),
+        .target(
+            name: "DemandSandbox",
+            dependencies: [
+                "AdMediation", "ObliviousHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], swiftSettings: fuzzSettings),
 
         // Adapters: one module per network; they see the core only and never each other.
-        .target(name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen", swiftSettings: fuzzSettings),
-        .target(name: "ChartboostBanners", dependencies: [
-            "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
-        ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
-        .target(name: "MARSAds", dependencies: [
-            "AdMediation", "AdStorage", "ObliviousHTTP", .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
-        ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
-        .target(name: "GrowthCatAds", dependencies: [
-            "AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
-        ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
-        .target(name: "OpenRTBBidder", dependencies: ["AdMediation"], path: "Adapters/OpenRTB", swiftSettings: fuzzSettings),
+        .target(
+            name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen", swiftSettings: fuzzSettings),
+        .target(
+            name: "ChartboostBanners",
+            dependencies: [
+                "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
+        .target(
+            name: "MARSAds",
+            dependencies: [
+                "AdMediation", "AdStorage", "ObliviousHTTP", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
+        .target(
+            name: "GrowthCatAds",
+            dependencies: [
+                "AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
+        .target(
+            name: "OpenRTBBidder", dependencies: ["AdMediation"], path: "Adapters/OpenRTB", swiftSettings: fuzzSettings),
 
         // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
-        .target(name: "MediateKit", dependencies: [
-            "AdMediation", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "OpenRTBBidder",
-        ], swiftSettings: fuzzSettings),
+        .target(
+            name: "MediateKit",
+            dependencies: [
+                "AdMediation", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds",
+                "OpenRTBBidder",
+            ], swiftSettings: fuzzSettings),
 
         // The CLI.
-        .executableTarget(name: "mediate", dependencies: [
-            "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Histogram", package: "hdrhistogram-swift"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Tracing", package: "swift-distributed-tracing"),
-            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-        ]),
+        .executableTarget(
+            name: "mediate",
+            dependencies: [
+                "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "DemandSandbox", "AppOpenAds",
+                "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
 
         .executableTarget(
             name: "app-open-day",
@@ -143,7 +177,10 @@ let package = Package(
         // libFuzzer targets for every decoder (`make fuzz`); in a normal build, a corpus replayer.
         .executableTarget(
             name: "fuzz-decoders",
-            dependencies: ["AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox", "MediateKit", "ObliviousHTTP", "OpenRTBBidder"],
+            dependencies: [
+                "AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox",
+                "MediateKit", "ObliviousHTTP", "OpenRTBBidder",
+            ],
             path: "Tests/Fuzz",
             exclude: ["Corpus"],
             swiftSettings: fuzzSettings,
@@ -151,51 +188,88 @@ let package = Package(
         ),
 
         // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback servers.
-        .target(name: "TestSupport", dependencies: [
-            "AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer", .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/TestSupport"),
-        .testTarget(name: "AdMediationTests", dependencies: [
-            "AdMediation", "AdNetworkConformance", "AdStorage", "TestSupport",
-            .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
-            .product(name: "Tracing", package: "swift-distributed-tracing"),
-            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-        ]),
-        .testTarget(name: "DemandSandboxTests", dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
-        .testTarget(name: "AppOpenAdsTests", dependencies: [
-            "AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
-            .product(name: "Logging", package: "swift-log"), .product(name: "Tracing", package: "swift-distributed-tracing"),
-            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-        ]),
-        .testTarget(name: "ChartboostBannersTests", dependencies: ["ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer"]),
-        .testTarget(name: "MARSAdsTests", dependencies: [
-            "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
-            .product(name: "MetricsTestKit", package: "swift-metrics"),
-        ]),
-        .testTarget(name: "MediateCLITests", dependencies: [
-            "mediate", "DemandSandbox", "AdStorage", "MediateKit", "AdMediation", "AdNetworkConformance", "CurlTransport", "GrowthCatAds", "TestSupport",
-        ]),
-        .executableTarget(name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(name: "GrowthCatAdsTests", dependencies: ["GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",
-            .product(name: "MetricsTestKit", package: "swift-metrics"),
-        ]),
-        .testTarget(name: "OpenRTBBidderTests", dependencies: [
-            "OpenRTBBidder", "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
-        ]),
-        .testTarget(name: "FaultMatrixTests", dependencies: [
-            "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds",
-        ]),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer",
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/TestSupport"),
+        .testTarget(
+            name: "AdMediationTests",
+            dependencies: [
+                "AdMediation", "AdNetworkConformance", "AdStorage", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
+        .testTarget(
+            name: "DemandSandboxTests",
+            dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
+        .testTarget(
+            name: "AppOpenAdsTests",
+            dependencies: [
+                "AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
+        .testTarget(
+            name: "ChartboostBannersTests",
+            dependencies: [
+                "ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer",
+            ]),
+        .testTarget(
+            name: "MARSAdsTests",
+            dependencies: [
+                "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
+                "LoopbackServer", "TestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
+        .testTarget(
+            name: "MediateCLITests",
+            dependencies: [
+                "mediate", "DemandSandbox", "AdStorage", "MediateKit", "AdMediation", "AdNetworkConformance",
+                "CurlTransport", "GrowthCatAds", "TestSupport",
+            ]),
+        .executableTarget(
+            name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
+        .testTarget(
+            name: "GrowthCatAdsTests",
+            dependencies: [
+                "GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance",
+                "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
+        .testTarget(
+            name: "OpenRTBBidderTests",
+            dependencies: [
+                "OpenRTBBidder", "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
+                "LoopbackServer", "TestSupport",
+            ]),
+        .testTarget(
+            name: "FaultMatrixTests",
+            dependencies: [
+                "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds",
+                "ChartboostBanners", "AppOpenAds",
+            ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["ObliviousHTTP"]),
-        .testTarget(name: "CurlTransportTests", dependencies: [
-            "CurlTransport", "CurlShim", "LoopbackServer", "TestSupport", .product(name: "Logging", package: "swift-log"),
-            .product(name: "Tracing", package: "swift-distributed-tracing"),
-            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-        ]),
+        .testTarget(
+            name: "CurlTransportTests",
+            dependencies: [
+                "CurlTransport", "CurlShim", "LoopbackServer", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
-        .testTarget(name: "TimingTests", dependencies: [
-            "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "LoopbackServer", "TestSupport",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ]),
+        .testTarget(
+            name: "TimingTests",
+            dependencies: [
+                "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "LoopbackServer", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -20,7 +20,9 @@ public actor AppOpenAdManager {
         public var maximumAge: Duration = .seconds(4 * 3600)
 
         /// The defaults.
-        public init(opensBeforeFirstAd: Int = 0, minimumInterval: Duration = .zero, maximumAge: Duration = .seconds(4 * 3600)) {
+        public init(
+            opensBeforeFirstAd: Int = 0, minimumInterval: Duration = .zero, maximumAge: Duration = .seconds(4 * 3600)
+        ) {
             self.opensBeforeFirstAd = opensBeforeFirstAd
             self.minimumInterval = minimumInterval
             self.maximumAge = maximumAge
@@ -92,7 +94,10 @@ public actor AppOpenAdManager {
     public nonisolated let events: AsyncStream<Event>
 
     /// Creates a manager loading `adUnit` from `network`.
-    public init(network: any AdNetwork, adUnit: String, request: AdRequest? = nil, policy: Policy = Policy(), clock: any AdClock = SystemAdClock()) {
+    public init(
+        network: any AdNetwork, adUnit: String, request: AdRequest? = nil, policy: Policy = Policy(),
+        clock: any AdClock = SystemAdClock()
+    ) {
         self.network = network
         var request = request ?? AdRequest(placement: adUnit, format: .appOpen)
         request.placement = adUnit
@@ -240,7 +245,7 @@ public actor AppOpenAdManager {
         }
         if let reason = policyBlock() {
             emit(.completed)
-            startLoad()   // refused for policy, but an ad is loaded ahead when none is held
+            startLoad()  // refused for policy, but an ad is loaded ahead when none is held
             return .notShown(reason)
         }
         discardIfExpired()

@@ -10,7 +10,9 @@ public enum AppOpenFactory: AdNetworkFactory {
     public static let settingKeys: Set<String> = []
 
     /// An ``AppOpenNetwork`` with the configured id.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
+    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
+    {
         var configuration = AppOpenNetwork.Configuration(baseURL: settings.baseURL)
         configuration.id = settings.id
         return AppOpenNetwork(configuration: configuration, http: context.http, clock: context.clock)

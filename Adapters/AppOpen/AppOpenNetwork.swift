@@ -42,20 +42,25 @@ public struct AppOpenNetwork: AdNetwork {
         guard request.format == .appOpen else {
             throw AdError(.configuration, "the app-open network serves app_open, not \(request.format)")
         }
-        var query: [(String, String)] = [("ad_unit_id", request.placement), ("request_id", UUID().uuidString.lowercased())]
+        var query: [(String, String)] = [
+            ("ad_unit_id", request.placement), ("request_id", UUID().uuidString.lowercased()),
+        ]
         let privacy = request.privacy
         if let gdpr = privacy.gdprApplies { query.append(("gdpr", gdpr ? "1" : "0")) }
         if let tcf = privacy.tcfConsent { query.append(("gdpr_consent", tcf)) }
         if let usp = privacy.usPrivacy { query.append(("us_privacy", usp)) }
         if let gpp = privacy.gpp { query.append(("gpp", gpp)) }
-        if !privacy.gppSectionIDs.isEmpty { query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ","))) }
+        if !privacy.gppSectionIDs.isEmpty {
+            query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ",")))
+        }
         if privacy.coppa { query.append(("coppa", "1")) }
         if privacy.underAgeOfConsent { query.append(("tfua", "1")) }
         let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + Self.encode(query)
 
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(url: url, timeout: request.timeout ?? configuration.defaultTimeout))
+            response = try await http.send(
+                HTTPRequest(url: url, timeout: request.timeout ?? configuration.defaultTimeout))
         } catch let error as HTTPClientError {
             throw AdError(error)
         }
@@ -70,9 +75,17 @@ public struct AppOpenNetwork: AdNetwork {
     }
 
     private struct Wire: Decodable {
-        struct Creative: Decodable { var type: String; var url: String?; var headline: String?; var cta_text: String? }
+        struct Creative: Decodable {
+            var type: String
+            var url: String?
+            var headline: String?
+            var cta_text: String?
+        }
         struct Branding: Decodable { var app_name: String? }
-        struct Tracking: Decodable { var impression: String; var click: String }
+        struct Tracking: Decodable {
+            var impression: String
+            var click: String
+        }
         var ad_id: String
         var creative: Creative
         var branding: Branding?
@@ -122,7 +135,7 @@ public struct AppOpenNetwork: AdNetwork {
             switch event {
             case .impression: url = impression
             case .click: url = click
-            default: return   // the contract tracks impressions and clicks only
+            default: return  // the contract tracks impressions and clicks only
             }
             let response: HTTPResponse
             do {
@@ -131,15 +144,16 @@ public struct AppOpenNetwork: AdNetwork {
                 throw AdError(error)
             }
             guard response.status == 200 || response.status == 204 else {
-                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
+                throw AdError.http(
+                    status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
             }
         }
     }
 
-
     static func encode(_ items: [(String, String)]) -> String {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: "&=+?/")
-        return items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }.joined(separator: "&")
+        return items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }.joined(
+            separator: "&")
     }
 }

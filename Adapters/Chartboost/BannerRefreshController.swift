@@ -22,7 +22,10 @@ public struct BannerRefreshPolicy: Sendable, Hashable {
     public var preloadAfterImpression: Bool
 
     /// Creates a policy.
-    public init(interval: Duration = .seconds(30), failuresBeforeBackoff: Int = 4, backoffInterval: Duration = .seconds(240), preloadAfterImpression: Bool = true) {
+    public init(
+        interval: Duration = .seconds(30), failuresBeforeBackoff: Int = 4, backoffInterval: Duration = .seconds(240),
+        preloadAfterImpression: Bool = true
+    ) {
         self.interval = interval
         self.failuresBeforeBackoff = failuresBeforeBackoff
         self.backoffInterval = backoffInterval
@@ -84,7 +87,8 @@ struct BannerRefreshMachine: Sendable {
             consecutiveFailures += 1
             // A failed preload leaves the running refresh timer alone: the next refresh tries again.
             guard deadline == nil, remaining == nil, let interval = policy.effectiveInterval else { return [] }
-            return arm(after: consecutiveFailures >= policy.failuresBeforeBackoff ? policy.backoffInterval : interval, at: now)
+            return arm(
+                after: consecutiveFailures >= policy.failuresBeforeBackoff ? policy.backoffInterval : interval, at: now)
         }
         consecutiveFailures = 0
         var actions: [Action] = []
@@ -216,7 +220,10 @@ public actor BannerRefreshController {
     public nonisolated let events: AsyncStream<Event>
 
     /// Creates a controller for `request` (a banner placement) on `network`.
-    public init(network: any AdNetwork, request: AdRequest, policy: BannerRefreshPolicy = BannerRefreshPolicy(), clock: any AdClock = SystemAdClock()) {
+    public init(
+        network: any AdNetwork, request: AdRequest, policy: BannerRefreshPolicy = BannerRefreshPolicy(),
+        clock: any AdClock = SystemAdClock()
+    ) {
         self.network = network
         self.request = request
         self.clock = clock
@@ -253,10 +260,12 @@ public actor BannerRefreshController {
     /// Stops refreshing and invalidates the ads held: no load, impression or timer tick happens after it returns
     /// (a load already in flight is cancelled and its answer discarded). ``start(with:)`` may start it again.
     public func stop() {
-        timer?.cancel(); timer = nil
+        timer?.cancel()
+        timer = nil
         timerGeneration += 1
         loadGeneration += 1
-        loadTask?.cancel(); loadTask = nil
+        loadTask?.cancel()
+        loadTask = nil
         current?.invalidate()
         current = nil
         machine.preloaded?.invalidate()
@@ -295,19 +304,24 @@ public actor BannerRefreshController {
             case .load:
                 let network = network, request = request, generation = loadGeneration
                 loadTask = Task { [weak self] in
-                    guard !Task.isCancelled, self != nil else { return }   // stopped or released before it began
+                    guard !Task.isCancelled, self != nil else { return }  // stopped or released before it began
                     let ad: LoadedAd?
                     var failure: String?
                     do {
                         switch try await network.load(request) {
                         case .filled(let loaded): ad = loaded
-                        case .noFill(let noFill): ad = nil; failure = "no fill: \(noFill.reason)"
+                        case .noFill(let noFill):
+                            ad = nil
+                            failure = "no fill: \(noFill.reason)"
                         }
                     } catch {
                         ad = nil
                         failure = "\(error)"
                     }
-                    guard let self else { ad?.invalidate(); return }
+                    guard let self else {
+                        ad?.invalidate()
+                        return
+                    }
                     await self.loaded(ad, failure: failure, generation: generation)
                 }
             case .show(let ad):
@@ -320,7 +334,8 @@ public actor BannerRefreshController {
                     guard let self, await self.isCurrent(ad, generation: generation) else { return }
                     do {
                         let logged = try await ad.report(.impression)
-                        await self.impressionDone(ad, failure: logged ? nil : "the ad was invalidated before its impression")
+                        await self.impressionDone(
+                            ad, failure: logged ? nil : "the ad was invalidated before its impression")
                     } catch {
                         await self.impressionDone(ad, failure: "\(error)")
                     }
@@ -346,7 +361,10 @@ public actor BannerRefreshController {
     private func isCurrent(_ ad: LoadedAd, generation: Int) -> Bool { current === ad && generation == loadGeneration }
 
     private func loaded(_ ad: LoadedAd?, failure: String?, generation: Int) {
-        guard generation == loadGeneration else { ad?.invalidate(); return }   // stopped since the load began
+        guard generation == loadGeneration else {
+            ad?.invalidate()
+            return
+        }  // stopped since the load began
         loadTask = nil
         if let failure { emit(.loadFailed(failure)) }
         perform(machine.loadFinished(ad, at: clock.now))
@@ -354,12 +372,16 @@ public actor BannerRefreshController {
 
     private func impressionDone(_ ad: LoadedAd, failure: String?) {
         guard current === ad else { return }
-        if let failure { emit(.impressionFailed(adID: ad.creative.id, failure)) } else { emit(.impression(adID: ad.creative.id)) }
+        if let failure {
+            emit(.impressionFailed(adID: ad.creative.id, failure))
+        } else {
+            emit(.impression(adID: ad.creative.id))
+        }
         perform(machine.impressionRecorded())
     }
 
     private func fire(generation: Int) {
-        guard generation == timerGeneration else { return }   // a stale tick of a cancelled or replaced timer
+        guard generation == timerGeneration else { return }  // a stale tick of a cancelled or replaced timer
         timer = nil
         perform(machine.timerFired(at: clock.now))
     }

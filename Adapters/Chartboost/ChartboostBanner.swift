@@ -71,7 +71,9 @@ extension ChartboostBannerDelegate {
     /// Does nothing.
     public func didShowAd(_ event: BannerAdEvent, error: BannerAdError?) {}
     /// Handles clicks without confirmation.
-    public func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool { false }
+    public func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool {
+        false
+    }
     /// Does nothing.
     public func didClickAd(_ event: BannerAdEvent, error: BannerAdError?) {}
     /// Does nothing.
@@ -105,9 +107,11 @@ public actor ChartboostBanner {
     public private(set) var automaticallyRefreshesContent = true
 
     /// Creates a banner of `size` at `location`, loading from `network` (a Chartboost network or a mediator).
-    public init(size: BannerSize, location: String, network: any AdNetwork, delegate: (any ChartboostBannerDelegate)? = nil,
-                refreshPolicy: BannerRefreshPolicy = BannerRefreshPolicy(), privacy: PrivacySignals = PrivacySignals(),
-                clock: any AdClock = SystemAdClock()) {
+    public init(
+        size: BannerSize, location: String, network: any AdNetwork, delegate: (any ChartboostBannerDelegate)? = nil,
+        refreshPolicy: BannerRefreshPolicy = BannerRefreshPolicy(), privacy: PrivacySignals = PrivacySignals(),
+        clock: any AdClock = SystemAdClock()
+    ) {
         self.size = size
         self.location = location
         self.network = network
@@ -196,7 +200,8 @@ public actor ChartboostBanner {
     public func show() async {
         if automaticallyRefreshesContent {
             guard controller == nil else { return }
-            let controller = BannerRefreshController(network: network, request: request, policy: refreshPolicy, clock: clock)
+            let controller = BannerRefreshController(
+                network: network, request: request, policy: refreshPolicy, clock: clock)
             self.controller = controller
             let events = controller.events
             controllerEvents = Task { [weak self] in
@@ -208,8 +213,10 @@ public actor ChartboostBanner {
             return
         }
         guard let ad = cached, !ad.isExpired(at: clock.now) else {
-            let error = cached == nil ? BannerAdError(code: .noCachedAd, message: "call cache() first")
-                                      : BannerAdError(code: .expired, message: "the cached ad expired")
+            let error =
+                cached == nil
+                ? BannerAdError(code: .noCachedAd, message: "call cache() first")
+                : BannerAdError(code: .expired, message: "the cached ad expired")
             cached?.invalidate()
             cached = nil
             delegate?.willShowAd(event(nil), error: error)
@@ -237,8 +244,9 @@ public actor ChartboostBanner {
             // …didShowAd once "the ad has been presented and an ad impression logged, or if the operation failed".
             delegate?.didShowAd(BannerAdEvent(location: location, size: size, adID: adID), error: nil)
         case .impressionFailed(let adID, let message):
-            delegate?.didShowAd(BannerAdEvent(location: location, size: size, adID: adID),
-                                error: BannerAdError(code: .impressionFailed, message: message))
+            delegate?.didShowAd(
+                BannerAdEvent(location: location, size: size, adID: adID),
+                error: BannerAdError(code: .impressionFailed, message: message))
         case .loadFailed(let message):
             delegate?.didCacheAd(self.event(nil), error: BannerAdError(code: .loadFailed, message: message))
         default:

@@ -17,9 +17,12 @@ public enum ChartboostFactory: AdNetworkFactory {
     }
 
     /// A ``ChartboostNetwork`` with the configured id.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
+    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
+    {
         var configuration = ChartboostNetwork.Configuration(
-            baseURL: settings.baseURL, appID: try settings.required("app_id"), appSignature: try settings.required("app_signature"))
+            baseURL: settings.baseURL, appID: try settings.required("app_id"),
+            appSignature: try settings.required("app_signature"))
         configuration.id = settings.id
         return ChartboostNetwork(configuration: configuration, http: context.http, clock: context.clock)
     }

@@ -28,7 +28,9 @@ public struct ChartboostNetwork: AdNetwork {
         }
 
         /// Describes the configuration without the signature.
-        public var description: String { "ChartboostNetwork(id: \(id), baseURL: \(baseURL), appID: \(appID), appSignature: <redacted>)" }
+        public var description: String {
+            "ChartboostNetwork(id: \(id), baseURL: \(baseURL), appID: \(appID), appSignature: <redacted>)"
+        }
     }
 
     /// The banner sizes the network serves.
@@ -71,8 +73,10 @@ public struct ChartboostNetwork: AdNetwork {
         if !privacy.isEmpty { body["privacy"] = privacy }
         let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
         let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
-        let response = try await send(HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data,
-                                                  timeout: request.timeout ?? configuration.defaultTimeout))
+        let response = try await send(
+            HTTPRequest(
+                method: .post, url: url, headers: ["Content-Type": "application/json"], body: data,
+                timeout: request.timeout ?? configuration.defaultTimeout))
         switch response.status {
         case 200:
             return try parse(response.body, request: request, size: size)
@@ -87,9 +91,11 @@ public struct ChartboostNetwork: AdNetwork {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         var request = request
         request.headers.replaceOrAdd(name: "X-CB-App-Id", value: configuration.appID)
-        request.headers.replaceOrAdd(name: "X-CB-Signature", value: Self.signature(
-            secret: configuration.appSignature, method: request.method.rawValue,
-            pathWithQuery: Self.pathWithQuery(request.url), body: request.body ?? Data()))
+        request.headers.replaceOrAdd(
+            name: "X-CB-Signature",
+            value: Self.signature(
+                secret: configuration.appSignature, method: request.method.rawValue,
+                pathWithQuery: Self.pathWithQuery(request.url), body: request.body ?? Data()))
         do {
             return try await http.send(request)
         } catch let error as HTTPClientError {
@@ -113,9 +119,19 @@ public struct ChartboostNetwork: AdNetwork {
     }
 
     private struct Wire: Decodable {
-        struct Size: Decodable { var width: Int; var height: Int }
-        struct Creative: Decodable { var type: String; var url: String?; var markup: String? }
-        struct Tracking: Decodable { var impression: String; var click: String }
+        struct Size: Decodable {
+            var width: Int
+            var height: Int
+        }
+        struct Creative: Decodable {
+            var type: String
+            var url: String?
+            var markup: String?
+        }
+        struct Tracking: Decodable {
+            var impression: String
+            var click: String
+        }
         var ad_id: String
         var size: Size
         var creative: Creative
@@ -139,27 +155,34 @@ public struct ChartboostNetwork: AdNetwork {
         guard wire.size.width == size.width && wire.size.height == size.height else {
             return .noFill(NoFill(reason: "size mismatch: asked \(size), got \(wire.size.width)x\(wire.size.height)"))
         }
-        guard ["image", "html"].contains(wire.creative.type), wire.creative.type == "image" ? wire.creative.url != nil : wire.creative.markup != nil else {
-            throw AdError(.invalidResponse, "Chartboost creative of type \(wire.creative.type) without its url or markup")
+        guard ["image", "html"].contains(wire.creative.type),
+            wire.creative.type == "image" ? wire.creative.url != nil : wire.creative.markup != nil
+        else {
+            throw AdError(
+                .invalidResponse, "Chartboost creative of type \(wire.creative.type) without its url or markup")
         }
         let now = clock.now
         var expiresAt: AdInstant?
         if let seconds = wire.expires_in_seconds {
             guard let validity = OutsideValue.duration(seconds: seconds) else {
-                throw AdError(.invalidResponse, "Chartboost banner for \(request.placement): expires_in_seconds must be 0…604800, got \(seconds)")
+                throw AdError(
+                    .invalidResponse,
+                    "Chartboost banner for \(request.placement): expires_in_seconds must be 0…604800, got \(seconds)")
             }
             expiresAt = now + validity
         }
-        return .filled(LoadedAd(
-            networkID: id,
-            placement: request.placement,
-            format: request.format,
-            creative: AdCreative(id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: wire.click_url,
-                                 markup: wire.creative.markup, width: wire.size.width, height: wire.size.height),
-            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
-            loadedAt: now,
-            expiresAt: expiresAt,
-            reporter: Tracker(network: self, impression: wire.tracking.impression, click: wire.tracking.click)))
+        return .filled(
+            LoadedAd(
+                networkID: id,
+                placement: request.placement,
+                format: request.format,
+                creative: AdCreative(
+                    id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: wire.click_url,
+                    markup: wire.creative.markup, width: wire.size.width, height: wire.size.height),
+                ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
+                loadedAt: now,
+                expiresAt: expiresAt,
+                reporter: Tracker(network: self, impression: wire.tracking.impression, click: wire.tracking.click)))
     }
 
     /// Fires the signed tracking URLs for impressions and clicks.
@@ -177,7 +200,8 @@ public struct ChartboostNetwork: AdNetwork {
             }
             let response = try await network.send(HTTPRequest(url: url, timeout: .seconds(10)))
             guard response.status == 200 || response.status == 204 else {
-                throw AdError.http(status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
+                throw AdError.http(
+                    status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
             }
         }
     }

@@ -1,7 +1,7 @@
 import AdMediation
 import AdStorage
-import Foundation
 import CoreMetrics
+import Foundation
 import Logging
 
 /// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
@@ -51,7 +51,9 @@ public actor GrowthCatClient {
         }
 
         /// The configuration with the API key redacted (`gc_test_…demo`).
-        public var description: String { "GrowthCatClient.Configuration(apiKey: \(GrowthCatClient.redact(apiKey)), baseURL: \(baseURL))" }
+        public var description: String {
+            "GrowthCatClient.Configuration(apiKey: \(GrowthCatClient.redact(apiKey)), baseURL: \(baseURL))"
+        }
     }
 
     static func redact(_ key: String) -> String {
@@ -82,12 +84,15 @@ public actor GrowthCatClient {
     private var logger: Logger { configuration.logger }
 
     /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush.
-    public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) throws(GrowthCatError) {
+    public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
+        throws(GrowthCatError)
+    {
         self.configuration = configuration
         self.http = http
         self.clock = clock
         do {
-            self.queue = try EventQueueStore(path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
+            self.queue = try EventQueueStore(
+                path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
             self.mediaCache = try configuration.mediaCacheDirectory.map { try MediaCache(directory: $0) }
         } catch {
             throw GrowthCatError(code: .invalidRequest, message: "local storage could not be opened: \(error)")
@@ -112,8 +117,10 @@ public actor GrowthCatClient {
     }
 
     /// Runs `body` with a client and shuts it down afterwards, whether `body` returns or throws.
-    public static func withClient<T: Sendable>(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock(),
-                                               _ body: (GrowthCatClient) async throws -> T) async throws -> T {
+    public static func withClient<T: Sendable>(
+        configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock(),
+        _ body: (GrowthCatClient) async throws -> T
+    ) async throws -> T {
         let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
         do {
             let value = try await body(client)
@@ -147,15 +154,22 @@ public actor GrowthCatClient {
 
     // MARK: HTTP
 
-    private func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil) async throws(GrowthCatError) -> HTTPResponse {
+    private func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil)
+        async throws(GrowthCatError) -> HTTPResponse
+    {
         var base = configuration.baseURL
         while base.hasSuffix("/") { base.removeLast() }
         var url = base + path
         if !query.isEmpty { url += "?" + query.map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&") }
-        var headers: HTTPHeaders = ["Authorization": "Bearer \(configuration.apiKey)", "X-GrowthCat-SDK": "swift/1.0", "Accept": "application/json"]
+        var headers: HTTPHeaders = [
+            "Authorization": "Bearer \(configuration.apiKey)", "X-GrowthCat-SDK": "swift/1.0",
+            "Accept": "application/json",
+        ]
         if body != nil { headers.add(name: "Content-Type", value: "application/json; charset=utf-8") }
         do {
-            let response = try await http.send(HTTPRequest(method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout))
+            let response = try await http.send(
+                HTTPRequest(
+                    method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout))
             if isOffline { wentOnline() }
             return response
         } catch let error as HTTPClientError {
@@ -167,10 +181,13 @@ public actor GrowthCatClient {
                 throw GrowthCatError(code: .invalidResponse, message: "\(method) \(path): \(error.code.rawValue)")
             case .tls, .insecureURL, .invalidURL, .invalidHeader:
                 // Configuration or a refused TLS peer: thrown, never taken for "offline".
-                throw GrowthCatError(code: .invalidRequest, message: "\(method) \(path): \(error.code.rawValue): \(error.message)")
+                throw GrowthCatError(
+                    code: .invalidRequest, message: "\(method) \(path): \(error.code.rawValue): \(error.message)")
             default:
                 wentOffline()
-                throw GrowthCatError(code: error.code == .timeout ? .timeout : .network, message: "\(method) \(path): \(error.code.rawValue)")
+                throw GrowthCatError(
+                    code: error.code == .timeout ? .timeout : .network,
+                    message: "\(method) \(path): \(error.code.rawValue)")
             }
         } catch {
             throw GrowthCatError(code: .network, message: "\(method) \(path): \(error)")
@@ -217,19 +234,25 @@ public actor GrowthCatClient {
     /// Throws for hard errors (401, 429, 5xx, unreadable answers).
     /// `timeout` bounds the whole load, retries included: a 5xx is retried (at most `maxServerRetries` times, with
     /// exponential back-off) only while the next attempt can start before it runs out.
-    public func loadAd(placementKey: String, appUserID: String? = nil, sessionID: String? = nil,
-                       privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
-        try await load(cacheKey: "catalog:\(placementKey)", path: "/v1/ads/catalog",
-                       query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy,
-                       deadline: timeout.map { clock.now + $0 })
+    public func loadAd(
+        placementKey: String, appUserID: String? = nil, sessionID: String? = nil,
+        privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil
+    ) async throws(GrowthCatError) -> GrowthCatAd? {
+        try await load(
+            cacheKey: "catalog:\(placementKey)", path: "/v1/ads/catalog",
+            query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy,
+            deadline: timeout.map { clock.now + $0 })
     }
 
     /// Loads an ad by format (`/v1/ads/serve?format=`), with the same nil rules.
-    public func loadAd(format: GrowthCatAdFormat, appUserID: String? = nil, sessionID: String? = nil,
-                       privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
-        try await load(cacheKey: "serve:\(format.rawValue)", path: "/v1/ads/serve", query: [("format", format.rawValue)],
-                       appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format,
-                       deadline: timeout.map { clock.now + $0 })
+    public func loadAd(
+        format: GrowthCatAdFormat, appUserID: String? = nil, sessionID: String? = nil,
+        privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil
+    ) async throws(GrowthCatError) -> GrowthCatAd? {
+        try await load(
+            cacheKey: "serve:\(format.rawValue)", path: "/v1/ads/serve", query: [("format", format.rawValue)],
+            appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format,
+            deadline: timeout.map { clock.now + $0 })
     }
 
     /// Warms the catalog cache (placements whose cache is still valid cost no request) and downloads the creative
@@ -263,12 +286,16 @@ public actor GrowthCatClient {
         } catch {
             throw GrowthCatError(code: .network, message: "asset \(ad.creativeID): \(error)")
         }
-        guard response.status == 200 else { throw GrowthCatError(code: .server(status: response.status), message: "asset \(ad.creativeID) answered \(response.status)") }
+        guard response.status == 200 else {
+            throw GrowthCatError(
+                code: .server(status: response.status), message: "asset \(ad.creativeID) answered \(response.status)")
+        }
         let ttl = Int64(ad.assetTTLSeconds ?? ad.mediaCacheTTLSeconds ?? 604_800)
         do {
             try await media.store(response.body, for: ad.assetURL, expiresAt: now + ttl, now: now)
         } catch {
-            throw GrowthCatError(code: .invalidRequest, message: "the media cache could not store \(ad.creativeID): \(error)")
+            throw GrowthCatError(
+                code: .invalidRequest, message: "the media cache could not store \(ad.creativeID): \(error)")
         }
         return await media.file(for: ad.assetURL, now: now)
     }
@@ -278,10 +305,15 @@ public actor GrowthCatClient {
         await mediaCache?.file(for: ad.assetURL, now: Int64(configuration.now().timeIntervalSince1970))
     }
 
-    private func load(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
-                      privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat? = nil, deadline: AdInstant? = nil) async throws(GrowthCatError) -> GrowthCatAd? {
-        guard let ad = try await loadServable(cacheKey: cacheKey, path: path, query: query, appUserID: appUserID, sessionID: sessionID,
-                                              privacy: privacy, requiredFormat: requiredFormat, deadline: deadline) else { return nil }
+    private func load(
+        cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
+        privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat? = nil, deadline: AdInstant? = nil
+    ) async throws(GrowthCatError) -> GrowthCatAd? {
+        guard
+            let ad = try await loadServable(
+                cacheKey: cacheKey, path: path, query: query, appUserID: appUserID, sessionID: sessionID,
+                privacy: privacy, requiredFormat: requiredFormat, deadline: deadline)
+        else { return nil }
         return await predownloaded(ad, deadline: deadline)
     }
 
@@ -301,13 +333,15 @@ public actor GrowthCatClient {
         return ad
     }
 
-    private func loadServable(cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
-                              privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat?, deadline: AdInstant?) async throws(GrowthCatError) -> GrowthCatAd? {
+    private func loadServable(
+        cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
+        privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat?, deadline: AdInstant?
+    ) async throws(GrowthCatError) -> GrowthCatAd? {
         let bootstrap: GrowthCatSDKBootstrap
         do {
             bootstrap = try await ensureBootstrap()
-        } catch where error.code == .network || error.code == .timeout {
-            return nil   // no bootstrap and no network: nothing can be served
+        } catch  where error.code == .network || error.code == .timeout {
+            return nil  // no bootstrap and no network: nothing can be served
         }
         guard bootstrap.adsConfig.adsEnabled else { return nil }
         var query = query
@@ -315,7 +349,9 @@ public actor GrowthCatClient {
         if let tcf = privacy.tcfConsent { query.append(("gdpr_consent", tcf)) }
         if let usp = privacy.usPrivacy { query.append(("us_privacy", usp)) }
         if let gpp = privacy.gpp { query.append(("gpp", gpp)) }
-        if !privacy.gppSectionIDs.isEmpty { query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ","))) }
+        if !privacy.gppSectionIDs.isEmpty {
+            query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ",")))
+        }
         if privacy.coppa || privacy.underAgeOfConsent { query.append(("coppa", "1")) }
         // The cache key: the endpoint, the placement or format, and the privacy signals (which decide what may be
         // served). The user and session ids travel on the wire but do not key the cache, so a prefetch helps them.
@@ -328,16 +364,18 @@ public actor GrowthCatClient {
         // 429 with Retry-After: no request to this endpoint before it passes.
         if let until = rateLimitedUntil[path], clock.now < until {
             let left = until - clock.now
-            throw GrowthCatError(code: .rateLimited(retryAfter: left),
-                                 message: "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
+            throw GrowthCatError(
+                code: .rateLimited(retryAfter: left),
+                message:
+                    "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
         }
         var response: HTTPResponse
         var attempt = 0
         while true {
             do {
                 response = try await request(.get, path, query: query)
-            } catch where error.code == .network {
-                return nil   // the cache (checked above) has expired and the network is unavailable
+            } catch  where error.code == .network {
+                return nil  // the cache (checked above) has expired and the network is unavailable
             }
             // The seed's status table applies to loads too: 5xx is retried with exponential back-off, at most
             // `maxServerRetries` times, and only while the next attempt starts before the load's deadline.
@@ -370,14 +408,18 @@ public actor GrowthCatClient {
         if catalogCache[key] == nil && catalogCache.count >= Self.catalogCacheLimit {
             let now = clock.now
             catalogCache = catalogCache.filter { $0.value.expiresAt > now }
-            if catalogCache.count >= Self.catalogCacheLimit, let soonest = catalogCache.min(by: { $0.value.expiresAt < $1.value.expiresAt }) {
+            if catalogCache.count >= Self.catalogCacheLimit,
+                let soonest = catalogCache.min(by: { $0.value.expiresAt < $1.value.expiresAt })
+            {
                 catalogCache.removeValue(forKey: soonest.key)
             }
         }
         catalogCache[key] = (ads, until)
     }
 
-    private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: GrowthCatAdFormat?) -> GrowthCatAd? {
+    private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: GrowthCatAdFormat?)
+        -> GrowthCatAd?
+    {
         ads.first { ad in
             guard ["image", "video", "app_store"].contains(ad.creativeType) else { return false }
             let adFormat = ad.format ?? format
@@ -411,7 +453,9 @@ public actor GrowthCatClient {
             workspace: OutsideValue.string(object["workspace"]) ?? "",
             adsConfig: GrowthCatSDKAdsConfig(
                 adsEnabled: OutsideValue.bool(ads?["ads_enabled"]) ?? false,
-                formats: Set((ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string).compactMap(GrowthCatAdFormat.init(rawValue:))),
+                formats: Set(
+                    (ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string).compactMap(
+                        GrowthCatAdFormat.init(rawValue:))),
                 adCacheTTLSeconds: ttlSeconds(ads?["ad_cache_ttl_seconds"]) ?? 300,
                 maxOfflineAdEvents: OutsideValue.number(ads?["max_offline_ad_events"])
                     .flatMap { $0 >= 1 ? Int(min($0, 100_000)) : nil } ?? 500))
@@ -452,7 +496,9 @@ public actor GrowthCatClient {
     /// unreadable counts are 0. A body that is not a JSON object is `invalidResponse`.
     package static func parseEventsAnswer(_ body: Data) throws(GrowthCatError) -> (accepted: Int, duplicates: Int) {
         let object = try jsonObject(body, "the events answer")
-        func count(_ key: String) -> Int { OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0 }
+        func count(_ key: String) -> Int {
+            OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
+        }
         return (count("accepted"), count("duplicates"))
     }
 
@@ -461,34 +507,43 @@ public actor GrowthCatClient {
     package static func parseRewardAnswer(_ body: Data) throws(GrowthCatError) -> AdRewardValidationResponse {
         let object = try jsonObject(body, "the reward validation answer")
         guard let validated = OutsideValue.bool(object["reward_validated"]) else {
-            throw GrowthCatError(code: .invalidResponse, message: "the reward validation answer has no boolean reward_validated")
+            throw GrowthCatError(
+                code: .invalidResponse, message: "the reward validation answer has no boolean reward_validated")
         }
         let accepted = OutsideValue.number(object["accepted"]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
-        guard validated else { return AdRewardValidationResponse(rewardValidated: false, accepted: accepted, reward: nil) }
+        guard validated else {
+            return AdRewardValidationResponse(rewardValidated: false, accepted: accepted, reward: nil)
+        }
         guard let r = object["reward"] as? [String: Any], let name = OutsideValue.string(r["name"]),
-              let amount = OutsideValue.number(r["amount"]), amount >= 0, amount <= 1e12 else {
-            throw GrowthCatError(code: .invalidResponse,
-                                 message: "the reward was validated but its reward {name, amount} is missing or unreadable")
+            let amount = OutsideValue.number(r["amount"]), amount >= 0, amount <= 1e12
+        else {
+            throw GrowthCatError(
+                code: .invalidResponse,
+                message: "the reward was validated but its reward {name, amount} is missing or unreadable")
         }
         return AdRewardValidationResponse(rewardValidated: true, accepted: accepted, reward: (name, amount))
     }
 
     static func parseAd(_ o: [String: Any]) -> GrowthCatAd? {
         guard let campaign = o["campaign"] as? [String: Any], let campaignID = campaign["id"] as? String,
-              let creative = o["creative"] as? [String: Any], let creativeID = creative["id"] as? String,
-              let type = creative["creative_type"] as? String, let url = creative["public_asset_url"] as? String,
-              let tracking = o["tracking"] as? [String: Any], let allocation = tracking["allocation_id"] as? String,
-              let token = tracking["token"] as? String else { return nil }
+            let creative = o["creative"] as? [String: Any], let creativeID = creative["id"] as? String,
+            let type = creative["creative_type"] as? String, let url = creative["public_asset_url"] as? String,
+            let tracking = o["tracking"] as? [String: Any], let allocation = tracking["allocation_id"] as? String,
+            let token = tracking["token"] as? String
+        else { return nil }
         var placement: GrowthCatAd.Placement?
-        if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String {
+        if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String
+        {
             // A placement of a format this SDK does not know cannot be rendered: the ad is not servable.
             guard let format = GrowthCatAdFormat(rawValue: format) else { return nil }
-            placement = .init(id: OutsideValue.string(p["id"]), key: key, format: format, rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
-                              rewardName: OutsideValue.string(p["reward_name"]),
-                              rewardAmount: OutsideValue.number(p["reward_amount"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
-                              minimumViewSeconds: seconds(p["minimum_view_seconds"]),
-                              isSkippable: OutsideValue.bool(p["is_skippable"]) ?? true,
-                              skippableAfterSeconds: seconds(p["skippable_after_seconds"]))
+            placement = .init(
+                id: OutsideValue.string(p["id"]), key: key, format: format,
+                rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
+                rewardName: OutsideValue.string(p["reward_name"]),
+                rewardAmount: OutsideValue.number(p["reward_amount"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
+                minimumViewSeconds: seconds(p["minimum_view_seconds"]),
+                isSkippable: OutsideValue.bool(p["is_skippable"]) ?? true,
+                skippableAfterSeconds: seconds(p["skippable_after_seconds"]))
         }
         let cache = creative["asset_cache"] as? [String: Any]
         let store = creative["store_kit"] as? [String: Any]
@@ -496,13 +551,17 @@ public actor GrowthCatClient {
         return GrowthCatAd(
             placement: placement, campaignID: campaignID, campaignMode: OutsideValue.string(campaign["mode"]),
             campaignObjective: OutsideValue.string(campaign["objective"]),
-            campaignPriorityWeight: OutsideValue.number(campaign["priority_weight"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
+            campaignPriorityWeight: OutsideValue.number(campaign["priority_weight"]).flatMap {
+                $0 >= 0 && $0 <= 1e12 ? $0 : nil
+            },
             creativeID: creativeID, creativeType: type, assetURL: url,
             headline: OutsideValue.string(creative["headline"]), body: OutsideValue.string(creative["body"]),
             layout: OutsideValue.string(creative["layout"]), ctaText: OutsideValue.string(creative["cta_text"]),
             durationSeconds: seconds(creative["duration_seconds"]),
-            storePresentation: OutsideValue.string(store?["presentation"]), appStoreID: OutsideValue.string(store?["app_store_id"]),
-            assetCacheable: OutsideValue.bool(cache?["cacheable"]) ?? false, assetTTLSeconds: ttlSeconds(cache?["ttl_seconds"]),
+            storePresentation: OutsideValue.string(store?["presentation"]),
+            appStoreID: OutsideValue.string(store?["app_store_id"]),
+            assetCacheable: OutsideValue.bool(cache?["cacheable"]) ?? false,
+            assetTTLSeconds: ttlSeconds(cache?["ttl_seconds"]),
             assetStrategy: OutsideValue.string(cache?["strategy"]), allocationID: allocation, token: token,
             closeIsSkippable: OutsideValue.bool(close?["is_skippable"]),
             closeSkippableAfterSeconds: seconds(close?["skippable_after_seconds"]),
@@ -516,12 +575,15 @@ public actor GrowthCatClient {
     /// `impression` and `click` are flushed at once; other events every `batchSize` events or `batchInterval`.
     /// Throws ``GrowthCatError/Code/storage`` when the durable append failed (full disk, read-only, locked or corrupt
     /// database): the event is then not recorded, and the caller knows it.
-    public func trackAdEvent(_ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
-                             sessionID: String? = nil, metadata: [String: String] = [:]) async throws(GrowthCatError) {
+    public func trackAdEvent(
+        _ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
+        sessionID: String? = nil, metadata: [String: String] = [:]
+    ) async throws(GrowthCatError) {
         let id = UUID().uuidString.lowercased()
         var event: [String: Any] = [
             "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
-            "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID, "token": ad.token,
+            "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID,
+            "token": ad.token,
         ]
         if let placementKey { event["placement_key"] = placementKey }
         if let format = ad.format { event["format"] = format.rawValue }
@@ -532,21 +594,25 @@ public actor GrowthCatClient {
         do {
             payload = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
         } catch {
-            throw GrowthCatError(code: .invalidRequest, message: "the \(name.rawValue) event could not be serialised: \(error)")
+            throw GrowthCatError(
+                code: .invalidRequest, message: "the \(name.rawValue) event could not be serialised: \(error)")
         }
         guard !payload.isEmpty else {
-            throw GrowthCatError(code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
+            throw GrowthCatError(
+                code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
         }
         do {
             let cap = sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500
             let dropped = try await queue.append(eventID: id, payload: payload, cap: cap)
             if dropped > 0 {
-                logger.warning("offline queue full: oldest events dropped", metadata: ["dropped": "\(dropped)", "cap": "\(cap)"])
+                logger.warning(
+                    "offline queue full: oldest events dropped", metadata: ["dropped": "\(dropped)", "cap": "\(cap)"])
                 eventsDropped(dropped, reason: "queue_full")
             }
         } catch {
             Counter(label: "admediation_growthcat_events_lost_total", factory: configuration.metrics).increment()
-            logger.error("ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
+            logger.error(
+                "ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
             throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
         }
         // An impression or click is flushed at once, and the flush records the depth; others are counted here.
@@ -568,8 +634,11 @@ public actor GrowthCatClient {
     }
 
     private func eventsDropped(_ count: Int, reason: String) {
-        Counter(label: "admediation_growthcat_events_dropped_total", dimensions: [("reason", reason)], factory: configuration.metrics)
-            .increment(by: count)
+        Counter(
+            label: "admediation_growthcat_events_dropped_total", dimensions: [("reason", reason)],
+            factory: configuration.metrics
+        )
+        .increment(by: count)
     }
 
     private func batchTimerFired() async {
@@ -609,7 +678,8 @@ public actor GrowthCatClient {
         while true {
             guard let batch = try? await queue.peek(limit: 100), !batch.isEmpty else { break }
             let events = batch.compactMap { try? JSONSerialization.jsonObject(with: $0.payload) }
-            let body = (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
+            let body =
+                (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
             var attempt = 0
             var outcome: BatchOutcome = .keep
             while true {
@@ -676,7 +746,11 @@ public actor GrowthCatClient {
                 do { try await clock.sleep(for: interval) } catch { return }
                 guard let self else { return }
                 // The probe is a flush attempt: it succeeds as soon as the server is reachable again.
-                if await self.pendingEventCount > 0 { await self.flushAdEvents() } else { _ = try? await self.refreshSDKConfig() }
+                if await self.pendingEventCount > 0 {
+                    await self.flushAdEvents()
+                } else {
+                    _ = try? await self.refreshSDKConfig()
+                }
                 if await !self.isOffline { return }
             }
         }
@@ -716,8 +790,10 @@ public actor GrowthCatClient {
 
     /// Validates a reward with the server. Grant it only when the answer says `rewardValidated`. Offline or any
     /// error throws, and nothing is stored for later. `appUserID` is required.
-    public func validateAdReward(for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Double,
-                                 completed: Bool) async throws(GrowthCatError) -> AdRewardValidationResponse {
+    public func validateAdReward(
+        for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Double,
+        completed: Bool
+    ) async throws(GrowthCatError) -> AdRewardValidationResponse {
         guard !appUserID.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw GrowthCatError(code: .invalidRequest, message: "appUserID is required to validate a reward")
         }

@@ -18,18 +18,23 @@ public enum GrowthCatFactory: AdNetworkFactory {
     }
 
     /// A ``GrowthCatNetwork`` over a `GrowthCatClient` with its durable queue.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
+    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
+    {
         let queuePath: String
         if let configured = settings["queue_path"] {
             queuePath = configured
         } else {
             queuePath = try defaultQueuePath(networkID: settings.id, stateDirectory: context.stateDirectory)
         }
-        var configuration = GrowthCatClient.Configuration(apiKey: try settings.required("api_key"), baseURL: settings.baseURL, eventQueuePath: queuePath)
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: try settings.required("api_key"), baseURL: settings.baseURL, eventQueuePath: queuePath)
         configuration.catalogCaching = settings["catalog_cache"] != "false"
         do {
-            return GrowthCatNetwork(id: settings.id, client: try GrowthCatClient(configuration: configuration, http: context.http, clock: context.clock),
-                                    clock: context.clock)
+            return GrowthCatNetwork(
+                id: settings.id,
+                client: try GrowthCatClient(configuration: configuration, http: context.http, clock: context.clock),
+                clock: context.clock)
         } catch {
             throw AdError(.configuration, "\(settings.path).queue_path: \(error.message)")
         }
@@ -39,14 +44,21 @@ public enum GrowthCatFactory: AdNetworkFactory {
     /// by `_`), creating the directory.
     public static func defaultQueuePath(networkID: String, stateDirectory: URL?) throws(AdError) -> String {
         guard let directory = stateDirectory else {
-            throw AdError(.configuration, "networks.\(networkID).queue_path: no state directory (set XDG_STATE_HOME or HOME, or queue_path)")
+            throw AdError(
+                .configuration,
+                "networks.\(networkID).queue_path: no state directory (set XDG_STATE_HOME or HOME, or queue_path)")
         }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw AdError(.configuration, "networks.\(networkID).queue_path: cannot create \(directory.path): \(error.localizedDescription)")
+            throw AdError(
+                .configuration,
+                "networks.\(networkID).queue_path: cannot create \(directory.path): \(error.localizedDescription)")
         }
-        let safe = String(networkID.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" ? Character($0) : "_" })
+        let safe = String(
+            networkID.unicodeScalars.map {
+                CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" ? Character($0) : "_"
+            })
         return directory.appendingPathComponent("\(safe)-events.sqlite").path
     }
 }

@@ -8,7 +8,8 @@ public struct GrowthCatNetwork: AdNetwork {
     /// The network id.
     public let id: String
     /// Banners, interstitials and rewarded ads, priced when the server says.
-    public let capabilities = AdNetworkCapabilities(formats: ["banner", "interstitial", "rewarded"], loadsWhileShowing: true, reportsPrice: true)
+    public let capabilities = AdNetworkCapabilities(
+        formats: ["banner", "interstitial", "rewarded"], loadsWhileShowing: true, reportsPrice: true)
     /// The client underneath.
     public let client: GrowthCatClient
     private let clock: any AdClock
@@ -22,7 +23,10 @@ public struct GrowthCatNetwork: AdNetwork {
     }
 
     /// Wraps `client`; loaded ads expire after `adTTL` (default 1 hour, the full-screen norm).
-    public init(id: String = "growthcat", client: GrowthCatClient, clock: any AdClock = SystemAdClock(), adTTL: Duration = .seconds(3600)) {
+    public init(
+        id: String = "growthcat", client: GrowthCatClient, clock: any AdClock = SystemAdClock(),
+        adTTL: Duration = .seconds(3600)
+    ) {
         self.id = id
         self.client = client
         self.clock = clock
@@ -35,7 +39,8 @@ public struct GrowthCatNetwork: AdNetwork {
         switch request.format {
         case .banner: wanted = .banner
         case .interstitial, .rewarded: wanted = .interstitial
-        default: throw AdError(.configuration, "GrowthCat serves banner, interstitial and rewarded, not \(request.format)")
+        default:
+            throw AdError(.configuration, "GrowthCat serves banner, interstitial and rewarded, not \(request.format)")
         }
         let client = client, clock = clock
         let ad: GrowthCatAd?
@@ -43,13 +48,16 @@ public struct GrowthCatNetwork: AdNetwork {
             // Structured: cancelling the caller, or the timeout firing, cancels the HTTP request underneath.
             ad = try await withThrowingTaskGroup(of: GrowthCatAd?.self) { group in
                 group.addTask {
-                    try await client.loadAd(placementKey: request.placement, appUserID: request.userID, sessionID: request.sessionID,
-                                            privacy: request.privacy, timeout: request.timeout)
+                    try await client.loadAd(
+                        placementKey: request.placement, appUserID: request.userID, sessionID: request.sessionID,
+                        privacy: request.privacy, timeout: request.timeout)
                 }
                 if let timeout = request.timeout {
                     group.addTask {
                         try await clock.sleep(for: timeout)
-                        throw GrowthCatError(code: .timeout, message: "\(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
+                        throw GrowthCatError(
+                            code: .timeout,
+                            message: "\(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
                     }
                 }
                 defer { group.cancelAll() }
@@ -63,7 +71,9 @@ public struct GrowthCatNetwork: AdNetwork {
         }
         try Task.checkCancellation()
         guard let ad else { return .noFill(NoFill(reason: "no servable ad")) }
-        if let format = ad.format, format != wanted { return .noFill(NoFill(reason: "format \(format.rawValue), wanted \(wanted.rawValue)")) }
+        if let format = ad.format, format != wanted {
+            return .noFill(NoFill(reason: "format \(format.rawValue), wanted \(wanted.rawValue)"))
+        }
         if request.format == .rewarded && !ad.isRewarded { return .noFill(NoFill(reason: "not a rewarded ad")) }
         var fields: [String: String] = [:]
         fields["headline"] = ad.headline
@@ -73,11 +83,15 @@ public struct GrowthCatNetwork: AdNetwork {
         fields["store_presentation"] = ad.storePresentation
         fields["local_asset_file"] = ad.localAssetFile?.path
         let now = clock.now
-        return .filled(LoadedAd(
-            networkID: id, placement: request.placement, format: request.format,
-            creative: AdCreative(id: ad.creativeID, kind: ad.creativeType, assetURL: ad.assetURL, fields: fields),
-            ecpm: ad.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }, loadedAt: now, expiresAt: now + adTTL, adapterData: ad,
-            reporter: Reporter(client: client, ad: ad, placementKey: request.placement, userID: request.userID, sessionID: request.sessionID)))
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: request.format,
+                creative: AdCreative(id: ad.creativeID, kind: ad.creativeType, assetURL: ad.assetURL, fields: fields),
+                ecpm: ad.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }, loadedAt: now, expiresAt: now + adTTL,
+                adapterData: ad,
+                reporter: Reporter(
+                    client: client, ad: ad, placementKey: request.placement, userID: request.userID,
+                    sessionID: request.sessionID)))
     }
 
     private struct Reporter: AdEventReporter {
@@ -94,13 +108,19 @@ public struct GrowthCatNetwork: AdNetwork {
             case .impression: name = .impression
             case .click: name = .click
             case .videoStart: name = .videoStart
-            case .videoProgress(let percent): name = .videoProgress; metadata["progress_pct"] = String(percent)
+            case .videoProgress(let percent):
+                name = .videoProgress
+                metadata["progress_pct"] = String(percent)
             case .videoComplete: name = .videoComplete
             case .closed: name = .adClosed
-            case .reported(let reason): name = .adReported; metadata["reason"] = reason
+            case .reported(let reason):
+                name = .adReported
+                metadata["reason"] = reason
             }
             do {
-                try await client.trackAdEvent(name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata)
+                try await client.trackAdEvent(
+                    name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID,
+                    metadata: metadata)
             } catch {
                 throw error.adError
             }

@@ -36,8 +36,13 @@ public struct GrowthCatPresentation: Sendable {
         /// Hashes the case.
         public func hash(into hasher: inout Hasher) {
             switch self {
-            case .notYet(let at): hasher.combine(0); hasher.combine(at)
-            case .closed(let r): hasher.combine(1); hasher.combine(r?.viewedSeconds); hasher.combine(r?.completed)
+            case .notYet(let at):
+                hasher.combine(0)
+                hasher.combine(at)
+            case .closed(let r):
+                hasher.combine(1)
+                hasher.combine(r?.viewedSeconds)
+                hasher.combine(r?.completed)
             }
         }
     }
@@ -93,7 +98,9 @@ public struct GrowthCatPresentation: Sendable {
     /// elapses (or the video finishes)"); a rewarded image with neither waits ``rewardedImageDefaultMinimum``.
     var rewardDueAt: AdInstant? {
         guard ad.isRewarded else { return nil }
-        let minimum = (ad.placement?.minimumViewSeconds ?? ad.rewardGrantAfterSeconds).map { presentedAt + Self.seconds($0) }
+        let minimum = (ad.placement?.minimumViewSeconds ?? ad.rewardGrantAfterSeconds).map {
+            presentedAt + Self.seconds($0)
+        }
         if isVideo {
             switch (minimum, videoEnd) {
             case (let m?, let e?): return min(m, e)

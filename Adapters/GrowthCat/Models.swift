@@ -199,11 +199,15 @@ public struct AdRewardValidationResponse: Sendable, Hashable {
 
     /// Compares field by field.
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.rewardValidated == rhs.rewardValidated && lhs.accepted == rhs.accepted && lhs.reward?.name == rhs.reward?.name && lhs.reward?.amount == rhs.reward?.amount
+        lhs.rewardValidated == rhs.rewardValidated && lhs.accepted == rhs.accepted
+            && lhs.reward?.name == rhs.reward?.name && lhs.reward?.amount == rhs.reward?.amount
     }
     /// Hashes the fields.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(rewardValidated); hasher.combine(accepted); hasher.combine(reward?.name); hasher.combine(reward?.amount)
+        hasher.combine(rewardValidated)
+        hasher.combine(accepted)
+        hasher.combine(reward?.name)
+        hasher.combine(reward?.amount)
     }
 }
 

@@ -6,7 +6,10 @@ import Synchronization
 /// to `DELETE {base}/delete_user` (fire and forget; errors ignored).
 final class RotatingContextID: MozAdsContextIDProvider {
     static let rotation: TimeInterval = 3 * 24 * 3600
-    private struct State { var id: String; var createdAt: Date }
+    private struct State {
+        var id: String
+        var createdAt: Date
+    }
     private let state: Mutex<State>
     private let environment: MozAdsEnvironment
     private let http: any HTTPClient
@@ -22,7 +25,9 @@ final class RotatingContextID: MozAdsContextIDProvider {
     func contextID() async -> String {
         let current = now()
         let (id, retired): (String, String?) = state.withLock { s in
-            guard current.timeIntervalSince(s.createdAt) >= Self.rotation || current < s.createdAt else { return (s.id, nil) }
+            guard current.timeIntervalSince(s.createdAt) >= Self.rotation || current < s.createdAt else {
+                return (s.id, nil)
+            }
             let old = s.id
             s = State(id: UUID().uuidString.lowercased(), createdAt: current)
             return (s.id, old)
@@ -32,7 +37,12 @@ final class RotatingContextID: MozAdsContextIDProvider {
             let url = environment.baseURL + "/delete_user"
             let body = (try? JSONSerialization.data(withJSONObject: ["context_id": retired])) ?? Data()
             let http = http
-            Task { _ = try? await http.send(HTTPRequest(method: .delete, url: url, headers: ["Content-Type": "application/json"], body: body, timeout: .seconds(30))) }
+            Task {
+                _ = try? await http.send(
+                    HTTPRequest(
+                        method: .delete, url: url, headers: ["Content-Type": "application/json"], body: body,
+                        timeout: .seconds(30)))
+            }
         }
         return id
     }

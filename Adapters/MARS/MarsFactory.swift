@@ -9,7 +9,9 @@ public enum MarsFactory: AdNetworkFactory {
     /// Tiles, sponsored stories and images.
     public static let formats: Set<String> = ["tile", "spoc", "image"]
     /// `cache_path`, `cache_ttl_s`, `cache_max_mib`, `ohttp.relay`, `ohttp.config`.
-    public static let settingKeys: Set<String> = ["cache_path", "cache_ttl_s", "cache_max_mib", "ohttp.relay", "ohttp.config"]
+    public static let settingKeys: Set<String> = [
+        "cache_path", "cache_ttl_s", "cache_max_mib", "ohttp.relay", "ohttp.config",
+    ]
 
     /// The cache numbers are in range; an `ohttp` object has both URLs.
     public static func validate(_ settings: NetworkSettings) throws(AdError) {
@@ -23,14 +25,17 @@ public enum MarsFactory: AdNetworkFactory {
     }
 
     /// A ``MarsNetwork`` over a `MozAdsClient` with the configured cache and OHTTP mode.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
+    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
+    {
         try validate(settings)
         var builder = MozAdsClientBuilder(httpClient: context.http).environment(.custom(baseURL: settings.baseURL))
         if let path = settings["cache_path"] {
-            builder = builder.cacheConfig(MozAdsCacheConfig(
-                dbPath: path,
-                defaultCacheTtlSeconds: try settings.wholeNumber("cache_ttl_s", in: 1...604_800).map(UInt64.init),
-                maxSizeMib: try settings.wholeNumber("cache_max_mib", in: 1...100).map(UInt64.init)))
+            builder = builder.cacheConfig(
+                MozAdsCacheConfig(
+                    dbPath: path,
+                    defaultCacheTtlSeconds: try settings.wholeNumber("cache_ttl_s", in: 1...604_800).map(UInt64.init),
+                    maxSizeMib: try settings.wholeNumber("cache_max_mib", in: 1...100).map(UInt64.init)))
         }
         let ohttp = settings["ohttp.relay"].flatMap { relay in settings["ohttp.config"].map { (relay, $0) } }
         if let (relay, config) = ohttp { builder = builder.ohttp(relayURL: relay, keyConfigurationURL: config) }

@@ -3,7 +3,10 @@ import Foundation
 
 /// The cache policy over ``HTTPCacheStore``: configuration validation, TTL resolution, size limit.
 final class MarsHTTPCache: Sendable {
-    struct BuildFailure: Error { var label: String; var message: String }
+    struct BuildFailure: Error {
+        var label: String
+        var message: String
+    }
 
     static let maxTTL: Int64 = 7 * 24 * 3600
     let store: HTTPCacheStore
@@ -23,7 +26,8 @@ final class MarsHTTPCache: Sendable {
         }
         let ttl = config.defaultCacheTtlSeconds ?? 300
         guard ttl >= 1 && ttl <= UInt64(maxTTL) else {
-            return .failure(BuildFailure(label: "invalid_ttl", message: "defaultCacheTtlSeconds must be 1…\(maxTTL), got \(ttl)"))
+            return .failure(
+                BuildFailure(label: "invalid_ttl", message: "defaultCacheTtlSeconds must be 1…\(maxTTL), got \(ttl)"))
         }
         let mib = config.maxSizeMib ?? 10
         guard mib >= 1 && mib <= 100 else {
@@ -47,16 +51,23 @@ final class MarsHTTPCache: Sendable {
     }
 
     func cleanup(now: Int64) async -> String? {
-        do { _ = try await store.deleteExpired(now: now); return nil } catch { return error.description }
+        do {
+            _ = try await store.deleteExpired(now: now)
+            return nil
+        } catch { return error.description }
     }
 
     func lookup(hash: String) async -> Result<CachedHTTPResponse?, StorageError> {
         do { return .success(try await store.lookup(hash: hash)) } catch { return .failure(error) }
     }
 
-    func store(hash: String, url: String, status: Int, body: Data, headers: [String: String], ttl: Int64, now: Int64) async -> String? {
+    func store(hash: String, url: String, status: Int, body: Data, headers: [String: String], ttl: Int64, now: Int64)
+        async -> String?
+    {
         do {
-            try await store.store(hash: hash, method: "POST", url: url, status: status, headers: headers, body: body, ttlSeconds: ttl, now: now)
+            try await store.store(
+                hash: hash, method: "POST", url: url, status: status, headers: headers, body: body, ttlSeconds: ttl,
+                now: now)
             return nil
         } catch {
             return error.description
@@ -69,7 +80,9 @@ final class MarsHTTPCache: Sendable {
     }
 
     func clear() async -> String? {
-        do { _ = try await store.clear(); return nil } catch { return error.description }
+        do {
+            _ = try await store.clear()
+            return nil
+        } catch { return error.description }
     }
 }
-

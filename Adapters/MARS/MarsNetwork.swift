@@ -10,7 +10,8 @@ public struct MarsNetwork: AdNetwork {
     /// The network id.
     public let id: String
     /// Tiles, spocs and images; unpriced.
-    public let capabilities = AdNetworkCapabilities(formats: ["tile", "spoc", "image"], loadsWhileShowing: true, reportsPrice: false)
+    public let capabilities = AdNetworkCapabilities(
+        formats: ["tile", "spoc", "image"], loadsWhileShowing: true, reportsPrice: false)
     private let client: MozAdsClient
     private let clock: any AdClock
     private let adTTL: Duration
@@ -19,8 +20,11 @@ public struct MarsNetwork: AdNetwork {
     /// Wraps `client`. Ads expire `adTTL` after loading (default 30 minutes). With `ohttp`, ad requests and
     /// callbacks go through the client's Oblivious HTTP relay (``MozAdsClientBuilder/ohttp(relayURL:keyConfigurationURL:)``;
     /// without one they fail with ``AdError/Code/unsupported`` and nothing is sent).
-    public init(id: String = "mars", client: MozAdsClient, clock: any AdClock = SystemAdClock(), adTTL: Duration = .seconds(1800),
-                ohttp: Bool = false) {
+    public init(
+        id: String = "mars", client: MozAdsClient, clock: any AdClock = SystemAdClock(),
+        adTTL: Duration = .seconds(1800),
+        ohttp: Bool = false
+    ) {
         self.id = id
         self.client = client
         self.clock = clock
@@ -36,36 +40,57 @@ public struct MarsNetwork: AdNetwork {
         let spec = MozAdsClient.PlacementSpec(id: request.placement, count: 1, content: nil)
         let ads: [String: [MozAdsClient.DecodedAd]]
         do {
-            let kind: MozAdsClient.Kind = switch request.format { case .tile: .tile; case .spoc: .spoc; default: .image }
-            ads = try await client.fetch([spec], kind: kind, options: MozAdsRequestOptions(ohttp: ohttp), timeout: request.timeout, gpp: request.privacy.gpp)
+            let kind: MozAdsClient.Kind =
+                switch request.format {
+                case .tile: .tile
+                case .spoc: .spoc
+                default: .image
+                }
+            ads = try await client.fetch(
+                [spec], kind: kind, options: MozAdsRequestOptions(ohttp: ohttp), timeout: request.timeout,
+                gpp: request.privacy.gpp)
         } catch {
             throw Self.adError(error)
         }
         try Task.checkCancellation()
-        guard let ad = ads[request.placement]?.first else { return .noFill(NoFill(reason: "placement absent from the response")) }
+        guard let ad = ads[request.placement]?.first else {
+            return .noFill(NoFill(reason: "placement absent from the response"))
+        }
         let creative: AdCreative
         switch request.format {
         case .tile:
             guard let tile = MozAdsClient.tile(ad) else { return .noFill(NoFill(reason: "not a tile")) }
-            creative = AdCreative(id: tile.blockKey, kind: "tile", assetURL: tile.imageUrl, clickURL: tile.url, fields: ["name": tile.name, "format": tile.format])
+            creative = AdCreative(
+                id: tile.blockKey, kind: "tile", assetURL: tile.imageUrl, clickURL: tile.url,
+                fields: ["name": tile.name, "format": tile.format])
         case .spoc:
             guard let spoc = MozAdsClient.spoc(ad) else { return .noFill(NoFill(reason: "not a spoc")) }
-            creative = AdCreative(id: spoc.blockKey, kind: "spoc", assetURL: spoc.imageUrl, clickURL: spoc.url,
-                                  fields: ["title": spoc.title, "domain": spoc.domain, "excerpt": spoc.excerpt, "sponsor": spoc.sponsoredByOverride ?? spoc.sponsor])
+            creative = AdCreative(
+                id: spoc.blockKey, kind: "spoc", assetURL: spoc.imageUrl, clickURL: spoc.url,
+                fields: [
+                    "title": spoc.title, "domain": spoc.domain, "excerpt": spoc.excerpt,
+                    "sponsor": spoc.sponsoredByOverride ?? spoc.sponsor,
+                ])
         default:
             guard let image = MozAdsClient.image(ad) else { return .noFill(NoFill(reason: "not an image")) }
-            creative = AdCreative(id: image.blockKey, kind: "image", assetURL: image.imageUrl, clickURL: image.url, fields: ["format": image.format, "alt_text": image.altText ?? ""])
+            creative = AdCreative(
+                id: image.blockKey, kind: "image", assetURL: image.imageUrl, clickURL: image.url,
+                fields: ["format": image.format, "alt_text": image.altText ?? ""])
         }
         let now = clock.now
-        return .filled(LoadedAd(networkID: id, placement: request.placement, format: request.format, creative: creative,
-                                loadedAt: now, expiresAt: now + adTTL, reporter: Callbacks(client: client, callbacks: ad.callbacks, options: MozAdsCallbackOptions(ohttp: ohttp))))
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: request.format, creative: creative,
+                loadedAt: now, expiresAt: now + adTTL,
+                reporter: Callbacks(
+                    client: client, callbacks: ad.callbacks, options: MozAdsCallbackOptions(ohttp: ohttp))))
     }
 
     static func adError(_ error: MozAdsClientError) -> AdError {
         switch error.code {
         case .badRequest: AdError(.badRequest, error.description)
         case .server(let status): AdError(.server(status: status), error.description)
-        case .unexpected(let status): AdError.http(status: status, message: error.description)   // 401, 403, 429, …
+        case .unexpected(let status): AdError.http(status: status, message: error.description)  // 401, 403, 429, …
         case .transport(let code): AdError(HTTPClientError(code, error.description))
         case .json: AdError(.invalidResponse, error.description)
         case .ohttpNotConfigured: AdError(.unsupported, error.description)
@@ -84,9 +109,14 @@ public struct MarsNetwork: AdNetwork {
                 case .impression: try await client.recordImpression(callbacks.impression, options: options)
                 case .click: try await client.recordClick(callbacks.click, options: options)
                 case .reported(let reason):
-                    guard let url = callbacks.report else { throw AdError(.unsupported, "this ad has no report callback") }
+                    guard let url = callbacks.report else {
+                        throw AdError(.unsupported, "this ad has no report callback")
+                    }
                     guard let wire = MozAdsReportReason(rawValue: reason) else {
-                        throw AdError(.configuration, "report reason must be one of \(MozAdsReportReason.allCases.map(\.rawValue)), got \(reason)")
+                        throw AdError(
+                            .configuration,
+                            "report reason must be one of \(MozAdsReportReason.allCases.map(\.rawValue)), got \(reason)"
+                        )
                     }
                     try await client.reportAd(url, reason: wire, options: options)
                 default:

@@ -17,7 +17,8 @@ public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
     private let logger: Logger
 
     /// Records into `factory` (the app's `MetricsSystem` by default) and logs with `logger`.
-    public init(factory: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "admediation.mars")) {
+    public init(factory: any MetricsFactory = MetricsSystem.factory, logger: Logger = Logger(label: "admediation.mars"))
+    {
         self.metrics = MetricHandles(factory: factory)
         self.logger = logger
     }
@@ -29,7 +30,9 @@ public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
     /// Counts `admediation_mars_cache_build_errors_total` and logs a warning: the cache is off.
     public func recordBuildCacheError(label: String, value: String) {
         metrics.counter("admediation_mars_cache_build_errors_total", [("kind", label)]).increment()
-        logger.warning("HTTP cache disabled: it could not be built", metadata: ["kind": "\(label)", "error": "\(Self.excerpt(value))"])
+        logger.warning(
+            "HTTP cache disabled: it could not be built",
+            metadata: ["kind": "\(label)", "error": "\(Self.excerpt(value))"])
     }
 
     /// Counts `admediation_mars_errors_total` and logs a warning.
@@ -53,7 +56,8 @@ public struct MetricsMozAdsTelemetry: MozAdsTelemetry {
     public func recordHttpCacheOutcome(label: String, value: String) {
         metrics.counter("admediation_mars_cache_outcomes_total", [("outcome", label)]).increment()
         if label.hasSuffix("_failed") {
-            logger.warning("HTTP cache operation failed", metadata: ["outcome": "\(label)", "error": "\(Self.excerpt(value))"])
+            logger.warning(
+                "HTTP cache operation failed", metadata: ["outcome": "\(label)", "error": "\(Self.excerpt(value))"])
         }
     }
 }

@@ -20,17 +20,41 @@ public struct MozAdsClientBuilder: Sendable {
     public init(httpClient http: any HTTPClient) { self.http = http }
 
     /// Sets the environment.
-    public func environment(_ environment: MozAdsEnvironment) -> Self { var b = self; b.environment = environment; return b }
+    public func environment(_ environment: MozAdsEnvironment) -> Self {
+        var b = self
+        b.environment = environment
+        return b
+    }
     /// Enables the SQLite cache.
-    public func cacheConfig(_ config: MozAdsCacheConfig) -> Self { var b = self; b.cacheConfig = config; return b }
+    public func cacheConfig(_ config: MozAdsCacheConfig) -> Self {
+        var b = self
+        b.cacheConfig = config
+        return b
+    }
     /// Sets the telemetry sink.
-    public func telemetry(_ telemetry: any MozAdsTelemetry) -> Self { var b = self; b.telemetry = telemetry; return b }
+    public func telemetry(_ telemetry: any MozAdsTelemetry) -> Self {
+        var b = self
+        b.telemetry = telemetry
+        return b
+    }
     /// Replaces the default rotating context id.
-    public func contextIDProvider(_ provider: any MozAdsContextIDProvider) -> Self { var b = self; b.contextIDProvider = provider; return b }
+    public func contextIDProvider(_ provider: any MozAdsContextIDProvider) -> Self {
+        var b = self
+        b.contextIDProvider = provider
+        return b
+    }
     /// Replaces the HTTP client to send through.
-    public func httpClient(_ http: any HTTPClient) -> Self { var b = self; b.http = http; return b }
+    public func httpClient(_ http: any HTTPClient) -> Self {
+        var b = self
+        b.http = http
+        return b
+    }
     /// The wall clock (cache times and context-id age); tests inject one.
-    public func wallClock(_ now: @escaping @Sendable () -> Date) -> Self { var b = self; b.now = now; return b }
+    public func wallClock(_ now: @escaping @Sendable () -> Date) -> Self {
+        var b = self
+        b.now = now
+        return b
+    }
     /// Configures Oblivious HTTP (RFC 9458) for requests and callbacks made with `ohttp: true`: the encapsulated
     /// request goes to `relayURL`, the gateway's key configuration is fetched from `keyConfigurationURL`. Without it,
     /// such calls fail with `ohttpNotConfigured` and nothing is sent; with it, they never fall back to direct HTTP.
@@ -52,8 +76,13 @@ public struct MozAdsClientBuilder: Sendable {
         }
         let provider = contextIDProvider ?? RotatingContextID(environment: environment, http: http, now: now)
         telemetry.recordClientOperationTotal(label: "new")
-        let relay = ohttpChannel.map { ObliviousHTTPRelayClient(relayURL: $0.relayURL, keyConfigurationURL: $0.keyConfigurationURL, transport: http) }
-        return MozAdsClient(environment: environment, cache: cache, telemetry: telemetry, contextID: provider, http: http, ohttp: relay, now: now)
+        let relay = ohttpChannel.map {
+            ObliviousHTTPRelayClient(
+                relayURL: $0.relayURL, keyConfigurationURL: $0.keyConfigurationURL, transport: http)
+        }
+        return MozAdsClient(
+            environment: environment, cache: cache, telemetry: telemetry, contextID: provider, http: http, ohttp: relay,
+            now: now)
     }
 }
 
@@ -76,11 +105,14 @@ public actor MozAdsClient {
     /// within the same second cannot delete anything more.
     private var lastCleanupSecond: Int64?
     /// Requests in flight by cache key, with the identical requests waiting for their answer.
-    private var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] = [:]
+    private var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] =
+        [:]
 
-    init(environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
-         contextID: any MozAdsContextIDProvider, http: any HTTPClient, ohttp: (any HTTPClient)? = nil,
-         now: @escaping @Sendable () -> Date) {
+    init(
+        environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
+        contextID: any MozAdsContextIDProvider, http: any HTTPClient, ohttp: (any HTTPClient)? = nil,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.environment = environment
         self.cache = cache
         self.telemetry = telemetry
@@ -96,21 +128,27 @@ public actor MozAdsClient {
     // MARK: Requests
 
     /// One tile per placement; placements without fill are absent.
-    public func requestTileAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: MozAdsTile] {
+    public func requestTileAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil)
+        async throws(MozAdsClientError) -> [String: MozAdsTile]
+    {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
         let ads = try await fetch(specs, kind: .tile, options: options ?? .init(), timeout: nil)
         return ads.compactMapValues { $0.first.flatMap(Self.tile) }
     }
 
     /// One image per placement; placements without fill are absent.
-    public func requestImageAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: MozAdsImage] {
+    public func requestImageAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil)
+        async throws(MozAdsClientError) -> [String: MozAdsImage]
+    {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
         let ads = try await fetch(specs, kind: .image, options: options ?? .init(), timeout: nil)
         return ads.compactMapValues { $0.first.flatMap(Self.image) }
     }
 
     /// Spocs per placement, in server order; placements without fill are absent.
-    public func requestSpocAds(_ placements: [MozAdsPlacementRequestWithCount], options: MozAdsRequestOptions? = nil) async throws(MozAdsClientError) -> [String: [MozAdsSpoc]] {
+    public func requestSpocAds(_ placements: [MozAdsPlacementRequestWithCount], options: MozAdsRequestOptions? = nil)
+        async throws(MozAdsClientError) -> [String: [MozAdsSpoc]]
+    {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: Int($0.count), content: $0.iabContent) }
         let ads = try await fetch(specs, kind: .spoc, options: options ?? .init(), timeout: nil)
         return ads.compactMapValues { items in
@@ -130,41 +168,60 @@ public actor MozAdsClient {
 
     /// Validated, decoded and enriched ads of `kind` per placement: an item that is not a valid `kind` is dropped
     /// (telemetry `invalid_ad_item`), the others stay; `position` counts valid items only.
-    func fetch(_ placements: [PlacementSpec], kind: Kind, options: MozAdsRequestOptions, timeout: Duration?,
-               gpp: String? = nil) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    func fetch(
+        _ placements: [PlacementSpec], kind: Kind, options: MozAdsRequestOptions, timeout: Duration?,
+        gpp: String? = nil
+    ) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
         do {
             let (decoded, hash) = try await fetchUnrecorded(placements, options: options, timeout: timeout, gpp: gpp)
             telemetry.recordClientOperationTotal(label: "request_ads")
             let telemetry = telemetry
-            return Self.select(decoded, kind: kind, hash: hash) { telemetry.recordDeserializationError(label: $0, value: $1) }
+            return Self.select(decoded, kind: kind, hash: hash) {
+                telemetry.recordDeserializationError(label: $0, value: $1)
+            }
         } catch {
             telemetry.recordClientError(label: "request_ads", value: error.description)
             throw error
         }
     }
 
-    private func fetchUnrecorded(_ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?,
-                                 gpp: String?) async throws(MozAdsClientError) -> (ads: [String: [DecodedAd]], hash: String) {
-        if placements.isEmpty { throw MozAdsClientError(code: .buildRequest, message: "Could not build request with empty placement configs") }
+    private func fetchUnrecorded(
+        _ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?,
+        gpp: String?
+    ) async throws(MozAdsClientError) -> (ads: [String: [DecodedAd]], hash: String) {
+        if placements.isEmpty {
+            throw MozAdsClientError(
+                code: .buildRequest, message: "Could not build request with empty placement configs")
+        }
         var seen: Set<String> = []
         for placement in placements where !seen.insert(placement.id).inserted {
-            throw MozAdsClientError(code: .buildRequest, message: "Duplicate placement_id found: \(placement.id). Placement_ids must be unique.")
+            throw MozAdsClientError(
+                code: .buildRequest,
+                message: "Duplicate placement_id found: \(placement.id). Placement_ids must be unique.")
         }
         if options.ohttp, ohttpHTTP == nil {
-            throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent")
+            throw MozAdsClientError(
+                code: .ohttpNotConfigured,
+                message:
+                    "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent"
+            )
         }
         let contextID = await contextIDProvider.contextID()
-        let hash = Self.requestHash(environment: environment, placements: placements, flags: options.flags, ohttp: options.ohttp, gpp: gpp)
+        let hash = Self.requestHash(
+            environment: environment, placements: placements, flags: options.flags, ohttp: options.ohttp, gpp: gpp)
         let nowSeconds = Int64(now().timeIntervalSince1970)
         if cache != nil {
             await cleanupIfDue(now: nowSeconds)
-            if (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst, let parsed = parsedHits[hash], parsed.expiresAt > nowSeconds {
+            if (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst, let parsed = parsedHits[hash],
+                parsed.expiresAt > nowSeconds
+            {
                 telemetry.recordHttpCacheOutcome(label: "hit", value: "")
                 return (parsed.ads, hash)
             }
         }
         let body = Self.requestBody(contextID: contextID, placements: placements, flags: options.flags, gpp: gpp)
-        let (response, cachedUntil) = try await sendOnce(body: body, hash: hash, options: options, timeout: timeout, now: nowSeconds)
+        let (response, cachedUntil) = try await sendOnce(
+            body: body, hash: hash, options: options, timeout: timeout, now: nowSeconds)
         let ads = try parse(response, placements: placements, hash: hash)
         if let cachedUntil {
             if parsedHits.count >= 128 { parsedHits.removeAll() }
@@ -175,12 +232,18 @@ public actor MozAdsClient {
 
     /// Single flight per cache key: while a cacheable request (cache on, `cacheFirst`) is in flight, an identical one
     /// waits for its answer instead of sending a second request that would miss the cache too.
-    private func sendOnce(body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
-                          now: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
+    private func sendOnce(
+        body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
+        now: Int64
+    ) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
         let shareable = cache != nil && (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst
-        guard shareable else { return try await send(body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout, now: now) }
+        guard shareable else {
+            return try await send(
+                body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout, now: now)
+        }
         if inFlight[hash] != nil {
-            let shared = await withCheckedContinuation { (continuation: CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>) in
+            let shared = await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>) in
                 inFlight[hash, default: []].append(continuation)
             }
             return try shared.get()
@@ -188,7 +251,10 @@ public actor MozAdsClient {
         inFlight[hash] = []
         let result: Result<(HTTPResponse, Int64?), MozAdsClientError>
         do {
-            result = .success(try await send(body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout, now: now))
+            result = .success(
+                try await send(
+                    body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout,
+                    now: now))
         } catch {
             result = .failure(error)
         }
@@ -200,24 +266,31 @@ public actor MozAdsClient {
         guard let cache, lastCleanupSecond != now else { return }
         lastCleanupSecond = now
         parsedHits = parsedHits.filter { $0.value.expiresAt > now }
-        if let error = await cache.cleanup(now: now) { telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error) }
+        if let error = await cache.cleanup(now: now) {
+            telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error)
+        }
     }
 
     /// The JSON body, keys sorted as serde writes them (`context_id`, `flags` when not empty, `placements`).
-    static func requestBody(contextID: String, placements: [PlacementSpec], flags: [String: Bool], gpp: String? = nil) -> Data {
+    static func requestBody(contextID: String, placements: [PlacementSpec], flags: [String: Bool], gpp: String? = nil)
+        -> Data
+    {
         var object: [String: Any] = [
             "context_id": contextID,
             "placements": placements.map { p -> [String: Any] in
                 [
                     "placement": p.id,
                     "count": p.count,
-                    "content": p.content.map { ["taxonomy": $0.taxonomy.rawValue, "categories": $0.categoryIds] as [String: Any] } ?? NSNull(),
+                    "content": p.content.map {
+                        ["taxonomy": $0.taxonomy.rawValue, "categories": $0.categoryIds] as [String: Any]
+                    } ?? NSNull(),
                 ]
             },
         ]
         if !flags.isEmpty { object["flags"] = flags }
         if let gpp { object["consent"] = ["gpp": gpp] }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data()
     }
 
     /// The client a request goes through: direct, or — for `ohttp: true` — the OHTTP relay, after the preflight
@@ -226,16 +299,25 @@ public actor MozAdsClient {
     private func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(MozAdsClientError) -> any HTTPClient {
         guard ohttp else { return http }
         guard let relay = ohttpHTTP else {
-            throw MozAdsClientError(code: .ohttpNotConfigured, message: "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent")
+            throw MozAdsClientError(
+                code: .ohttpNotConfigured,
+                message:
+                    "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent"
+            )
         }
         let preflight = try await preflightResponse()
         if let error = Self.statusError(preflight) {
             throw MozAdsClientError(code: error.code, message: "OHTTP preflight failed: \(error.message)")
         }
-        struct Preflight: Decodable { var geo_location: String?; var normalized_ua: String? }
+        struct Preflight: Decodable {
+            var geo_location: String?
+            var normalized_ua: String?
+        }
         let decoded = (try? JSONDecoder().decode(Preflight.self, from: preflight.body.prefix(64 << 10))) ?? Preflight()
         headers.add(name: "X-Geo-Location", value: String((decoded.geo_location ?? "").prefix(256)))
-        if let ua = decoded.normalized_ua, !ua.isEmpty { headers.add(name: "X-User-Agent", value: String(ua.prefix(512))) }
+        if let ua = decoded.normalized_ua, !ua.isEmpty {
+            headers.add(name: "X-User-Agent", value: String(ua.prefix(512)))
+        }
         return relay
     }
 
@@ -264,7 +346,9 @@ public actor MozAdsClient {
             if !control.noStore, ttl > 0 {
                 var headers: [String: String] = [:]
                 for field in response.headers { headers[field.name] = field.value }
-                _ = await cache.store(hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl, now: nowSeconds)
+                _ = await cache.store(
+                    hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl,
+                    now: nowSeconds)
             }
         }
         return response
@@ -277,9 +361,14 @@ public actor MozAdsClient {
 
     /// The cache key: endpoint, environment, flags (when any, sorted), ohttp, and the ordered placements — never the
     /// context id.
-    static func requestHash(environment: MozAdsEnvironment, placements: [PlacementSpec], flags: [String: Bool], ohttp: Bool, gpp: String? = nil) -> String {
+    static func requestHash(
+        environment: MozAdsEnvironment, placements: [PlacementSpec], flags: [String: Bool], ohttp: Bool,
+        gpp: String? = nil
+    ) -> String {
         var text = "/ads\n\(environment.hashName)\n"
-        if !flags.isEmpty { text += flags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + "\n" }
+        if !flags.isEmpty {
+            text += flags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + "\n"
+        }
         text += "ohttp=\(ohttp)\n"
         if let gpp { text += "gpp=\(gpp)\n" }
         for p in placements {
@@ -291,8 +380,10 @@ public actor MozAdsClient {
     }
 
     /// Sends (or answers from SQLite); also returns until when the answer is cached, when it is.
-    private func send(body: Data, hash: String, policy: MozAdsRequestCachePolicy?, ohttp: Bool, timeout: Duration?,
-                      now nowSeconds: Int64) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
+    private func send(
+        body: Data, hash: String, policy: MozAdsRequestCachePolicy?, ohttp: Bool, timeout: Duration?,
+        now nowSeconds: Int64
+    ) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
         let url = environment.url("ads")
         var cachedUntil: Int64?
         if let cache {
@@ -314,7 +405,8 @@ public actor MozAdsClient {
         do {
             var headers: HTTPHeaders = ["Content-Type": "application/json"]
             let channel = try await channel(ohttp: ohttp, headers: &headers)
-            response = try await channel.send(HTTPRequest(method: .post, url: url, headers: headers, body: body, timeout: timeout ?? .seconds(60)))
+            response = try await channel.send(
+                HTTPRequest(method: .post, url: url, headers: headers, body: body, timeout: timeout ?? .seconds(60)))
         } catch let error as MozAdsClientError {
             throw error
         } catch let error as HTTPClientError {
@@ -334,7 +426,10 @@ public actor MozAdsClient {
                 } else {
                     var headers: [String: String] = [:]
                     for field in response.headers { headers[field.name] = field.value }
-                    if let error = await cache.store(hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl, now: nowSeconds) {
+                    if let error = await cache.store(
+                        hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl,
+                        now: nowSeconds)
+                    {
                         telemetry.recordHttpCacheOutcome(label: "store_failed", value: error)
                     } else {
                         telemetry.recordHttpCacheOutcome(label: "miss_stored", value: "")
@@ -373,7 +468,9 @@ public actor MozAdsClient {
         var callbacks: MozAdsCallbacks
     }
 
-    private func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    private func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError)
+        -> [String: [DecodedAd]]
+    {
         let telemetry = telemetry
         return try Self.parseAnswer(response) { telemetry.recordDeserializationError(label: $0, value: $1) }
     }
@@ -382,8 +479,10 @@ public actor MozAdsClient {
     /// hears each drop with its telemetry label: `invalid_structure` (the body is not an object: also thrown),
     /// `invalid_array` (a placement's value is not an array: skipped), `invalid_ad_item` (an item without valid
     /// callbacks: dropped, the other items stay).
-    package static func parseAnswer(_ response: HTTPResponse,
-                                    onInvalid: (_ label: String, _ message: String) -> Void) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    package static func parseAnswer(
+        _ response: HTTPResponse,
+        onInvalid: (_ label: String, _ message: String) -> Void
+    ) throws(MozAdsClientError) -> [String: [DecodedAd]] {
         if let error = Self.statusError(response) { throw error }
         if let violation = JSONLimits().violation(in: response.body) {
             onInvalid("invalid_structure", violation)
@@ -413,23 +512,30 @@ public actor MozAdsClient {
 
     /// Keeps the items that decode as `kind`, in order, each enriched with its position among the valid ones;
     /// every other item is reported (`invalid_ad_item`) and dropped. Placements left empty are absent.
-    package static func select(_ decoded: [String: [DecodedAd]], kind: Kind, hash: String,
-                               onInvalid: (_ label: String, _ message: String) -> Void) -> [String: [DecodedAd]] {
+    package static func select(
+        _ decoded: [String: [DecodedAd]], kind: Kind, hash: String,
+        onInvalid: (_ label: String, _ message: String) -> Void
+    ) -> [String: [DecodedAd]] {
         var result: [String: [DecodedAd]] = [:]
         for (placementID, items) in decoded {
             var valid: [DecodedAd] = []
             for var ad in items {
-                let ok = switch kind {
-                case .tile: tile(ad) != nil
-                case .image: image(ad) != nil
-                case .spoc: spoc(ad) != nil
-                }
+                let ok =
+                    switch kind {
+                    case .tile: tile(ad) != nil
+                    case .image: image(ad) != nil
+                    case .spoc: spoc(ad) != nil
+                    }
                 guard ok else {
-                    onInvalid("invalid_ad_item", "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or invalid")
+                    onInvalid(
+                        "invalid_ad_item",
+                        "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or invalid"
+                    )
                     continue
                 }
-                ad.callbacks = enrich(ad.callbacks, hash: hash, capKey: ad.object["caps"]?.object?["cap_key"]?.string,
-                                      placementID: placementID, position: valid.count)
+                ad.callbacks = enrich(
+                    ad.callbacks, hash: hash, capKey: ad.object["caps"]?.object?["cap_key"]?.string,
+                    placementID: placementID, position: valid.count)
                 valid.append(ad)
             }
             if !valid.isEmpty { result[placementID] = valid }
@@ -442,30 +548,45 @@ public actor MozAdsClient {
     private static func decodeItem(_ item: Any) -> ItemResult {
         guard let dict = item as? [String: Any] else { return .failure("an ad item is not an object") }
         guard let callbacks = dict["callbacks"] as? [String: Any] else { return .failure("missing field `callbacks`") }
-        guard let click = callbacks["click"] as? String, isAbsoluteURL(click) else { return .failure("callbacks.click is missing or not a URL") }
-        guard let impression = callbacks["impression"] as? String, isAbsoluteURL(impression) else { return .failure("callbacks.impression is missing or not a URL") }
+        guard let click = callbacks["click"] as? String, isAbsoluteURL(click) else {
+            return .failure("callbacks.click is missing or not a URL")
+        }
+        guard let impression = callbacks["impression"] as? String, isAbsoluteURL(impression) else {
+            return .failure("callbacks.impression is missing or not a URL")
+        }
         var report: String?
         if let value = callbacks["report"], !(value is NSNull) {
-            guard let url = value as? String, isAbsoluteURL(url) else { return .failure("callbacks.report is not a URL") }
+            guard let url = value as? String, isAbsoluteURL(url) else {
+                return .failure("callbacks.report is not a URL")
+            }
             report = url
         }
-        return .success(DecodedAd(object: dict.compactMapValues(AnySendableJSON.init), callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
+        return .success(
+            DecodedAd(
+                object: dict.compactMapValues(AnySendableJSON.init),
+                callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
     }
 
     static func isAbsoluteURL(_ text: String) -> Bool {
-        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, url.host != nil else { return false }
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, url.host != nil else {
+            return false
+        }
         return true
     }
 
     /// Adds `request_hash` to click and impression (and `cap_key` to spoc impressions), `placement_id` and
     /// `position` to report.
-    static func enrich(_ callbacks: MozAdsCallbacks, hash: String, capKey: String?, placementID: String, position: Int) -> MozAdsCallbacks {
+    static func enrich(_ callbacks: MozAdsCallbacks, hash: String, capKey: String?, placementID: String, position: Int)
+        -> MozAdsCallbacks
+    {
         var result = callbacks
         result.click = appendQuery(callbacks.click, [("request_hash", hash)])
         var impressionPairs = [("request_hash", hash)]
         if let capKey { impressionPairs.append(("cap_key", capKey)) }
         result.impression = appendQuery(callbacks.impression, impressionPairs)
-        result.report = callbacks.report.map { appendQuery($0, [("placement_id", placementID), ("position", String(position))]) }
+        result.report = callbacks.report.map {
+            appendQuery($0, [("placement_id", placementID), ("position", String(position))])
+        }
         return result
     }
 
@@ -477,21 +598,29 @@ public actor MozAdsClient {
     static func formEncode(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(of: "%20", with: "+")
+        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(
+            of: "%20", with: "+")
     }
 
     package static func tile(_ ad: DecodedAd) -> MozAdsTile? {
         let o = ad.object
-        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
-              let name = o["name"]?.string, let url = o["url"]?.string else { return nil }
-        return MozAdsTile(blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, name: name, url: url)
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
+            let imageURL = o["image_url"]?.string,
+            let name = o["name"]?.string, let url = o["url"]?.string
+        else { return nil }
+        return MozAdsTile(
+            blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, name: name, url: url)
     }
 
     package static func image(_ ad: DecodedAd) -> MozAdsImage? {
         let o = ad.object
-        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
-              let url = o["url"]?.string else { return nil }
-        return MozAdsImage(altText: o["alt_text"]?.string, blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, url: url)
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
+            let imageURL = o["image_url"]?.string,
+            let url = o["url"]?.string
+        else { return nil }
+        return MozAdsImage(
+            altText: o["alt_text"]?.string, blockKey: blockKey, callbacks: ad.callbacks, format: format,
+            imageUrl: imageURL, url: url)
     }
 
     /// A `u32` field of the contract: a whole number 0…4 294 967 295, else `nil` (the spoc, or the model entry, is
@@ -503,24 +632,32 @@ public actor MozAdsClient {
 
     package static func spoc(_ ad: DecodedAd) -> MozAdsSpoc? {
         let o = ad.object
-        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string, let imageURL = o["image_url"]?.string,
-              let url = o["url"]?.string, let title = o["title"]?.string, let domain = o["domain"]?.string,
-              let excerpt = o["excerpt"]?.string, let sponsor = o["sponsor"]?.string,
-              let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string, let day = caps["day"]?.number.flatMap(uint32),
-              let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number.flatMap(uint32),
-              let score = ranking["item_score"]?.number, score.isFinite else { return nil }
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
+            let imageURL = o["image_url"]?.string,
+            let url = o["url"]?.string, let title = o["title"]?.string, let domain = o["domain"]?.string,
+            let excerpt = o["excerpt"]?.string, let sponsor = o["sponsor"]?.string,
+            let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string,
+            let day = caps["day"]?.number.flatMap(uint32),
+            let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number.flatMap(uint32),
+            let score = ranking["item_score"]?.number, score.isFinite
+        else { return nil }
         let models = (ranking["personalization_models"]?.object ?? [:]).compactMapValues { $0.number.flatMap(uint32) }
-        return MozAdsSpoc(blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: day),
-                          domain: domain, excerpt: excerpt, format: format, imageUrl: imageURL,
-                          ranking: MozAdsSpocRanking(priority: priority, personalizationModels: models, itemScore: score),
-                          sponsor: sponsor, sponsoredByOverride: o["sponsored_by_override"]?.string, title: title, url: url)
+        return MozAdsSpoc(
+            blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: day),
+            domain: domain, excerpt: excerpt, format: format, imageUrl: imageURL,
+            ranking: MozAdsSpocRanking(priority: priority, personalizationModels: models, itemScore: score),
+            sponsor: sponsor, sponsoredByOverride: o["sponsored_by_override"]?.string, title: title, url: url)
     }
 
     // MARK: Callbacks
 
     /// Fires an impression callback, without its `cap_key`. Success is status 200 only.
-    public func recordImpression(_ impressionURL: String, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
-        try await callback(label: "record_impression", url: impressionURL, options: options) { Self.removingQueryItem("cap_key", from: $0) }
+    public func recordImpression(_ impressionURL: String, options: MozAdsCallbackOptions? = nil)
+        async throws(MozAdsClientError)
+    {
+        try await callback(label: "record_impression", url: impressionURL, options: options) {
+            Self.removingQueryItem("cap_key", from: $0)
+        }
     }
 
     /// Fires a click callback exactly as given.
@@ -529,11 +666,17 @@ public actor MozAdsClient {
     }
 
     /// Reports an ad with a reason (`&reason=<wire value>`).
-    public func reportAd(_ reportURL: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
-        try await callback(label: "report_ad", url: reportURL, options: options) { Self.appendQuery($0, [("reason", reason.rawValue)]) }
+    public func reportAd(_ reportURL: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil)
+        async throws(MozAdsClientError)
+    {
+        try await callback(label: "report_ad", url: reportURL, options: options) {
+            Self.appendQuery($0, [("reason", reason.rawValue)])
+        }
     }
 
-    private func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String) async throws(MozAdsClientError) {
+    private func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String)
+        async throws(MozAdsClientError)
+    {
         guard Self.isAbsoluteURL(url) else {
             // Caught at the API edge: not reported to telemetry, nothing sent.
             throw MozAdsClientError(code: .invalidCallbackURL, message: url)
@@ -543,7 +686,8 @@ public actor MozAdsClient {
             do {
                 var headers = HTTPHeaders()
                 let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
-                response = try await channel.send(HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
+                response = try await channel.send(
+                    HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
             } catch let error as MozAdsClientError {
                 throw error
             } catch let error as HTTPClientError {
@@ -597,7 +741,8 @@ package struct CacheControl {
             // RFC 9111 delta-seconds: digits only; a value too large for Int64 is "very long" (the TTL rule caps it).
             if directive.hasPrefix("max-age=") {
                 let digits = directive.dropFirst("max-age=".count)
-                guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { continue }
+                guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+                else { continue }
                 maxAge = Int64(digits) ?? .max
             }
         }

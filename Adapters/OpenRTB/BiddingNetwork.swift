@@ -68,10 +68,12 @@ public final class BiddingNetwork: AdNetwork {
         self.http = http
         self.clock = clock
         self.capabilities = AdNetworkCapabilities(
-            formats: configuration.formats.intersection(["banner", "interstitial", "rewarded"]), loadsWhileShowing: true,
+            formats: configuration.formats.intersection(["banner", "interstitial", "rewarded"]),
+            loadsWhileShowing: true,
             reportsPrice: true)
         self.notices = NoticeSender(
-            http: http, clock: clock, attempts: max(1, min(configuration.noticeAttempts, 10)), timeout: configuration.noticeTimeout)
+            http: http, clock: clock, attempts: max(1, min(configuration.noticeAttempts, 10)),
+            timeout: configuration.noticeTimeout)
     }
 
     deinit { notices.finish() }
@@ -85,18 +87,25 @@ public final class BiddingNetwork: AdNetwork {
     /// Asks the bidder for `request` and returns its best valid bid as a fill, or a no fill saying why.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
         guard capabilities.supports(request.format) else {
-            throw AdError(.unsupported, "the bidder \(id) bids on \(capabilities.formats.sorted().joined(separator: ", ")), not \(request.format)")
+            throw AdError(
+                .unsupported,
+                "the bidder \(id) bids on \(capabilities.formats.sorted().joined(separator: ", ")), not \(request.format)"
+            )
         }
         let timeout = request.timeout ?? configuration.defaultTimeout
         let tmax = timeout - configuration.tmaxMargin
         guard tmax >= .milliseconds(10) else {
-            throw AdError(.timeout, "\(Int(timeout.milliseconds)) ms left: too little for a bid (tmax margin \(Int(configuration.tmaxMargin.milliseconds)) ms)")
+            throw AdError(
+                .timeout,
+                "\(Int(timeout.milliseconds)) ms left: too little for a bid (tmax margin \(Int(configuration.tmaxMargin.milliseconds)) ms)"
+            )
         }
         if let floor = request.floorEcpm, !(floor.isFinite && floor >= 0) {
             throw AdError(.configuration, "floor_ecpm must be a finite price ≥ 0, got \(floor)")
         }
         let auctionID = UUID().uuidString.lowercased()
-        let wireRequest = OpenRTB.BidRequest(auctionID: auctionID, request: request, tmax: tmax, configuration: configuration)
+        let wireRequest = OpenRTB.BidRequest(
+            auctionID: auctionID, request: request, tmax: tmax, configuration: configuration)
         let body: Data
         do {
             body = try OpenRTB.encoder.encode(wireRequest)
@@ -105,9 +114,11 @@ public final class BiddingNetwork: AdNetwork {
         }
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(
-                method: .post, url: HTTPRequest.url(configuration.baseURL, appending: "/openrtb2/auction"),
-                headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body, timeout: timeout))
+            response = try await http.send(
+                HTTPRequest(
+                    method: .post, url: HTTPRequest.url(configuration.baseURL, appending: "/openrtb2/auction"),
+                    headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body,
+                    timeout: timeout))
         } catch let error as HTTPClientError {
             throw AdError(error)
         }
@@ -123,11 +134,16 @@ public final class BiddingNetwork: AdNetwork {
 
     /// Decodes and validates a 200 bid response to the auction `auctionID` for `request` (for the fuzzer and tests).
     package func parse(_ body: Data, auctionID: String, request: AdRequest) throws -> AdLoadResult {
-        try answer(body, auctionID: auctionID, request: OpenRTB.BidRequest(auctionID: auctionID, request: request, tmax: .milliseconds(300),
-                                                                            configuration: configuration), adRequest: request)
+        try answer(
+            body, auctionID: auctionID,
+            request: OpenRTB.BidRequest(
+                auctionID: auctionID, request: request, tmax: .milliseconds(300),
+                configuration: configuration), adRequest: request)
     }
 
-    private func answer(_ body: Data, auctionID: String, request: OpenRTB.BidRequest, adRequest: AdRequest) throws -> AdLoadResult {
+    private func answer(_ body: Data, auctionID: String, request: OpenRTB.BidRequest, adRequest: AdRequest) throws
+        -> AdLoadResult
+    {
         try JSONLimits().check(body, "bid response of \(id)")
         let wire: OpenRTB.BidResponse
         do {
@@ -137,14 +153,16 @@ public final class BiddingNetwork: AdNetwork {
         }
         let bids = (wire.seatbid ?? []).flatMap { seat in (seat.bid ?? []).map { (seat: seat.seat, bid: $0) } }
         if bids.isEmpty {
-            let reason = wire.nbr.flatMap { OutsideValue.integer($0, in: 0...100_000) }.map { "no bid (nbr \($0))" } ?? "no bid"
+            let reason =
+                wire.nbr.flatMap { OutsideValue.integer($0, in: 0...100_000) }.map { "no bid (nbr \($0))" } ?? "no bid"
             return .noFill(NoFill(reason: reason))
         }
         let now = clock.now
         var valid: [(bid: OpenRTB.Bid, seat: String?, expiry: Duration)] = []
         var rejections: [String] = []
         for (seat, bid) in bids {
-            let context = NoticeContext(auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "")
+            let context = NoticeContext(
+                auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "")
             switch validate(bid, responseID: wire.id, currency: wire.cur, auctionID: auctionID, request: request) {
             case .success(let expiry):
                 valid.append((bid, seat, expiry))
@@ -158,7 +176,8 @@ public final class BiddingNetwork: AdNetwork {
             return .noFill(NoFill(reason: "invalid bid: \(rejections.first ?? "none valid")"))
         }
         for other in valid.dropFirst() {
-            let context = NoticeContext(auctionID: auctionID, bidID: other.bid.id ?? "", impID: other.bid.impid ?? "", seat: other.seat ?? "")
+            let context = NoticeContext(
+                auctionID: auctionID, bidID: other.bid.id ?? "", impID: other.bid.impid ?? "", seat: other.seat ?? "")
             notices.send(other.bid.lurl, context: context, price: price, loss: .lostToHigherBid)
         }
         let bid = best.bid
@@ -167,25 +186,27 @@ public final class BiddingNetwork: AdNetwork {
         if let domains = bid.adomain, !domains.isEmpty { fields["adomain"] = domains.prefix(8).joined(separator: ",") }
         if let seat = best.seat { fields["seat"] = seat }
         let data = BidData(
-            context: NoticeContext(auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: best.seat ?? ""),
+            context: NoticeContext(
+                auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: best.seat ?? ""),
             price: price, nurl: bid.nurl, burl: bid.burl, lurl: bid.lurl)
-        return .filled(LoadedAd(
-            networkID: id,
-            placement: adRequest.placement,
-            format: adRequest.format,
-            creative: AdCreative(
-                id: bid.crid.flatMap { $0.isEmpty ? nil : $0 } ?? bid.id ?? auctionID,
-                kind: adRequest.format.isFullScreen ? "video" : "html",
-                markup: bid.adm,
-                width: size?.width ?? bid.w.flatMap { OutsideValue.integer($0, in: 1...100_000) },
-                height: size?.height ?? bid.h.flatMap { OutsideValue.integer($0, in: 1...100_000) },
-                fields: fields),
-            ecpm: price,
-            loadedAt: now,
-            expiresAt: now + best.expiry,
-            adapterData: data,
-            reporter: BidReporter(data: data, http: http, clock: clock, notices: notices),
-            pricePrecision: .exact))
+        return .filled(
+            LoadedAd(
+                networkID: id,
+                placement: adRequest.placement,
+                format: adRequest.format,
+                creative: AdCreative(
+                    id: bid.crid.flatMap { $0.isEmpty ? nil : $0 } ?? bid.id ?? auctionID,
+                    kind: adRequest.format.isFullScreen ? "video" : "html",
+                    markup: bid.adm,
+                    width: size?.width ?? bid.w.flatMap { OutsideValue.integer($0, in: 1...100_000) },
+                    height: size?.height ?? bid.h.flatMap { OutsideValue.integer($0, in: 1...100_000) },
+                    fields: fields),
+                ecpm: price,
+                loadedAt: now,
+                expiresAt: now + best.expiry,
+                adapterData: data,
+                reporter: BidReporter(data: data, http: http, clock: clock, notices: notices),
+                pricePrecision: .exact))
     }
 
     private struct Rejection: Error {
@@ -200,25 +221,33 @@ public final class BiddingNetwork: AdNetwork {
         func reject(_ why: String, _ reason: AuctionLossReason = .invalidResponse) -> Result<Duration, Rejection> {
             .failure(Rejection(why: why, reason: reason))
         }
-        guard responseID == auctionID else { return reject("the response's id \(Self.quoted(responseID)) is not the auction's") }
+        guard responseID == auctionID else {
+            return reject("the response's id \(Self.quoted(responseID)) is not the auction's")
+        }
         guard bid.impid == "1" else { return reject("impid \(Self.quoted(bid.impid)) is not the requested impression") }
         guard let price = bid.price, price.isFinite, price >= 0, price <= 1_000_000 else {
             return reject("price \(bid.price.map { "\($0)" } ?? "missing") is not a finite price 0…1000000")
         }
-        if let floor = request.imp.first?.bidfloor, price < floor { return reject("price \(price) under the floor \(floor)", .belowFloor) }
+        if let floor = request.imp.first?.bidfloor, price < floor {
+            return reject("price \(price) under the floor \(floor)", .belowFloor)
+        }
         if let currency, currency != "USD" { return reject("currency \(Self.quoted(currency)) is not USD") }
         if let banner = request.imp.first?.banner {
             let w = bid.w.flatMap { OutsideValue.integer($0, in: 0...100_000) }
             let h = bid.h.flatMap { OutsideValue.integer($0, in: 0...100_000) }
             if (bid.w != nil && w != banner.w) || (bid.h != nil && h != banner.h) {
-                return reject("size \(bid.w.map { "\($0)" } ?? "?")x\(bid.h.map { "\($0)" } ?? "?") is not the banner's \(banner.w)x\(banner.h)")
+                return reject(
+                    "size \(bid.w.map { "\($0)" } ?? "?")x\(bid.h.map { "\($0)" } ?? "?") is not the banner's \(banner.w)x\(banner.h)"
+                )
             }
         }
         guard let markup = bid.adm, !markup.isEmpty else { return reject("no markup (adm)") }
         var expiry = configuration.defaultExpiry
         if let exp = bid.exp {
             guard exp.isFinite else { return reject("exp \(exp) is not a number of seconds") }
-            guard exp > 0, let validity = OutsideValue.duration(seconds: exp) else { return reject("exp \(exp): the bid has expired", .expired) }
+            guard exp > 0, let validity = OutsideValue.duration(seconds: exp) else {
+                return reject("exp \(exp): the bid has expired", .expired)
+            }
             expiry = validity
         }
         return .success(min(expiry, configuration.maximumExpiry))
@@ -288,7 +317,9 @@ struct NoticeContext: Sendable {
 
     /// Whether a notice URL from a bid may be fetched: absolute http(s), at most 4096 bytes.
     static func isFetchable(_ url: String) -> Bool {
-        guard url.utf8.count <= 4096, let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else { return false }
+        guard url.utf8.count <= 4096, let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
+            return false
+        }
         return (scheme == "http" || scheme == "https") && parsed.host != nil
     }
 }
@@ -304,7 +335,9 @@ private struct BidReporter: AdEventReporter {
     func report(_ event: AdEvent, for ad: LoadedAd) async throws {
         guard event == .impression else { return }
         if ad.isExpired(at: clock.now) {
-            throw AdError(.invalidState, "the bid \(data.context.bidID) of \(ad.networkID) has expired; an expired bid is never shown")
+            throw AdError(
+                .invalidState,
+                "the bid \(data.context.bidID) of \(ad.networkID) has expired; an expired bid is never shown")
         }
         guard let burl = data.burl else { return }
         var price = data.price

@@ -20,22 +20,23 @@ final class NoticeSender: Sendable {
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(10_000))
         self.continuation = continuation
         let counts = self.counts
-        self.task = Mutex(Task {
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for await url in stream {
-                    if running >= 8 {
-                        await group.next()
-                        running -= 1
-                    }
-                    running += 1
-                    group.addTask {
-                        await Self.deliver(url, http: http, clock: clock, attempts: attempts, timeout: timeout)
-                        counts.withLock { $0.pending -= 1 }
+        self.task = Mutex(
+            Task {
+                await withTaskGroup(of: Void.self) { group in
+                    var running = 0
+                    for await url in stream {
+                        if running >= 8 {
+                            await group.next()
+                            running -= 1
+                        }
+                        running += 1
+                        group.addTask {
+                            await Self.deliver(url, http: http, clock: clock, attempts: attempts, timeout: timeout)
+                            counts.withLock { $0.pending -= 1 }
+                        }
                     }
                 }
-            }
-        })
+            })
     }
 
     /// Queues `url` (after macro substitution) unless it is nil or not an absolute http(s) URL.
@@ -46,8 +47,16 @@ final class NoticeSender: Sendable {
         counts.withLock { $0.pending += 1 }
         switch continuation.yield(resolved) {
         case .enqueued: break
-        case .dropped, .terminated: counts.withLock { $0.pending -= 1; $0.dropped += 1 }
-        @unknown default: counts.withLock { $0.pending -= 1; $0.dropped += 1 }
+        case .dropped, .terminated:
+            counts.withLock {
+                $0.pending -= 1
+                $0.dropped += 1
+            }
+        @unknown default:
+            counts.withLock {
+                $0.pending -= 1
+                $0.dropped += 1
+            }
         }
     }
 
@@ -63,7 +72,9 @@ final class NoticeSender: Sendable {
         await running?.value
     }
 
-    private static func deliver(_ url: String, http: any HTTPClient, clock: any AdClock, attempts: Int, timeout: Duration) async {
+    private static func deliver(
+        _ url: String, http: any HTTPClient, clock: any AdClock, attempts: Int, timeout: Duration
+    ) async {
         var backoff = Duration.milliseconds(250)
         for attempt in 1...attempts {
             let retry: Bool

@@ -11,7 +11,10 @@ enum OpenRTB {
 
     struct BidRequest: Encodable, Sendable {
         struct Imp: Encodable, Sendable {
-            struct Banner: Encodable, Sendable { var w: Int; var h: Int }
+            struct Banner: Encodable, Sendable {
+                var w: Int
+                var h: Int
+            }
             struct Video: Encodable, Sendable {
                 var w: Int
                 var h: Int
@@ -28,11 +31,20 @@ enum OpenRTB {
             var banner: Banner?
             var video: Video?
         }
-        struct App: Encodable, Sendable { var bundle: String; var id: String? }
-        struct Device: Encodable, Sendable { var lmt: Int; var ifa: String? }
+        struct App: Encodable, Sendable {
+            var bundle: String
+            var id: String?
+        }
+        struct Device: Encodable, Sendable {
+            var lmt: Int
+            var ifa: String?
+        }
         struct User: Encodable, Sendable { var consent: String? }
         struct Regs: Encodable, Sendable {
-            struct Ext: Encodable, Sendable { var gdpr: Int?; var us_privacy: String? }
+            struct Ext: Encodable, Sendable {
+                var gdpr: Int?
+                var us_privacy: String?
+            }
             var coppa: Int
             var gpp: String?
             var gpp_sid: [Int]?
@@ -54,24 +66,28 @@ enum OpenRTB {
             cur = ["USD"]
             test = request.testMode ? 1 : 0
             var imp = Imp(
-                id: "1", tagid: request.placement, bidfloor: request.floorEcpm, bidfloorcur: request.floorEcpm == nil ? nil : "USD",
+                id: "1", tagid: request.placement, bidfloor: request.floorEcpm,
+                bidfloorcur: request.floorEcpm == nil ? nil : "USD",
                 rwdd: request.format == .rewarded ? 1 : 0, instl: request.format.isFullScreen ? 1 : 0)
             if let size = request.format.bannerSize {
                 imp.banner = .init(w: size.width, h: size.height)
             } else {
                 let screen = configuration.fullScreenSize
-                imp.video = .init(w: screen.width, h: screen.height, mimes: ["video/mp4"], minduration: 5,
-                                  maxduration: request.format == .rewarded ? 30 : 15)
+                imp.video = .init(
+                    w: screen.width, h: screen.height, mimes: ["video/mp4"], minduration: 5,
+                    maxduration: request.format == .rewarded ? 30 : 15)
             }
             self.imp = [imp]
             app = App(bundle: configuration.appBundle, id: configuration.appID)
             let privacy = request.privacy
-            let limited = configuration.limitAdTracking || privacy.restrictsPersonalData || configuration.advertisingID == nil
+            let limited =
+                configuration.limitAdTracking || privacy.restrictsPersonalData || configuration.advertisingID == nil
             device = Device(lmt: limited ? 1 : 0, ifa: limited ? nil : configuration.advertisingID)
             user = privacy.tcfConsent.map { User(consent: $0) }
             let ext = Regs.Ext(gdpr: privacy.gdprApplies.map { $0 ? 1 : 0 }, us_privacy: privacy.usPrivacy)
             regs = Regs(
-                coppa: privacy.coppa ? 1 : 0, gpp: privacy.gpp, gpp_sid: privacy.gppSectionIDs.isEmpty ? nil : privacy.gppSectionIDs,
+                coppa: privacy.coppa ? 1 : 0, gpp: privacy.gpp,
+                gpp_sid: privacy.gppSectionIDs.isEmpty ? nil : privacy.gppSectionIDs,
                 ext: ext.gdpr == nil && ext.us_privacy == nil ? nil : ext)
         }
     }

@@ -10,7 +10,9 @@ public enum OpenRTBFactory: AdNetworkFactory {
     public static let settingKeys: Set<String> = ["app_bundle", "app_id"]
 
     /// A ``BiddingNetwork`` with the configured id.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
+    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
+    {
         var configuration = BiddingNetwork.Configuration(baseURL: settings.baseURL)
         configuration.id = settings.id
         if let bundle = settings["app_bundle"] { configuration.appBundle = bundle }

@@ -6,7 +6,8 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 
-let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 1, networks: ["appopen": NetworkScenario(fillRate: 0.7)]))
+let sandbox = try await DemandSandbox.start(
+    scenario: SandboxScenario(seed: 1, networks: ["appopen": NetworkScenario(fillRate: 0.7)]))
 let http = CurlHTTPClient()
 let clock = ManualAdClock()
 let network = AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http, clock: clock)

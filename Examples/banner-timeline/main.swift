@@ -7,13 +7,15 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 
-let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 3, networks: ["chartboost": NetworkScenario(fillRate: 0.9)]))
+let sandbox = try await DemandSandbox.start(
+    scenario: SandboxScenario(seed: 3, networks: ["chartboost": NetworkScenario(fillRate: 0.9)]))
 let http = CurlHTTPClient()
 let clock = ManualAdClock()
 let network = ChartboostNetwork(
     configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
     http: http, clock: clock)
-let slot = BannerRefreshController(network: network, request: AdRequest(placement: "Main Menu", format: .banner(.standard)), clock: clock)
+let slot = BannerRefreshController(
+    network: network, request: AdRequest(placement: "Main Menu", format: .banner(.standard)), clock: clock)
 
 func time() -> String { String(format: "t=%5.0fs", Double(clock.now.nanoseconds) / 1e9) }
 var printed = 0
@@ -24,7 +26,8 @@ var printed = 0
         case .shown(let id, let network): print("\(time())  shown \(id) from \(network)")
         case .loadFailed(let why): print("\(time())  load failed: \(why)")
         case .scheduled(let at): print("\(time())  next refresh at \(Int(Double(at.nanoseconds) / 1e9))s")
-        case .paused(let remaining): print("\(time())  paused with \(remaining.map { "\(Int($0.seconds))s" } ?? "no timer") left")
+        case .paused(let remaining):
+            print("\(time())  paused with \(remaining.map { "\(Int($0.seconds))s" } ?? "no timer") left")
         case .resumed: print("\(time())  resumed")
         case .clicked(let id): print("\(time())  clicked \(id)")
         case .impression(let id): print("\(time())  impression logged for \(id)")
@@ -70,6 +73,8 @@ print("\(time())  -- the network starts failing")
 sandbox.setScenario(SandboxScenario(networks: ["chartboost": NetworkScenario(faults: [Fault(.status, status: 503)])]))
 await run(for: 400)
 await slot.stop()
-print("impressions tracked at the sandbox: \(sandbox.records.trackingHits.filter { $0.query["e"] == "impression" }.count)")
+print(
+    "impressions tracked at the sandbox: \(sandbox.records.trackingHits.filter { $0.query["e"] == "impression" }.count)"
+)
 await http.shutdown()
 await sandbox.shutdown()

@@ -17,14 +17,17 @@ struct PrintingTelemetry: MozAdsTelemetry {
 
 let sandbox = try await DemandSandbox.start()
 let http = CurlHTTPClient()
-let cachePath = FileManager.default.temporaryDirectory.appendingPathComponent("mars-newtab-\(UUID().uuidString).sqlite").path
+let cachePath = FileManager.default.temporaryDirectory.appendingPathComponent("mars-newtab-\(UUID().uuidString).sqlite")
+    .path
 let client = MozAdsClientBuilder(httpClient: http)
     .environment(.custom(baseURL: sandbox.marsBaseURL))
     .cacheConfig(MozAdsCacheConfig(dbPath: cachePath, defaultCacheTtlSeconds: 600, maxSizeMib: 10))
     .telemetry(PrintingTelemetry())
     .build()
 
-let tilePlacements = [MozAdsPlacementRequest(placementId: "mock_tile_1"), MozAdsPlacementRequest(placementId: "mock_tile_2")]
+let tilePlacements = [
+    MozAdsPlacementRequest(placementId: "mock_tile_1"), MozAdsPlacementRequest(placementId: "mock_tile_2"),
+]
 print("requesting two tiles")
 let tiles = try await client.requestTileAds(tilePlacements)
 for (placement, tile) in tiles.sorted(by: { $0.key < $1.key }) { print("  \(placement): \(tile.name) → \(tile.url)") }
@@ -33,13 +36,22 @@ _ = try await client.requestTileAds(tilePlacements)
 print("  the sandbox saw \(sandbox.records.requestCounts["POST /mars/v1/ads"] ?? 0) ad request(s)")
 
 print("requesting three sponsored stories (IAB 3.0 category 338)")
-let spocs = try await client.requestSpocAds([MozAdsPlacementRequestWithCount(count: 3, placementId: "mock_spoc_1",
-                                                                            iabContent: MozAdsIABContent(taxonomy: .iab3_0, categoryIds: ["338"]))])
-for spoc in spocs["mock_spoc_1"] ?? [] { print("  #\(spoc.ranking.priority) \(spoc.title) by \(spoc.sponsor) (cap \(spoc.caps.capKey))") }
+let spocs = try await client.requestSpocAds([
+    MozAdsPlacementRequestWithCount(
+        count: 3, placementId: "mock_spoc_1",
+        iabContent: MozAdsIABContent(taxonomy: .iab3_0, categoryIds: ["338"]))
+])
+for spoc in spocs["mock_spoc_1"] ?? [] {
+    print("  #\(spoc.ranking.priority) \(spoc.title) by \(spoc.sponsor) (cap \(spoc.caps.capKey))")
+}
 
 print("requesting a billboard with the contextual flag")
-let images = try await client.requestImageAds([MozAdsPlacementRequest(placementId: "mock_billboard_1")], options: MozAdsRequestOptions(flags: ["contextual_placement": true]))
-if let billboard = images["mock_billboard_1"] { print("  \(billboard.format): \(billboard.altText ?? "") → \(billboard.imageUrl)") }
+let images = try await client.requestImageAds(
+    [MozAdsPlacementRequest(placementId: "mock_billboard_1")],
+    options: MozAdsRequestOptions(flags: ["contextual_placement": true]))
+if let billboard = images["mock_billboard_1"] {
+    print("  \(billboard.format): \(billboard.altText ?? "") → \(billboard.imageUrl)")
+}
 
 if let story = spocs["mock_spoc_1"]?.first {
     print("callbacks for the first story")
@@ -47,7 +59,9 @@ if let story = spocs["mock_spoc_1"]?.first {
     try await client.recordClick(story.callbacks.click)
     if let report = story.callbacks.report { try await client.reportAd(report, reason: .notInterested) }
     for callback in sandbox.records.marsCallbacks {
-        print("  GET \(callback.path)?\(callback.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))")
+        print(
+            "  GET \(callback.path)?\(callback.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))"
+        )
     }
 }
 try await client.clearCache()

@@ -13,17 +13,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        .executableTarget(name: "otel-export", dependencies: [
-            .product(name: "AdMediation", package: "AdMediation"),
-            .product(name: "CurlTransport", package: "AdMediation"),
-            .product(name: "DemandSandbox", package: "AdMediation"),
-            .product(name: "MARSAds", package: "AdMediation"),
-            .product(name: "ChartboostBanners", package: "AdMediation"),
-            .product(name: "LoopbackServer", package: "AdMediation"),
-            .product(name: "OTel", package: "swift-otel"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .executableTarget(
+            name: "otel-export",
+            dependencies: [
+                .product(name: "AdMediation", package: "AdMediation"),
+                .product(name: "CurlTransport", package: "AdMediation"),
+                .product(name: "DemandSandbox", package: "AdMediation"),
+                .product(name: "MARSAds", package: "AdMediation"),
+                .product(name: "ChartboostBanners", package: "AdMediation"),
+                .product(name: "LoopbackServer", package: "AdMediation"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

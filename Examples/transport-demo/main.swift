@@ -18,8 +18,10 @@ print("server: \(server.baseURL)")
 let get = try await client.send(HTTPRequest(url: server.baseURL + "/hello"))
 print("GET /hello -> \(get.status) \(String(decoding: get.body, as: UTF8.self))")
 
-let post = try await client.send(HTTPRequest(method: .post, url: server.baseURL + "/echo",
-                                             headers: ["Content-Type": "application/json"], body: Data(#"{"ad":"demo"}"#.utf8)))
+let post = try await client.send(
+    HTTPRequest(
+        method: .post, url: server.baseURL + "/echo",
+        headers: ["Content-Type": "application/json"], body: Data(#"{"ad":"demo"}"#.utf8)))
 print("POST /echo -> \(post.status) \(String(decoding: post.body, as: UTF8.self))")
 
 let start = ContinuousClock.now
@@ -29,7 +31,9 @@ let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
     for try await status in group { counts[status, default: 0] += 1 }
     return counts
 }
-print("64 concurrent GETs -> \(statuses) in \(Int((ContinuousClock.now - start).milliseconds)) ms over \(server.connectionsAccepted) connections")
+print(
+    "64 concurrent GETs -> \(statuses) in \(Int((ContinuousClock.now - start).milliseconds)) ms over \(server.connectionsAccepted) connections"
+)
 
 do {
     _ = try await client.send(HTTPRequest(url: server.baseURL + "/slow", timeout: .milliseconds(250)))

@@ -30,7 +30,9 @@ public struct NetworkSettings: Sendable, Hashable {
 
     /// The setting `key`; a missing or empty one is an error.
     public func required(_ key: String) throws(AdError) -> String {
-        guard let value = values[key], !value.isEmpty else { throw AdError(.configuration, "\(path).\(key): required for type \(type)") }
+        guard let value = values[key], !value.isEmpty else {
+            throw AdError(.configuration, "\(path).\(key): required for type \(type)")
+        }
         return value
     }
 
@@ -38,7 +40,10 @@ public struct NetworkSettings: Sendable, Hashable {
     public func wholeNumber(_ key: String, in range: ClosedRange<Int>) throws(AdError) -> Int? {
         guard let text = values[key] else { return nil }
         guard let value = OutsideValue.integer(text, in: range) else {
-            throw AdError(.configuration, "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got \"\(text.prefix(40))\"")
+            throw AdError(
+                .configuration,
+                "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got \"\(text.prefix(40))\""
+            )
         }
         return value
     }

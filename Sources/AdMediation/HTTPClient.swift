@@ -132,9 +132,16 @@ public struct HTTPResponse: Hashable, Sendable {
     /// `"HTTP 400 invalid_size: size must be …"` from the `{"error": {"code", "message"}}` body the ad contracts
     /// share, or `"HTTP 400"` when the body has another shape.
     public var errorSummary: String {
-        struct Body: Decodable { struct E: Decodable { var code: String?; var message: String? }; var error: E }
+        struct Body: Decodable {
+            struct E: Decodable {
+                var code: String?
+                var message: String?
+            }
+            var error: E
+        }
         guard Self.errorBodyLimits.violation(in: body) == nil,
-              let decoded = try? JSONDecoder().decode(Body.self, from: body) else { return "HTTP \(status)" }
+            let decoded = try? JSONDecoder().decode(Body.self, from: body)
+        else { return "HTTP \(status)" }
         let code = String((decoded.error.code ?? "").prefix(64))
         let message = String((decoded.error.message ?? "").prefix(300))
         return "HTTP \(status) \(code): \(message)"
@@ -150,7 +157,9 @@ public struct HTTPResponse: Hashable, Sendable {
     public static func parseRetryAfter(_ value: String?) -> Duration? {
         guard let value else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         // Any run of digits is valid; a value too long for Int64 is "very long" and clamps like any other.
         guard let seconds = Int64(trimmed) else { return OutsideValue.maximumDuration }
         return OutsideValue.duration(seconds: seconds)
@@ -224,8 +233,10 @@ extension AdError {
         switch error.code {
         case .timeout: self.init(.timeout, error.message)
         case .cancelled: self.init(.cancelled, error.message)
-        case .invalidResponse, .responseTooLarge: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
-        case .insecureURL, .invalidURL, .invalidHeader, .ohttpKeyConfiguration: self.init(.configuration, "\(error.code.rawValue): \(error.message)")
+        case .invalidResponse, .responseTooLarge:
+            self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
+        case .insecureURL, .invalidURL, .invalidHeader, .ohttpKeyConfiguration:
+            self.init(.configuration, "\(error.code.rawValue): \(error.message)")
         case .ohttpDecryption: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
         default: self.init(.network, "\(error.code.rawValue): \(error.message)")
         }

@@ -50,8 +50,10 @@ public enum OutsideValue {
 
     /// A double as an integer within `range`: `nil` unless it is finite, integral and in range.
     public static func integer(_ value: Double, in range: ClosedRange<Int>) -> Int? {
-        guard value.isFinite, value == value.rounded(), value >= Double(range.lowerBound), value <= Double(range.upperBound),
-              let exact = Int(exactly: value) else { return nil }
+        guard value.isFinite, value == value.rounded(), value >= Double(range.lowerBound),
+            value <= Double(range.upperBound),
+            let exact = Int(exactly: value)
+        else { return nil }
         return range.contains(exact) ? exact : nil
     }
 
@@ -108,7 +110,7 @@ public struct JSONLimits: Sendable, Hashable {
     public func violation(in data: Data) -> String? {
         if data.count > maxBytes { return "a body of \(data.count) bytes is over the limit of \(maxBytes) bytes" }
         return data.withUnsafeBytes { raw -> String? in
-            var counts: [Int] = []   // items per open container; counts.count is the depth
+            var counts: [Int] = []  // items per open container; counts.count is the depth
             counts.reserveCapacity(min(maxDepth, 64))
             var inString = false, escaped = false, stringStart = 0, awaitingFirst = false
             for (index, byte) in raw.enumerated() {
@@ -120,7 +122,8 @@ public struct JSONLimits: Sendable, Hashable {
                     } else if byte == UInt8(ascii: "\"") {
                         inString = false
                         if index - stringStart > maxStringBytes {
-                            return "a string of \(index - stringStart) bytes is over the limit of \(maxStringBytes) bytes"
+                            return
+                                "a string of \(index - stringStart) bytes is over the limit of \(maxStringBytes) bytes"
                         }
                     }
                     continue
@@ -141,7 +144,9 @@ public struct JSONLimits: Sendable, Hashable {
                 case UInt8(ascii: ","):
                     if !counts.isEmpty {
                         counts[counts.count - 1] += 1
-                        if counts[counts.count - 1] > maxItems { return "more than \(maxItems) items in one array or object" }
+                        if counts[counts.count - 1] > maxItems {
+                            return "more than \(maxItems) items in one array or object"
+                        }
                     }
                     continue
                 case UInt8(ascii: "\""):

@@ -18,8 +18,10 @@ public struct BidderSubject: Sendable {
     public var noticeWait: Duration
 
     /// Describes a bidder subject.
-    public init(network: any AdNetwork, wire: any WireProbe, bidRequest: AdRequest, clock: ManualAdClock, floor: Double = 1,
-                noticeWait: Duration = .seconds(2)) {
+    public init(
+        network: any AdNetwork, wire: any WireProbe, bidRequest: AdRequest, clock: ManualAdClock, floor: Double = 1,
+        noticeWait: Duration = .seconds(2)
+    ) {
         self.network = network
         self.wire = wire
         self.bidRequest = bidRequest
@@ -52,8 +54,12 @@ public enum BidderConformance {
             } catch let failure as ConformanceFailure {
                 results.append(ConformanceResult(scenario: name, status: .failed(failure)))
             } catch {
-                results.append(ConformanceResult(scenario: name, status: .failed(
-                    ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)"))))
+                results.append(
+                    ConformanceResult(
+                        scenario: name,
+                        status: .failed(
+                            ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)")
+                        )))
             }
         }
         return results
@@ -65,10 +71,13 @@ public enum BidderConformance {
         let ad = try await bid(subject, name)
         defer { ad.invalidate() }
         guard let price = ad.ecpm, price.isFinite, price >= 0 else {
-            throw ConformanceFailure(scenario: name, expectation: "a finite price ≥ 0", observed: "\(ad.ecpm.map { "\($0)" } ?? "no price")")
+            throw ConformanceFailure(
+                scenario: name, expectation: "a finite price ≥ 0", observed: "\(ad.ecpm.map { "\($0)" } ?? "no price")")
         }
         guard let expiry = ad.expiresAt, expiry > ad.loadedAt else {
-            throw ConformanceFailure(scenario: name, expectation: "an expiry after the load", observed: "\(ad.expiresAt.map { "\($0)" } ?? "none")")
+            throw ConformanceFailure(
+                scenario: name, expectation: "an expiry after the load",
+                observed: "\(ad.expiresAt.map { "\($0)" } ?? "none")")
         }
     }
 
@@ -77,17 +86,23 @@ public enum BidderConformance {
         let name = "expiredBidIsNeverShown"
         let ad = try await bid(subject, name)
         defer { ad.invalidate() }
-        guard let expiry = ad.expiresAt else { throw ConformanceFailure(scenario: name, expectation: "an expiry", observed: "none") }
+        guard let expiry = ad.expiresAt else {
+            throw ConformanceFailure(scenario: name, expectation: "an expiry", observed: "none")
+        }
         await subject.clock.advance(to: expiry)
         let before = subject.wire.requestCount
         do {
             try await ad.report(.impression)
-            throw ConformanceFailure(scenario: name, expectation: "the impression of an expired bid to be refused", observed: "it was reported")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the impression of an expired bid to be refused",
+                observed: "it was reported")
         } catch is AdError {
         }
         try await Task.sleep(for: .milliseconds(150))
         if subject.wire.requestCount != before {
-            throw ConformanceFailure(scenario: name, expectation: "nothing sent for an expired bid", observed: "\(subject.wire.requestCount - before) request(s)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "nothing sent for an expired bid",
+                observed: "\(subject.wire.requestCount - before) request(s)")
         }
     }
 
@@ -101,16 +116,20 @@ public enum BidderConformance {
         let firstSettle = ad.settleAuction(.won(clearingPrice: price))
         let firstShow = try await ad.report(.impression)
         let settled = await quiet(subject)
-        let secondSettle = ad.settleAuction(.won(clearingPrice: price)) || ad.settleAuction(.lost(reason: .lostToHigherBid, winningPrice: price))
+        let secondSettle =
+            ad.settleAuction(.won(clearingPrice: price))
+            || ad.settleAuction(.lost(reason: .lostToHigherBid, winningPrice: price))
         let secondShow = try await ad.report(.impression)
         let after = await quiet(subject)
         if !firstSettle || !firstShow || secondSettle || secondShow {
-            throw ConformanceFailure(scenario: name, expectation: "the first settlement and impression delivered, repeats refused",
-                                     observed: "settle \(firstSettle)/\(secondSettle), impression \(firstShow)/\(secondShow)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the first settlement and impression delivered, repeats refused",
+                observed: "settle \(firstSettle)/\(secondSettle), impression \(firstShow)/\(secondShow)")
         }
         if settled - before > 2 || after != settled {
-            throw ConformanceFailure(scenario: name, expectation: "at most a win and a billing notice, nothing for repeats",
-                                     observed: "\(settled - before) request(s), then \(after - settled)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "at most a win and a billing notice, nothing for repeats",
+                observed: "\(settled - before) request(s), then \(after - settled)")
         }
     }
 
@@ -124,11 +143,15 @@ public enum BidderConformance {
             let result = try await subject.network.load(request)
             result.ad?.invalidate()
             if let price = result.ad?.ecpm, price < subject.floor {
-                throw ConformanceFailure(scenario: name, expectation: "no bid under the floor \(subject.floor)", observed: "a bid at \(price)")
+                throw ConformanceFailure(
+                    scenario: name, expectation: "no bid under the floor \(subject.floor)",
+                    observed: "a bid at \(price)")
             }
             let sent = subject.wire.requestTexts.dropFirst(before).joined()
             if number(after: "bidfloor", in: sent) != subject.floor {
-                throw ConformanceFailure(scenario: name, expectation: "bidfloor \(subject.floor) on the wire", observed: String(sent.prefix(300)))
+                throw ConformanceFailure(
+                    scenario: name, expectation: "bidfloor \(subject.floor) on the wire",
+                    observed: String(sent.prefix(300)))
             }
         }
     }
@@ -143,20 +166,26 @@ public enum BidderConformance {
         let result = try await subject.network.load(subject.bidRequest)
         result.ad?.invalidate()
         let sent = subject.wire.requestTexts.dropFirst(before).joined()
-        guard let value = number(after: "tmax", in: sent), let tmax = OutsideValue.integer(value, in: 0...Int.max) else {
-            throw ConformanceFailure(scenario: name, expectation: "a tmax on the wire", observed: String(sent.prefix(300)))
+        guard let value = number(after: "tmax", in: sent), let tmax = OutsideValue.integer(value, in: 0...Int.max)
+        else {
+            throw ConformanceFailure(
+                scenario: name, expectation: "a tmax on the wire", observed: String(sent.prefix(300)))
         }
         if !(1...Int(timeout.milliseconds)).contains(tmax) {
-            throw ConformanceFailure(scenario: name, expectation: "tmax within 1…\(Int(timeout.milliseconds)) ms", observed: "\(tmax)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "tmax within 1…\(Int(timeout.milliseconds)) ms", observed: "\(tmax)")
         }
     }
 
     private static func bid(_ subject: BidderSubject, _ name: String) async throws -> LoadedAd {
         let result: AdLoadResult
         do { result = try await subject.network.load(subject.bidRequest) } catch {
-            throw ConformanceFailure(scenario: name, expectation: "the bid request to be answered", observed: "an error: \(error)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the bid request to be answered", observed: "an error: \(error)")
         }
-        guard let ad = result.ad else { throw ConformanceFailure(scenario: name, expectation: "a bid", observed: "no bid") }
+        guard let ad = result.ad else {
+            throw ConformanceFailure(scenario: name, expectation: "a bid", observed: "no bid")
+        }
         return ad
     }
 
@@ -169,7 +198,10 @@ public enum BidderConformance {
         while clock.now < end {
             try? await Task.sleep(for: .milliseconds(20))
             let now = subject.wire.requestCount
-            if now != count { count = now; stillSince = clock.now }
+            if now != count {
+                count = now
+                stillSince = clock.now
+            }
             if clock.now - stillSince >= .milliseconds(150) && subject.wire.requestsInFlight == 0 { break }
         }
         return subject.wire.requestCount
@@ -179,7 +211,9 @@ public enum BidderConformance {
 extension BidderConformance {
     /// The number of the first JSON field `name` in `text` (`"tmax": 350` → 350).
     static func number(after name: String, in text: String) -> Double? {
-        guard let range = text.range(of: "\"\(name)\"\\s*:\\s*-?[0-9][0-9.eE+-]*", options: .regularExpression) else { return nil }
+        guard let range = text.range(of: "\"\(name)\"\\s*:\\s*-?[0-9][0-9.eE+-]*", options: .regularExpression) else {
+            return nil
+        }
         let match = text[range]
         guard let colon = match.firstIndex(of: ":") else { return nil }
         return Double(match[match.index(after: colon)...].trimmingCharacters(in: .whitespaces))

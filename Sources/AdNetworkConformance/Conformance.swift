@@ -157,8 +157,12 @@ public enum AdNetworkConformance {
             } catch let failure as ConformanceFailure {
                 results.append(ConformanceResult(scenario: name, status: .failed(failure)))
             } catch {
-                results.append(ConformanceResult(scenario: name, status: .failed(
-                    ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)"))))
+                results.append(
+                    ConformanceResult(
+                        scenario: name,
+                        status: .failed(
+                            ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)")
+                        )))
             }
         }
         return results
@@ -193,7 +197,9 @@ public enum AdNetworkConformance {
             throw fail("an expiry after the load time", "expiresAt \(expiry) <= loadedAt \(ad.loadedAt)")
         }
         if ad.isInvalidated || !ad.reportedEvents.isEmpty {
-            throw fail("a fresh ad (not invalidated, no events)", "invalidated=\(ad.isInvalidated) events=\(ad.reportedEvents)")
+            throw fail(
+                "a fresh ad (not invalidated, no events)", "invalidated=\(ad.isInvalidated) events=\(ad.reportedEvents)"
+            )
         }
     }
 
@@ -210,26 +216,34 @@ public enum AdNetworkConformance {
         } catch let failure as ConformanceFailure {
             throw failure
         } catch {
-            throw ConformanceFailure(scenario: name, expectation: "a .noFill value", observed: "a thrown error: \(error)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "a .noFill value", observed: "a thrown error: \(error)")
         }
     }
 
     /// Rule 3: failures are `AdError`s with the contract's code.
     @Sendable public static func errorsMapToTheTaxonomy(_ subject: ConformanceSubject) async throws {
         let name = "errorsMapToTheTaxonomy"
-        guard let (request, code) = subject.failingRequest else { throw skip(name, "the subject has no failing request") }
+        guard let (request, code) = subject.failingRequest else {
+            throw skip(name, "the subject has no failing request")
+        }
         do {
             let result = try await subject.network.load(request)
             result.ad?.invalidate()
-            throw ConformanceFailure(scenario: name, expectation: "an AdError \(code.name)", observed: "a result: \(result.ad.map { "\($0)" } ?? "no fill")")
+            throw ConformanceFailure(
+                scenario: name, expectation: "an AdError \(code.name)",
+                observed: "a result: \(result.ad.map { "\($0)" } ?? "no fill")")
         } catch let failure as ConformanceFailure {
             throw failure
         } catch let error as AdError {
             if error.code != code {
-                throw ConformanceFailure(scenario: name, expectation: "an AdError \(code.name)", observed: "an AdError \(error.code.name): \(error.message)")
+                throw ConformanceFailure(
+                    scenario: name, expectation: "an AdError \(code.name)",
+                    observed: "an AdError \(error.code.name): \(error.message)")
             }
         } catch {
-            throw ConformanceFailure(scenario: name, expectation: "an AdError \(code.name)", observed: "a \(type(of: error)): \(error)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "an AdError \(code.name)", observed: "a \(type(of: error)): \(error)")
         }
     }
 
@@ -245,7 +259,9 @@ public enum AdNetworkConformance {
         if inFlight > 0 || later != after {
             throw ConformanceFailure(
                 scenario: name, expectation: "no wire activity after load returned",
-                observed: "\(inFlight) request(s) still in flight and \(later - after) new request(s) within \(Int(subject.quietPeriod.milliseconds)) ms")
+                observed:
+                    "\(inFlight) request(s) still in flight and \(later - after) new request(s) within \(Int(subject.quietPeriod.milliseconds)) ms"
+            )
         }
     }
 
@@ -266,7 +282,8 @@ public enum AdNetworkConformance {
             // Let the load reach the wire.
             for _ in 0..<200 where subject.wire.requestCount == before { try await Task.sleep(for: .milliseconds(5)) }
             try await Task.sleep(for: .milliseconds(20))
-            let ((outcome, elapsed, answeredFirst), slack) = await withSlack { () async -> (Result<AdLoadResult, any Error>, Duration, Bool) in
+            let ((outcome, elapsed, answeredFirst), slack) = await withSlack {
+                () async -> (Result<AdLoadResult, any Error>, Duration, Bool) in
                 let start = ContinuousClock.now
                 let answeredFirst = returned.load(ordering: .acquiring)
                 task.cancel()
@@ -280,14 +297,19 @@ public enum AdNetworkConformance {
             let bound = Duration.milliseconds(100) + slack * 2
             if case .success(let result) = outcome, let ad = result.ad {
                 ad.invalidate()
-                throw ConformanceFailure(scenario: name, expectation: "no fill after cancellation", observed: "a fill (\(ad))")
+                throw ConformanceFailure(
+                    scenario: name, expectation: "no fill after cancellation", observed: "a fill (\(ad))")
             }
             if case .failure(let error) = outcome, let adError = error as? AdError, adError.code != .cancelled {
-                throw ConformanceFailure(scenario: name, expectation: "AdError cancelled", observed: "AdError \(adError.code.name)")
+                throw ConformanceFailure(
+                    scenario: name, expectation: "AdError cancelled", observed: "AdError \(adError.code.name)")
             }
             if elapsed > bound {
-                throw ConformanceFailure(scenario: name, expectation: "the load to end within 100 ms of cancellation",
-                                         observed: "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 100 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)")
+                throw ConformanceFailure(
+                    scenario: name, expectation: "the load to end within 100 ms of cancellation",
+                    observed:
+                        "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 100 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)"
+                )
             }
             // The transfer underneath ends too (within the same bound).
             let settled = ContinuousClock.now
@@ -295,12 +317,15 @@ public enum AdNetworkConformance {
                 try await Task.sleep(for: .milliseconds(2))
             }
             if subject.wire.requestsInFlight > 0 {
-                throw ConformanceFailure(scenario: name, expectation: "no request in flight after cancellation", observed: "\(subject.wire.requestsInFlight)")
+                throw ConformanceFailure(
+                    scenario: name, expectation: "no request in flight after cancellation",
+                    observed: "\(subject.wire.requestsInFlight)")
             }
             return
         }
-        throw ConformanceFailure(scenario: name, expectation: "a load still running when it is cancelled",
-                                 observed: "the slow request answered before the cancel in 3 attempts (it should take at least 1 s)")
+        throw ConformanceFailure(
+            scenario: name, expectation: "a load still running when it is cancelled",
+            observed: "the slow request answered before the cancel in 3 attempts (it should take at least 1 s)")
     }
 
     /// Rule 6: `request.timeout` bounds the load, which then throws `AdError/Code/timeout`.
@@ -318,15 +343,20 @@ public enum AdNetworkConformance {
         switch outcome {
         case .success(let result):
             result.ad?.invalidate()
-            throw ConformanceFailure(scenario: name, expectation: "AdError timeout after 200 ms", observed: "a result after \(Int(elapsed.milliseconds)) ms")
+            throw ConformanceFailure(
+                scenario: name, expectation: "AdError timeout after 200 ms",
+                observed: "a result after \(Int(elapsed.milliseconds)) ms")
         case .failure(let error):
             guard let adError = error as? AdError, adError.code == .timeout else {
                 throw ConformanceFailure(scenario: name, expectation: "AdError timeout", observed: "\(error)")
             }
         }
         if elapsed > bound {
-            throw ConformanceFailure(scenario: name, expectation: "the timeout within 300 ms of a 200 ms deadline",
-                                     observed: "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 300 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the timeout within 300 ms of a 200 ms deadline",
+                observed:
+                    "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 300 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)"
+            )
         }
     }
 
@@ -336,27 +366,31 @@ public enum AdNetworkConformance {
         let ad = try await requireFill(subject, name)
         if !ad.reportedEvents.isEmpty {
             ad.invalidate()
-            throw ConformanceFailure(scenario: name, expectation: "no event reported by the adapter itself",
-                                     observed: "events already reported at load: \(ad.reportedEvents.map(\.description).sorted())")
+            throw ConformanceFailure(
+                scenario: name, expectation: "no event reported by the adapter itself",
+                observed: "events already reported at load: \(ad.reportedEvents.map(\.description).sorted())")
         }
         let afterLoad = subject.wire.requestCount
         try await Task.sleep(for: subject.quietPeriod)
         if subject.wire.requestCount != afterLoad || !ad.reportedEvents.isEmpty {
             ad.invalidate()
-            throw ConformanceFailure(scenario: name, expectation: "no event sent before one is reported",
-                                     observed: "\(subject.wire.requestCount - afterLoad) request(s) after the load")
+            throw ConformanceFailure(
+                scenario: name, expectation: "no event sent before one is reported",
+                observed: "\(subject.wire.requestCount - afterLoad) request(s) after the load")
         }
         ad.invalidate()
         let afterInvalidate = subject.wire.requestCount
         do {
             try await ad.report(.impression)
-            throw ConformanceFailure(scenario: name, expectation: "reporting after invalidation to fail", observed: "it succeeded")
+            throw ConformanceFailure(
+                scenario: name, expectation: "reporting after invalidation to fail", observed: "it succeeded")
         } catch let error as AdError where error.code == .invalidState {
         }
         try await Task.sleep(for: subject.quietPeriod)
         if subject.wire.requestCount != afterInvalidate {
-            throw ConformanceFailure(scenario: name, expectation: "nothing sent after invalidation",
-                                     observed: "\(subject.wire.requestCount - afterInvalidate) request(s)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "nothing sent after invalidation",
+                observed: "\(subject.wire.requestCount - afterInvalidate) request(s)")
         }
     }
 
@@ -373,11 +407,14 @@ public enum AdNetworkConformance {
         try await Task.sleep(for: subject.quietPeriod)
         let afterSecond = subject.wire.requestCount
         if !first || second {
-            throw ConformanceFailure(scenario: name, expectation: "the first report to send and the second not", observed: "first=\(first) second=\(second)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the first report to send and the second not",
+                observed: "first=\(first) second=\(second)")
         }
         if afterFirst - before > 1 || afterSecond != afterFirst {
-            throw ConformanceFailure(scenario: name, expectation: "at most one wire request for one impression, none for a repeat",
-                                     observed: "\(afterFirst - before) for the first, \(afterSecond - afterFirst) for the repeat")
+            throw ConformanceFailure(
+                scenario: name, expectation: "at most one wire request for one impression, none for a repeat",
+                observed: "\(afterFirst - before) for the first, \(afterSecond - afterFirst) for the repeat")
         }
     }
 
@@ -387,17 +424,22 @@ public enum AdNetworkConformance {
         let marker = UUID().uuidString.prefix(8)
         var request = subject.fillRequest
         request.privacy = PrivacySignals(
-            gdprApplies: true, tcfConsent: "CPTCF\(marker)", usPrivacy: "1YNN", gpp: "DBABGPP\(marker)", gppSectionIDs: [2, 7])
+            gdprApplies: true, tcfConsent: "CPTCF\(marker)", usPrivacy: "1YNN", gpp: "DBABGPP\(marker)",
+            gppSectionIDs: [2, 7])
         let before = subject.wire.requestCount
         let result = try await subject.network.load(request)
         result.ad?.invalidate()
         let texts = subject.wire.requestTexts.dropFirst(before).joined(separator: "\n")
         var missing: [String] = []
-        if subject.privacyFields.contains(.tcfConsent), !texts.contains("CPTCF\(marker)") { missing.append("TCF consent string") }
+        if subject.privacyFields.contains(.tcfConsent), !texts.contains("CPTCF\(marker)") {
+            missing.append("TCF consent string")
+        }
         if subject.privacyFields.contains(.usPrivacy), !texts.contains("1YNN") { missing.append("US privacy string") }
         if subject.privacyFields.contains(.gpp), !texts.contains("DBABGPP\(marker)") { missing.append("GPP string") }
         if !missing.isEmpty {
-            throw ConformanceFailure(scenario: name, expectation: "the privacy signals on the wire", observed: "missing: \(missing.joined(separator: ", "))")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the privacy signals on the wire",
+                observed: "missing: \(missing.joined(separator: ", "))")
         }
     }
 
@@ -407,7 +449,9 @@ public enum AdNetworkConformance {
         let outcomes = await withTaskGroup(of: Result<AdLoadResult, any Error>.self) { group in
             for _ in 0..<16 {
                 group.addTask {
-                    do { return .success(try await subject.network.load(subject.fillRequest)) } catch { return .failure(error) }
+                    do { return .success(try await subject.network.load(subject.fillRequest)) } catch {
+                        return .failure(error)
+                    }
                 }
             }
             var all: [Result<AdLoadResult, any Error>] = []
@@ -424,11 +468,15 @@ public enum AdNetworkConformance {
         }
         defer { ads.forEach { $0.invalidate() } }
         if !errors.isEmpty {
-            throw ConformanceFailure(scenario: name, expectation: "16 concurrent loads without errors", observed: "\(errors.count) failed, first: \(errors[0])")
+            throw ConformanceFailure(
+                scenario: name, expectation: "16 concurrent loads without errors",
+                observed: "\(errors.count) failed, first: \(errors[0])")
         }
         let distinct = Set(ads.map { ObjectIdentifier($0) }).count
         if distinct != ads.count {
-            throw ConformanceFailure(scenario: name, expectation: "a distinct ad per load", observed: "\(ads.count) fills but \(distinct) distinct ads")
+            throw ConformanceFailure(
+                scenario: name, expectation: "a distinct ad per load",
+                observed: "\(ads.count) fills but \(distinct) distinct ads")
         }
     }
 
@@ -437,7 +485,8 @@ public enum AdNetworkConformance {
         do {
             result = try await subject.network.load(subject.fillRequest)
         } catch {
-            throw ConformanceFailure(scenario: name, expectation: "the fill request to fill", observed: "an error: \(error)")
+            throw ConformanceFailure(
+                scenario: name, expectation: "the fill request to fill", observed: "an error: \(error)")
         }
         guard let ad = result.ad else {
             throw ConformanceFailure(scenario: name, expectation: "the fill request to fill", observed: "no fill")

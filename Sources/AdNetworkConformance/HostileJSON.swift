@@ -39,7 +39,9 @@ public enum HostileJSON {
     public static let fraction = Value(name: "fraction", json: "0.5")
 
     /// Every hostile value for a numeric field.
-    public static let numeric: [Value] = [huge, hugeNegative, int64Max, negative, wrongType, null, emptyString, boolean, fraction]
+    public static let numeric: [Value] = [
+        huge, hugeNegative, int64Max, negative, wrongType, null, emptyString, boolean, fraction,
+    ]
 
     /// `json` with the member at `path` (object keys; an integer key indexes an array) replaced by `value`'s JSON.
     /// Returns nil when `json` is not an object or the path does not lead to an existing container.
@@ -47,7 +49,8 @@ public enum HostileJSON {
         guard let root = try? JSONSerialization.jsonObject(with: Data(json.utf8)) else { return nil }
         let marker = "__hostile_\(UUID().uuidString)__"
         guard let replaced = set(path[...], in: root, to: marker),
-              let data = try? JSONSerialization.data(withJSONObject: replaced, options: [.sortedKeys]) else { return nil }
+            let data = try? JSONSerialization.data(withJSONObject: replaced, options: [.sortedKeys])
+        else { return nil }
         let text = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"\(marker)\"", with: value.json)
         return Data(text.utf8)
     }
@@ -56,12 +59,16 @@ public enum HostileJSON {
         guard let key = path.first else { return marker }
         if var object = node as? [String: Any] {
             let child = object[key] ?? [String: Any]()
-            guard let updated = path.count == 1 ? marker : set(path.dropFirst(), in: child, to: marker) else { return nil }
+            guard let updated = path.count == 1 ? marker : set(path.dropFirst(), in: child, to: marker) else {
+                return nil
+            }
             object[key] = updated
             return object
         }
         if var array = node as? [Any], let index = Int(key), array.indices.contains(index) {
-            guard let updated = path.count == 1 ? marker : set(path.dropFirst(), in: array[index], to: marker) else { return nil }
+            guard let updated = path.count == 1 ? marker : set(path.dropFirst(), in: array[index], to: marker) else {
+                return nil
+            }
             array[index] = updated
             return array
         }

@@ -81,7 +81,9 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
             s.loads += 1
             s.inFlight += 1
             s.requests.append(request)
-            s.wire.append("load \(request.placement) \(request.format.name) privacy=\(Self.describe(request.privacy)) user=\(request.userID ?? "")")
+            s.wire.append(
+                "load \(request.placement) \(request.format.name) privacy=\(Self.describe(request.privacy)) user=\(request.userID ?? "")"
+            )
             var steps = s.scripts[request.placement] ?? []
             let step = steps.first ?? fallback
             if steps.count > 1 {
@@ -92,14 +94,16 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
         }
         defer { state.withLock { $0.inFlight -= 1 } }
         let start = clock.now
-        let latency: Duration? = switch step {
-        case .fill(_, let latency, _), .noFill(let latency), .fail(_, let latency): latency
-        case .hang: nil
-        }
+        let latency: Duration? =
+            switch step {
+            case .fill(_, let latency, _), .noFill(let latency), .fail(_, let latency): latency
+            case .hang: nil
+            }
         do {
             if let timeout = request.timeout, latency == nil || latency! > timeout {
                 try await clock.sleep(until: start + timeout)
-                throw AdError(.timeout, "\(id) did not answer \(request.placement) within \(Int(timeout.milliseconds)) ms")
+                throw AdError(
+                    .timeout, "\(id) did not answer \(request.placement) within \(Int(timeout.milliseconds)) ms")
             }
             if let latency {
                 if latency > .zero { try await clock.sleep(until: start + latency) }
@@ -114,15 +118,18 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
         switch step {
         case .fill(let ecpm, _, let ttl):
             let now = clock.now
-            return .filled(LoadedAd(
-                networkID: id,
-                placement: request.placement,
-                format: request.format,
-                creative: AdCreative(id: "\(id)-\(request.placement)-\(serial)", kind: "image", assetURL: "https://example.invalid/\(serial).png"),
-                ecpm: ecpm,
-                loadedAt: now,
-                expiresAt: ttl.map { now + $0 },
-                reporter: Reporter(network: self)))
+            return .filled(
+                LoadedAd(
+                    networkID: id,
+                    placement: request.placement,
+                    format: request.format,
+                    creative: AdCreative(
+                        id: "\(id)-\(request.placement)-\(serial)", kind: "image",
+                        assetURL: "https://example.invalid/\(serial).png"),
+                    ecpm: ecpm,
+                    loadedAt: now,
+                    expiresAt: ttl.map { now + $0 },
+                    reporter: Reporter(network: self)))
         case .noFill:
             return .noFill(NoFill(reason: "scripted no fill"))
         case .fail(let error, _):

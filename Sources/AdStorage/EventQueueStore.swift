@@ -33,12 +33,13 @@ public final class EventQueueStore: Sendable {
             }
             db = try DatabaseQueue(path: path, configuration: configuration)
             try db.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS event_queue (
-                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                        event_id TEXT NOT NULL UNIQUE,
-                        payload BLOB NOT NULL)
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS event_queue (
+                            sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                            event_id TEXT NOT NULL UNIQUE,
+                            payload BLOB NOT NULL)
+                        """)
             }
         } catch {
             throw StorageError("open", error)
@@ -51,11 +52,14 @@ public final class EventQueueStore: Sendable {
     public func append(eventID: String, payload: Data, cap: Int) async throws(StorageError) -> Int {
         do {
             return try await db.write { db in
-                try db.execute(sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)", arguments: [eventID, payload])
-                try db.execute(sql: """
-                    DELETE FROM event_queue WHERE sequence IN (
-                        SELECT sequence FROM event_queue ORDER BY sequence DESC LIMIT -1 OFFSET ?)
-                    """, arguments: [max(0, cap)])
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)",
+                    arguments: [eventID, payload])
+                try db.execute(
+                    sql: """
+                        DELETE FROM event_queue WHERE sequence IN (
+                            SELECT sequence FROM event_queue ORDER BY sequence DESC LIMIT -1 OFFSET ?)
+                        """, arguments: [max(0, cap)])
                 return db.changesCount
             }
         } catch {
@@ -67,8 +71,15 @@ public final class EventQueueStore: Sendable {
     public func peek(limit: Int) async throws(StorageError) -> [QueuedEvent] {
         do {
             return try await db.read { db in
-                try Row.fetchAll(db, sql: "SELECT sequence, event_id, payload FROM event_queue ORDER BY sequence LIMIT ?", arguments: [limit])
-                    .map { QueuedEvent(sequence: try $0.checked("sequence"), eventID: try $0.checked("event_id"), payload: try $0.checked("payload")) }
+                try Row.fetchAll(
+                    db, sql: "SELECT sequence, event_id, payload FROM event_queue ORDER BY sequence LIMIT ?",
+                    arguments: [limit]
+                )
+                .map {
+                    QueuedEvent(
+                        sequence: try $0.checked("sequence"), eventID: try $0.checked("event_id"),
+                        payload: try $0.checked("payload"))
+                }
             }
         } catch {
             throw StorageError("peek", error)
@@ -80,7 +91,9 @@ public final class EventQueueStore: Sendable {
         guard !eventIDs.isEmpty else { return }
         do {
             try await db.write { db in
-                for id in eventIDs { try db.execute(sql: "DELETE FROM event_queue WHERE event_id = ?", arguments: [id]) }
+                for id in eventIDs {
+                    try db.execute(sql: "DELETE FROM event_queue WHERE event_id = ?", arguments: [id])
+                }
             }
         } catch {
             throw StorageError("remove", error)
@@ -89,6 +102,8 @@ public final class EventQueueStore: Sendable {
 
     /// Events waiting.
     public func count() async throws(StorageError) -> Int {
-        do { return try await db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM event_queue") ?? 0 } } catch { throw StorageError("count", error) }
+        do { return try await db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM event_queue") ?? 0 } } catch {
+            throw StorageError("count", error)
+        }
     }
 }

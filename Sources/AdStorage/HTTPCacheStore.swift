@@ -60,42 +60,54 @@ public final class HTTPCacheStore: Sendable {
     }
 
     private static func createSchema(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS http_cache (
-                cached_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                request_hash TEXT NOT NULL PRIMARY KEY,
-                request_method TEXT NOT NULL DEFAULT 'GET',
-                request_url TEXT NOT NULL DEFAULT 'https://unknown',
-                response_body BLOB NOT NULL,
-                response_headers BLOB,
-                response_status INTEGER NOT NULL,
-                size_bytes INTEGER NOT NULL,
-                ttl_seconds INTEGER NOT NULL);
-            CREATE INDEX IF NOT EXISTS idx_http_cache_cached_at ON http_cache(cached_at);
-            CREATE INDEX IF NOT EXISTS idx_http_cache_expires_at ON http_cache(expires_at);
-            CREATE INDEX IF NOT EXISTS idx_http_cache_request_hash ON http_cache(request_hash);
-            PRAGMA user_version = 2;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS http_cache (
+                    cached_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    request_hash TEXT NOT NULL PRIMARY KEY,
+                    request_method TEXT NOT NULL DEFAULT 'GET',
+                    request_url TEXT NOT NULL DEFAULT 'https://unknown',
+                    response_body BLOB NOT NULL,
+                    response_headers BLOB,
+                    response_status INTEGER NOT NULL,
+                    size_bytes INTEGER NOT NULL,
+                    ttl_seconds INTEGER NOT NULL);
+                CREATE INDEX IF NOT EXISTS idx_http_cache_cached_at ON http_cache(cached_at);
+                CREATE INDEX IF NOT EXISTS idx_http_cache_expires_at ON http_cache(expires_at);
+                CREATE INDEX IF NOT EXISTS idx_http_cache_request_hash ON http_cache(request_hash);
+                PRAGMA user_version = 2;
+                """)
         // Verify the shape: a table left over with other columns fails here and is rebuilt.
-        _ = try Row.fetchOne(db, sql: "SELECT cached_at, expires_at, request_hash, request_method, request_url, response_body, response_headers, response_status, size_bytes, ttl_seconds FROM http_cache LIMIT 1")
+        _ = try Row.fetchOne(
+            db,
+            sql:
+                "SELECT cached_at, expires_at, request_hash, request_method, request_url, response_body, response_headers, response_status, size_bytes, ttl_seconds FROM http_cache LIMIT 1"
+        )
     }
 
     /// The journal mode in force (`wal`).
     public func journalMode() async throws(StorageError) -> String {
-        do { return try await db.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" } } catch { throw StorageError("pragma", error) }
+        do { return try await db.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" } } catch {
+            throw StorageError("pragma", error)
+        }
     }
 
     /// The stored response for `hash`, expired or not (expiry is applied by ``deleteExpired(now:)``).
     public func lookup(hash: String) async throws(StorageError) -> CachedHTTPResponse? {
         do {
             return try await db.read { db in
-                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM http_cache WHERE request_hash = ?", arguments: [hash]) else { return nil }
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT * FROM http_cache WHERE request_hash = ?", arguments: [hash])
+                else { return nil }
                 let headerData = try? row.checked("response_headers", as: Data.self)
                 let headers = headerData.flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
-                return CachedHTTPResponse(status: try row.checked("response_status"), headers: headers, body: try row.checked("response_body"),
-                                          cachedAt: try row.checked("cached_at"), expiresAt: try row.checked("expires_at"),
-                                          ttlSeconds: try row.checked("ttl_seconds"))
+                return CachedHTTPResponse(
+                    status: try row.checked("response_status"), headers: headers,
+                    body: try row.checked("response_body"),
+                    cachedAt: try row.checked("cached_at"), expiresAt: try row.checked("expires_at"),
+                    ttlSeconds: try row.checked("ttl_seconds"))
             }
         } catch {
             throw StorageError("lookup", error)
@@ -103,21 +115,28 @@ public final class HTTPCacheStore: Sendable {
     }
 
     /// Stores (or replaces) the response for `hash`, expiring `ttlSeconds` after `now`.
-    public func store(hash: String, method: String, url: String, status: Int, headers: [String: String], body: Data,
-                      ttlSeconds: Int64, now: Int64) async throws(StorageError) {
+    public func store(
+        hash: String, method: String, url: String, status: Int, headers: [String: String], body: Data,
+        ttlSeconds: Int64, now: Int64
+    ) async throws(StorageError) {
         do {
             let headerData = try JSONEncoder().encode(headers)
             try await db.write { db in
-                try db.execute(sql: """
-                    INSERT INTO http_cache (cached_at, expires_at, request_hash, request_method, request_url, response_body,
-                                            response_headers, response_status, size_bytes, ttl_seconds)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(request_hash) DO UPDATE SET
-                        cached_at = excluded.cached_at, expires_at = excluded.expires_at, request_method = excluded.request_method,
-                        request_url = excluded.request_url, response_body = excluded.response_body,
-                        response_headers = excluded.response_headers, response_status = excluded.response_status,
-                        size_bytes = excluded.size_bytes, ttl_seconds = excluded.ttl_seconds
-                    """, arguments: [now, now + ttlSeconds, hash, method, url, body, headerData, status, headerData.count + body.count, ttlSeconds])
+                try db.execute(
+                    sql: """
+                        INSERT INTO http_cache (cached_at, expires_at, request_hash, request_method, request_url, response_body,
+                                                response_headers, response_status, size_bytes, ttl_seconds)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(request_hash) DO UPDATE SET
+                            cached_at = excluded.cached_at, expires_at = excluded.expires_at, request_method = excluded.request_method,
+                            request_url = excluded.request_url, response_body = excluded.response_body,
+                            response_headers = excluded.response_headers, response_status = excluded.response_status,
+                            size_bytes = excluded.size_bytes, ttl_seconds = excluded.ttl_seconds
+                        """,
+                    arguments: [
+                        now, now + ttlSeconds, hash, method, url, body, headerData, status,
+                        headerData.count + body.count, ttlSeconds,
+                    ])
             }
         } catch {
             throw StorageError("store", error)
@@ -129,7 +148,10 @@ public final class HTTPCacheStore: Sendable {
     public func deleteExpired(now: Int64) async throws(StorageError) -> Int {
         do {
             // A read first: most sends find nothing expired and need no write transaction.
-            let anyExpired = try await db.read { try Bool.fetchOne($0, sql: "SELECT EXISTS(SELECT 1 FROM http_cache WHERE expires_at <= ?)", arguments: [now]) ?? false }
+            let anyExpired = try await db.read {
+                try Bool.fetchOne(
+                    $0, sql: "SELECT EXISTS(SELECT 1 FROM http_cache WHERE expires_at <= ?)", arguments: [now]) ?? false
+            }
             guard anyExpired else { return 0 }
             return try await db.write { db in
                 try db.execute(sql: "DELETE FROM http_cache WHERE expires_at <= ?", arguments: [now])
@@ -147,8 +169,13 @@ public final class HTTPCacheStore: Sendable {
         do {
             return try await db.write { db in
                 var deleted = 0
-                while (try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0) > maxBytes {
-                    try db.execute(sql: "DELETE FROM http_cache WHERE request_hash = (SELECT request_hash FROM http_cache ORDER BY cached_at ASC, rowid ASC LIMIT 1)")
+                while (try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0)
+                    > maxBytes
+                {
+                    try db.execute(
+                        sql:
+                            "DELETE FROM http_cache WHERE request_hash = (SELECT request_hash FROM http_cache ORDER BY cached_at ASC, rowid ASC LIMIT 1)"
+                    )
                     if db.changesCount == 0 { break }
                     deleted += db.changesCount
                 }
@@ -161,12 +188,18 @@ public final class HTTPCacheStore: Sendable {
 
     /// Total size of the stored rows.
     public func totalSize() async throws(StorageError) -> Int64 {
-        do { return try await db.read { try Int64.fetchOne($0, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0 } } catch { throw StorageError("size", error) }
+        do {
+            return try await db.read {
+                try Int64.fetchOne($0, sql: "SELECT COALESCE(SUM(size_bytes), 0) FROM http_cache") ?? 0
+            }
+        } catch { throw StorageError("size", error) }
     }
 
     /// Number of stored rows.
     public func count() async throws(StorageError) -> Int {
-        do { return try await db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM http_cache") ?? 0 } } catch { throw StorageError("count", error) }
+        do { return try await db.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM http_cache") ?? 0 } } catch {
+            throw StorageError("count", error)
+        }
     }
 
     /// Deletes the row for `hash`; returns whether one existed.

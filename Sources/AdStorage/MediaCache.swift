@@ -23,7 +23,9 @@ public final class MediaCache: Sendable {
     }
 
     private func dataFile(_ url: String) -> URL { directory.appendingPathComponent(Self.fileName(for: url) + ".asset") }
-    private func expiryFile(_ url: String) -> URL { directory.appendingPathComponent(Self.fileName(for: url) + ".expires") }
+    private func expiryFile(_ url: String) -> URL {
+        directory.appendingPathComponent(Self.fileName(for: url) + ".expires")
+    }
 
     /// File I/O runs here, never on the cooperative pool (a slow disk suspends the caller, it does not hold a thread).
     private let io = DispatchQueue(label: "admediation.media-cache")
@@ -54,7 +56,8 @@ public final class MediaCache: Sendable {
         let data = dataFile(url), expiry = expiryFile(url)
         return await onIO {
             guard let text = try? String(contentsOf: expiry, encoding: .utf8), let expiresAt = Int64(text),
-                  FileManager.default.fileExists(atPath: data.path) else { return nil }
+                FileManager.default.fileExists(atPath: data.path)
+            else { return nil }
             if expiresAt <= now {
                 try? FileManager.default.removeItem(at: data)
                 try? FileManager.default.removeItem(at: expiry)
@@ -87,6 +90,10 @@ public final class MediaCache: Sendable {
     /// The number of creatives on disk.
     public func count() async -> Int {
         let directory = directory
-        return await onIO { ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".asset") }.count }
+        return await onIO {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter {
+                $0.hasSuffix(".asset")
+            }.count
+        }
     }
 }

@@ -15,12 +15,13 @@ public final class SQLiteStateStore: MediationStateStore {
             configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             db = try DatabaseQueue(path: path, configuration: configuration)
             try db.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS mediation_state (
-                        key TEXT PRIMARY KEY NOT NULL,
-                        value BLOB NOT NULL,
-                        saved_at REAL NOT NULL)
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS mediation_state (
+                            key TEXT PRIMARY KEY NOT NULL,
+                            value BLOB NOT NULL,
+                            saved_at REAL NOT NULL)
+                        """)
             }
         } catch {
             throw StorageError("open", error)
@@ -30,7 +31,9 @@ public final class SQLiteStateStore: MediationStateStore {
     /// The value saved under `key`, or nil (also for a value over 1 MiB, which this store never writes).
     public func load(key: String) async throws(AdError) -> Data? {
         do {
-            let data = try await db.read { db in try Data.fetchOne(db, sql: "SELECT value FROM mediation_state WHERE key = ?", arguments: [key]) }
+            let data = try await db.read { db in
+                try Data.fetchOne(db, sql: "SELECT value FROM mediation_state WHERE key = ?", arguments: [key])
+            }
             guard let data, data.count <= 1 << 20 else { return nil }
             return data
         } catch {
@@ -40,11 +43,14 @@ public final class SQLiteStateStore: MediationStateStore {
 
     /// Saves `data` under `key`.
     public func save(_ data: Data, key: String) async throws(AdError) {
-        guard data.count <= 1 << 20 else { throw AdError(.storage, "state \(key.prefix(80)) is over 1 MiB (\(data.count) bytes)") }
+        guard data.count <= 1 << 20 else {
+            throw AdError(.storage, "state \(key.prefix(80)) is over 1 MiB (\(data.count) bytes)")
+        }
         do {
             try await db.write { db in
                 try db.execute(
-                    sql: "INSERT INTO mediation_state (key, value, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, saved_at = excluded.saved_at",
+                    sql:
+                        "INSERT INTO mediation_state (key, value, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, saved_at = excluded.saved_at",
                     arguments: [key, data, Date().timeIntervalSince1970])
             }
         } catch {

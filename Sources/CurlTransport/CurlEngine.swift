@@ -157,7 +157,8 @@ final class CurlEngine: @unchecked Sendable {
         let easy = transfer.easy
         func check(_ code: CURLcode, _ option: String) throws {
             guard code == CURLE_OK else {
-                throw HTTPClientError(.other, "libcurl refused \(option) (CURLcode \(code.rawValue)); the request was not sent")
+                throw HTTPClientError(
+                    .other, "libcurl refused \(option) (CURLcode \(code.rawValue)); the request was not sent")
             }
         }
         let timeoutMs = Int(clamping: (timeoutNanos / 1_000_000) &+ (timeoutNanos % 1_000_000 == 0 ? 0 : 1))
@@ -165,26 +166,40 @@ final class CurlEngine: @unchecked Sendable {
         try check(curlshim_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
         try check(curlshim_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, timeoutMs)), "CURLOPT_TIMEOUT_MS")
         let connectMs = Int(configuration.connectTimeout.nanosecondsClamped / 1_000_000)
-        try check(curlshim_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, min(connectMs, max(1, timeoutMs)))), "CURLOPT_CONNECTTIMEOUT_MS")
+        try check(
+            curlshim_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, min(connectMs, max(1, timeoutMs)))),
+            "CURLOPT_CONNECTTIMEOUT_MS")
         try check(curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "CURLOPT_SSL_VERIFYPEER")
         try check(curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "CURLOPT_SSL_VERIFYHOST")
-        if let ca = configuration.caCertificatesPath { try check(curlshim_setopt_str(easy, CURLOPT_CAINFO, ca), "CURLOPT_CAINFO") }
+        if let ca = configuration.caCertificatesPath {
+            try check(curlshim_setopt_str(easy, CURLOPT_CAINFO, ca), "CURLOPT_CAINFO")
+        }
         try check(curlshim_setopt_str(easy, CURLOPT_PROXY, configuration.proxy ?? ""), "CURLOPT_PROXY")
         try check(curlshim_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
         let insecureRedirectsOK = configuration.allowInsecureHTTP || target.isLoopbackHTTP
-        try check(curlshim_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecureRedirectsOK ? "http,https" : "https"),
-                  "CURLOPT_REDIR_PROTOCOLS_STR")
-        try check(curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maxRedirects > 0 ? 1 : 0), "CURLOPT_FOLLOWLOCATION")
-        try check(curlshim_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, configuration.maxRedirects)), "CURLOPT_MAXREDIRS")
+        try check(
+            curlshim_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecureRedirectsOK ? "http,https" : "https"),
+            "CURLOPT_REDIR_PROTOCOLS_STR")
+        try check(
+            curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maxRedirects > 0 ? 1 : 0),
+            "CURLOPT_FOLLOWLOCATION")
+        try check(
+            curlshim_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, configuration.maxRedirects)), "CURLOPT_MAXREDIRS")
         try check(curlshim_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
-        try check(curlshim_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(clamping: max(0, configuration.maxResponseBytes))),
-                  "CURLOPT_MAXFILESIZE_LARGE")
-        try check(curlshim_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleConnectionAge.nanosecondsClamped / 1_000_000_000)),
-                  "CURLOPT_MAXAGE_CONN")
+        try check(
+            curlshim_setopt_off(
+                easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(clamping: max(0, configuration.maxResponseBytes))),
+            "CURLOPT_MAXFILESIZE_LARGE")
+        try check(
+            curlshim_setopt_long(
+                easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleConnectionAge.nanosecondsClamped / 1_000_000_000)),
+            "CURLOPT_MAXAGE_CONN")
         try check(curlshim_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent), "CURLOPT_USERAGENT")
         try check(curlshim_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
         try check(curlshim_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
-        try check(curlshim_setopt_ptr(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()), "CURLOPT_WRITEDATA")
+        try check(
+            curlshim_setopt_ptr(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()),
+            "CURLOPT_WRITEDATA")
 
         switch request.method {
         case .get where request.body == nil:
@@ -194,16 +209,21 @@ final class CurlEngine: @unchecked Sendable {
         case .post:
             break
         default:
-            try check(curlshim_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CURLOPT_CUSTOMREQUEST")
+            try check(
+                curlshim_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CURLOPT_CUSTOMREQUEST")
         }
         if let body = request.body {
-            try check(curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
+            try check(
+                curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
+                "CURLOPT_POSTFIELDSIZE_LARGE")
             // COPYPOSTFIELDS copies the bytes, so the request's buffer need not outlive this call. An empty body has no
             // base address; a one-byte scratch buffer stands in (libcurl copies zero bytes of it).
             var scratch: UInt8 = 0
             let code = body.withUnsafeBytes { raw in
                 withUnsafeMutablePointer(to: &scratch) { fallback in
-                    curlshim_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress) ?? UnsafeMutableRawPointer(fallback))
+                    curlshim_setopt_ptr(
+                        easy, CURLOPT_COPYPOSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: raw.baseAddress) ?? UnsafeMutableRawPointer(fallback))
                 }
             }
             try check(code, "CURLOPT_COPYPOSTFIELDS")
@@ -237,7 +257,8 @@ final class CurlEngine: @unchecked Sendable {
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(byte)
@@ -254,7 +275,9 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     private func validate(_ urlString: String) throws -> Target {
-        guard let url = URL(string: urlString), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+        guard let url = URL(string: urlString), let scheme = url.scheme?.lowercased(), let host = url.host,
+            !host.isEmpty
+        else {
             throw HTTPClientError(.invalidURL, "not an absolute URL with a host")
         }
         switch scheme {
@@ -263,7 +286,8 @@ final class CurlEngine: @unchecked Sendable {
         case "http":
             let loopback = Self.isLoopback(host)
             if !loopback && !configuration.allowInsecureHTTP {
-                throw HTTPClientError(.insecureURL, "plain http:// to \(host) is refused; use https or set allowInsecureHTTP")
+                throw HTTPClientError(
+                    .insecureURL, "plain http:// to \(host) is refused; use https or set allowInsecureHTTP")
             }
             return Target(host: host, isLoopbackHTTP: loopback)
         default:
@@ -295,12 +319,17 @@ final class CurlEngine: @unchecked Sendable {
             }
             for transfer in adds {
                 if transfer.cancelled.load(ordering: .sequentiallyConsistent) || stopping {
-                    finish(transfer, .failure(HTTPClientError(.cancelled, stopping ? "the client is shut down" : "the task was cancelled")))
+                    finish(
+                        transfer,
+                        .failure(
+                            HTTPClientError(.cancelled, stopping ? "the client is shut down" : "the task was cancelled")
+                        ))
                     continue
                 }
                 let rc = curl_multi_add_handle(multi, transfer.easy)
                 if rc != CURLM_OK {
-                    finish(transfer, .failure(HTTPClientError(.other, "curl_multi_add_handle failed with \(rc.rawValue)")))
+                    finish(
+                        transfer, .failure(HTTPClientError(.other, "curl_multi_add_handle failed with \(rc.rawValue)")))
                     continue
                 }
                 active[transfer.easy] = transfer
@@ -375,7 +404,9 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     private func timeoutError(_ transfer: Transfer) -> HTTPClientError {
-        HTTPClientError(.timeout, "\(transfer.method) to \(transfer.host) did not complete within \(Int(transfer.timeout.milliseconds)) ms")
+        HTTPClientError(
+            .timeout,
+            "\(transfer.method) to \(transfer.host) did not complete within \(Int(transfer.timeout.milliseconds)) ms")
     }
 
     private func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPClientError>) {
@@ -422,7 +453,9 @@ final class CurlEngine: @unchecked Sendable {
         case CURLE_OPERATION_TIMEDOUT:
             return timeoutError(transfer)
         case CURLE_WRITE_ERROR where transfer.tooLarge, CURLE_FILESIZE_EXCEEDED:
-            return HTTPClientError(.responseTooLarge, "\(transfer.method) to \(transfer.host): response body exceeds \(transfer.maxBytes) bytes")
+            return HTTPClientError(
+                .responseTooLarge,
+                "\(transfer.method) to \(transfer.host): response body exceeds \(transfer.maxBytes) bytes")
         case CURLE_TOO_MANY_REDIRECTS:
             return HTTPClientError(.tooManyRedirects, message)
         case CURLE_PARTIAL_FILE:
@@ -432,7 +465,8 @@ final class CurlEngine: @unchecked Sendable {
         case CURLE_GOT_NOTHING:
             return HTTPClientError(.emptyResponse, message)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS:
             return HTTPClientError(.tls, message)
         case CURLE_URL_MALFORMAT:
             return HTTPClientError(.invalidURL, message)

@@ -96,7 +96,7 @@ public final class CurlHTTPClient: HTTPClient {
                 return response
             } catch {
                 span.attributes["error.type"] = (error as? HTTPClientError)?.code.rawValue ?? "other"
-                throw error   // withSpan records the error on the span
+                throw error  // withSpan records the error on the span
             }
         }
     }
@@ -114,7 +114,9 @@ public final class CurlHTTPClient: HTTPClient {
     private func logged(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard logger.logLevel <= .debug else { return try await engine.send(request) }
         let start = ContinuousClock.now
-        var metadata: Logger.Metadata = ["method": "\(request.method.rawValue)", "target": "\(Self.logTarget(request.url))"]
+        var metadata: Logger.Metadata = [
+            "method": "\(request.method.rawValue)", "target": "\(Self.logTarget(request.url))",
+        ]
         do {
             let response = try await engine.send(request)
             metadata["status"] = "\(response.status)"
@@ -131,7 +133,8 @@ public final class CurlHTTPClient: HTTPClient {
 
     /// Scheme, host, port and path of `url`: its query (which may carry ids or tokens) is left out of logs.
     static func logTarget(_ url: String) -> String {
-        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host
+        else {
             return "(not a URL)"
         }
         return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")\(components.percentEncodedPath)"
@@ -152,8 +155,10 @@ public final class CurlHTTPClient: HTTPClient {
 ///     try await http.send(HTTPRequest(url: "https://example.com/"))
 /// }
 /// ```
-public func withCurlHTTPClient<T: Sendable>(configuration: CurlHTTPClient.Configuration = .init(),
-                                            _ body: (CurlHTTPClient) async throws -> T) async throws -> T {
+public func withCurlHTTPClient<T: Sendable>(
+    configuration: CurlHTTPClient.Configuration = .init(),
+    _ body: (CurlHTTPClient) async throws -> T
+) async throws -> T {
     let client = CurlHTTPClient(configuration: configuration)
     do {
         let value = try await body(client)

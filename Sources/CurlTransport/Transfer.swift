@@ -26,7 +26,10 @@ final class Transfer: @unchecked Sendable {
     var finished = false
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
 
-    init(easy: UnsafeMutableRawPointer, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, method: String, host: String) {
+    init(
+        easy: UnsafeMutableRawPointer, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, method: String,
+        host: String
+    ) {
         self.easy = easy
         self.deadlineNanos = deadlineNanos
         self.timeout = timeout

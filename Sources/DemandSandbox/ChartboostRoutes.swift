@@ -6,12 +6,12 @@ import Hummingbird
 extension SandboxState {
     static let chartboostSizes: Set<[Int]> = [[320, 50], [300, 250], [728, 90]]
 
-
     func chartboost(_ incoming: Incoming, context: SandboxContext) async -> Response {
         guard let appID = incoming.header("X-CB-App-Id"), let secret = configuration.chartboostApps[appID] else {
             return Self.error(401, "unauthorized", "missing or unknown X-CB-App-Id")
         }
-        let expected = chartboostSignature(secret: secret, method: incoming.method, pathWithQuery: incoming.pathWithQuery, body: incoming.body)
+        let expected = chartboostSignature(
+            secret: secret, method: incoming.method, pathWithQuery: incoming.pathWithQuery, body: incoming.body)
         guard let signature = incoming.header("X-CB-Signature"), signature.lowercased() == expected else {
             return Self.error(401, "invalid_signature", "missing or wrong X-CB-Signature")
         }
@@ -20,7 +20,10 @@ extension SandboxState {
         case ("POST", "/banner/v1/load"):
             return await chartboostLoad(incoming, context: context)
         case ("GET", "/banner/v1/track"):
-            record { $0.trackingHits.append(CallbackRecord(network: "chartboost", path: incoming.path, query: incoming.query)) }
+            record {
+                $0.trackingHits.append(
+                    CallbackRecord(network: "chartboost", path: incoming.path, query: incoming.query))
+            }
             return Self.empty(204)
         default:
             return Self.error(404, "not_found", "no Chartboost route \(incoming.method) \(path)")
@@ -34,8 +37,10 @@ extension SandboxState {
         guard let location = object["location"] as? String, !location.isEmpty else {
             return Self.error(400, "invalid_request", "location is required")
         }
-        guard let size = object["size"] as? [String: Any], let width = size["width"] as? Int, let height = size["height"] as? Int,
-              Self.chartboostSizes.contains([width, height]) else {
+        guard let size = object["size"] as? [String: Any], let width = size["width"] as? Int,
+            let height = size["height"] as? Int,
+            Self.chartboostSizes.contains([width, height])
+        else {
             return Self.error(400, "invalid_size", "size must be 320x50, 300x250 or 728x90")
         }
         if let privacy = object["privacy"] as? [String: Any] {
@@ -58,7 +63,8 @@ extension SandboxState {
             "tracking": ["impression": "\(track)?e=impression&ad=\(id)", "click": "\(track)?e=click&ad=\(id)"],
             "ecpm": draw.ecpm, "expires_in_seconds": 3600,
         ]
-        let body = (try? JSONSerialization.data(withJSONObject: ad, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let body =
+            (try? JSONSerialization.data(withJSONObject: ad, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
         return Self.json(200, body)
     }

@@ -12,8 +12,10 @@ import Synchronization
 /// records of everything it received; it is also an Oblivious HTTP relay and gateway for them under `/ohttp/`.
 public enum DemandSandbox {
     /// Runs `body` with a started sandbox and stops the sandbox afterwards, whether `body` returns or throws.
-    public static func withSandbox<T: Sendable>(scenario: SandboxScenario = SandboxScenario(), configuration: SandboxConfiguration = SandboxConfiguration(),
-                                                _ body: (RunningSandbox) async throws -> T) async throws -> T {
+    public static func withSandbox<T: Sendable>(
+        scenario: SandboxScenario = SandboxScenario(), configuration: SandboxConfiguration = SandboxConfiguration(),
+        _ body: (RunningSandbox) async throws -> T
+    ) async throws -> T {
         let sandbox = try await start(scenario: scenario, configuration: configuration)
         do {
             let value = try await body(sandbox)
@@ -60,7 +62,8 @@ public enum DemandSandbox {
             }
             throw SandboxError("the sandbox could not listen on \(configuration.host):\(configuration.port): \(reason)")
         }
-        let running = RunningSandbox(host: configuration.host, port: port, state: state, task: task, listenerClosed: listenerClosed)
+        let running = RunningSandbox(
+            host: configuration.host, port: port, state: state, task: task, listenerClosed: listenerClosed)
         state.setBaseURL(running.rootURL)
         return running
     }
@@ -98,7 +101,10 @@ public final class RunningSandbox: Sendable {
     private let task: Task<Void, any Error>
     private let listenerClosed: EventLoopFuture<Void>?
 
-    init(host: String, port: Int, state: SandboxState, task: Task<Void, any Error>, listenerClosed: EventLoopFuture<Void>?) {
+    init(
+        host: String, port: Int, state: SandboxState, task: Task<Void, any Error>,
+        listenerClosed: EventLoopFuture<Void>?
+    ) {
         self.host = host
         self.port = port
         self.state = state
@@ -203,7 +209,12 @@ final class SandboxState: Sendable {
         }
     }
 
-    func nextSerial() -> Int { mutable.withLock { $0.serial += 1; return $0.serial } }
+    func nextSerial() -> Int {
+        mutable.withLock {
+            $0.serial += 1
+            return $0.serial
+        }
+    }
 
     func record(_ update: (inout SandboxRecords) -> Void) { mutable.withLock { update(&$0.records) } }
 
@@ -219,12 +230,15 @@ final class SandboxState: Sendable {
             var cumulative = 0.0
             for candidate in scenario.faults {
                 cumulative += candidate.rate
-                if roll < cumulative { fault = candidate; break }
+                if roll < cumulative {
+                    fault = candidate
+                    break
+                }
             }
             let fills = m.rng.nextUnit() < fillRate
             let ecpm = (prices.sample(&m.rng, maximum: 1_000_000) * 100).rounded() / 100
             let latencyMs = scenario.latencyMs.sample(&m.rng, maximum: Distribution.maxLatencyMs)
-            let latency = Duration.microseconds(Int64((latencyMs * 1000).rounded()))   // ≤ 6e7 µs after the clamp
+            let latency = Duration.microseconds(Int64((latencyMs * 1000).rounded()))  // ≤ 6e7 µs after the clamp
             return Draw(fault: fault, fills: fills, ecpm: ecpm, latency: latency)
         }
     }
@@ -239,8 +253,9 @@ final class SandboxState: Sendable {
         let bodyBytes = Data(buffer: body)
         let query = Self.decodeQuery(request.uri.query)
         record { $0.requestCounts["\(method) \(path)", default: 0] += 1 }
-        let incoming = Incoming(method: method, path: path, pathWithQuery: request.head.path ?? path, query: query,
-                                headers: request.headers, body: bodyBytes)
+        let incoming = Incoming(
+            method: method, path: path, pathWithQuery: request.head.path ?? path, query: query,
+            headers: request.headers, body: bodyBytes)
         if path.hasPrefix("/ohttp/") { return await ohttp(incoming, context: context) }
         return await dispatch(incoming, context: context)
     }
@@ -275,8 +290,12 @@ final class SandboxState: Sendable {
         var items: [String: String] = [:]
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
-            let value = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1])) : ""
+            let key =
+                String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+            let value =
+                parts.count > 1
+                ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1]))
+                : ""
             items[key] = value
         }
         return items
@@ -320,7 +339,10 @@ final class SandboxState: Sendable {
     }
 
     static func json(_ status: Int, object: Any, headers: [(String, String)] = []) -> Response {
-        json(status, try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), headers: headers)
+        json(
+            status,
+            try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+            headers: headers)
     }
 
     static func error(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) -> Response {
@@ -352,39 +374,45 @@ final class SandboxState: Sendable {
             let half = full.prefix(max(1, full.count / 2))
             var fields = HTTPFields()
             fields[.contentType] = "application/json; charset=utf-8"
-            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: full.count) { writer in
-                try await writer.write(ByteBuffer(bytes: half))
-                throw SandboxError("injected truncation")
-            })
+            return Response(
+                status: .ok, headers: fields,
+                body: ResponseBody(contentLength: full.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: half))
+                    throw SandboxError("injected truncation")
+                })
         case .reset:
             let full = validBody()
             let part = full.prefix(max(1, full.count / 2))
             let channel = context.channel
             var fields = HTTPFields()
             fields[.contentType] = "application/json; charset=utf-8"
-            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: full.count) { writer in
-                try await writer.write(ByteBuffer(bytes: part))
-                // SO_LINGER 0 makes close() send a TCP RST instead of a FIN.
-                if let provider = channel as? any SocketOptionProvider {
-                    try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
-                }
-                try? await channel.close().get()
-                throw SandboxError("injected reset")
-            })
+            return Response(
+                status: .ok, headers: fields,
+                body: ResponseBody(contentLength: full.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: part))
+                    // SO_LINGER 0 makes close() send a TCP RST instead of a FIN.
+                    if let provider = channel as? any SocketOptionProvider {
+                        try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+                    }
+                    try? await channel.close().get()
+                    throw SandboxError("injected reset")
+                })
         case .slowDrip:
             let full = validBody()
             var fields = HTTPFields()
             fields[.contentType] = "application/json; charset=utf-8"
-            return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: full.count) { writer in
-                var offset = 0
-                while offset < full.count {
-                    let end = min(full.count, offset + 16)
-                    try await writer.write(ByteBuffer(bytes: full[offset..<end]))
-                    offset = end
-                    if offset < full.count { try await Task.sleep(for: .milliseconds(40)) }
-                }
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: fields,
+                body: ResponseBody(contentLength: full.count) { writer in
+                    var offset = 0
+                    while offset < full.count {
+                        let end = min(full.count, offset + 16)
+                        try await writer.write(ByteBuffer(bytes: full[offset..<end]))
+                        offset = end
+                        if offset < full.count { try await Task.sleep(for: .milliseconds(40)) }
+                    }
+                    try await writer.finish(nil)
+                })
         }
     }
 }

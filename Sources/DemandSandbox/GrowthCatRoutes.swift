@@ -5,24 +5,33 @@ import Hummingbird
 extension SandboxState {
     struct GrowthCatPlacement {
         var key: String
-        var format: String          // banner | interstitial
-        var creativeType: String    // image | video | app_store
+        var format: String  // banner | interstitial
+        var creativeType: String  // image | video | app_store
         var reward: (name: String, amount: Int, minimumViewSeconds: Double)?
         var skippableAfter: Double?
         var isSkippable: Bool
-        var presentation: String?   // overlay | product_view for app_store
+        var presentation: String?  // overlay | product_view for app_store
         var durationSeconds: Double?
     }
 
     static let growthcatPlacements: [String: GrowthCatPlacement] = {
         let all = [
             GrowthCatPlacement(key: "home_banner", format: "banner", creativeType: "image", isSkippable: false),
-            GrowthCatPlacement(key: "level_complete", format: "interstitial", creativeType: "image", skippableAfter: nil, isSkippable: true),
-            GrowthCatPlacement(key: "video_break", format: "interstitial", creativeType: "video", skippableAfter: 5, isSkippable: true, durationSeconds: 30),
-            GrowthCatPlacement(key: "install_offer", format: "interstitial", creativeType: "app_store", skippableAfter: 3, isSkippable: true, presentation: "overlay"),
-            GrowthCatPlacement(key: "store_page", format: "interstitial", creativeType: "app_store", skippableAfter: 3, isSkippable: true, presentation: "product_view"),
-            GrowthCatPlacement(key: "rewarded_coins", format: "interstitial", creativeType: "video",
-                               reward: ("Coins", 50, 15), skippableAfter: nil, isSkippable: false, durationSeconds: 30),
+            GrowthCatPlacement(
+                key: "level_complete", format: "interstitial", creativeType: "image", skippableAfter: nil,
+                isSkippable: true),
+            GrowthCatPlacement(
+                key: "video_break", format: "interstitial", creativeType: "video", skippableAfter: 5, isSkippable: true,
+                durationSeconds: 30),
+            GrowthCatPlacement(
+                key: "install_offer", format: "interstitial", creativeType: "app_store", skippableAfter: 3,
+                isSkippable: true, presentation: "overlay"),
+            GrowthCatPlacement(
+                key: "store_page", format: "interstitial", creativeType: "app_store", skippableAfter: 3,
+                isSkippable: true, presentation: "product_view"),
+            GrowthCatPlacement(
+                key: "rewarded_coins", format: "interstitial", creativeType: "video",
+                reward: ("Coins", 50, 15), skippableAfter: nil, isSkippable: false, durationSeconds: 30),
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
     }()
@@ -31,17 +40,23 @@ extension SandboxState {
         let path = String(incoming.path.dropFirst("/growthcat".count))
         if path.hasPrefix("/assets/") { return growthcatAsset(path) }
         guard let auth = incoming.header("Authorization"), auth.hasPrefix("Bearer "),
-              configuration.growthcatAPIKeys.contains(String(auth.dropFirst("Bearer ".count))) else {
+            configuration.growthcatAPIKeys.contains(String(auth.dropFirst("Bearer ".count)))
+        else {
             return Self.error(401, "unauthorized", "missing or unknown API key")
         }
         // The app-scoped catalog alias is the same call as the plain catalog.
         let isAppScopedCatalog = path.hasPrefix("/v1/sdk/apps/") && path.hasSuffix("/ads/catalog")
         switch (incoming.method, isAppScopedCatalog ? "/v1/ads/catalog" : path) {
         case ("GET", "/v1/sdk/config"):
-            return Self.json(200, object: [
-                "app_id": "app_sandbox", "workspace": "test",
-                "ads": ["ads_enabled": true, "formats": ["banner", "interstitial"], "ad_cache_ttl_seconds": 300, "max_offline_ad_events": 500],
-            ])
+            return Self.json(
+                200,
+                object: [
+                    "app_id": "app_sandbox", "workspace": "test",
+                    "ads": [
+                        "ads_enabled": true, "formats": ["banner", "interstitial"], "ad_cache_ttl_seconds": 300,
+                        "max_offline_ad_events": 500,
+                    ],
+                ])
         case ("GET", "/v1/ads/catalog"):
             guard let key = incoming.query["placement_key"], !key.isEmpty else {
                 return Self.error(400, "missing_placement_key", "placement_key is required")
@@ -56,7 +71,9 @@ extension SandboxState {
                 return Self.error(400, "invalid_format", "format must be banner or interstitial")
             }
             recordPrivacy(incoming.query)
-            let matching = Self.growthcatPlacements.values.filter { $0.format == format && $0.reward == nil }.sorted { $0.key < $1.key }
+            let matching = Self.growthcatPlacements.values.filter { $0.format == format && $0.reward == nil }.sorted {
+                $0.key < $1.key
+            }
             return await growthcatCatalog(placements: matching, placementKey: nil, context: context)
         case ("POST", "/v1/ads/events"):
             return growthcatEvents(incoming.body)
@@ -76,7 +93,9 @@ extension SandboxState {
     /// A catalog answer, written from pre-rendered templates (``JSONTemplate``): per request only the serial, the token
     /// and the price are filled in, so the route costs string appends rather than a `JSONSerialization` of nested
     /// dictionaries. The bytes are the ones `JSONSerialization` (sorted keys) would write.
-    private func growthcatCatalog(placements: [GrowthCatPlacement], placementKey: String?, context: SandboxContext) async -> Response {
+    private func growthcatCatalog(placements: [GrowthCatPlacement], placementKey: String?, context: SandboxContext)
+        async -> Response
+    {
         let draw = self.draw(network: "growthcat", placement: placementKey)
         var text = #"{"ads":["#
         if draw.fills {
@@ -95,7 +114,9 @@ extension SandboxState {
 
     /// `text` as a JSON string literal.
     static func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data(#"[""]"#.utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]))
+            ?? Data(#"[""]"#.utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
@@ -110,9 +131,10 @@ extension SandboxState {
                 rewardName: p.reward?.name, rewardAmount: p.reward?.amount)
             let key = "\(p.key)|\(withPlacement)|\(baseURL)"
             if let template = m.growthcatTemplates[key] { return template }
-            let template = JSONTemplate(rendering: Self.growthcatAdObject(
-                p, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole, ecpm: JSONTemplate.numberHole,
-                withPlacement: withPlacement, baseURL: baseURL))
+            let template = JSONTemplate(
+                rendering: Self.growthcatAdObject(
+                    p, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole, ecpm: JSONTemplate.numberHole,
+                    withPlacement: withPlacement, baseURL: baseURL))
             m.growthcatTemplates[key] = template
             return template
         }
@@ -120,20 +142,27 @@ extension SandboxState {
     }
 
     /// The ad object of the contract, with `serial`, `token` and `ecpm` as given (a template's holes, or values).
-    static func growthcatAdObject(_ p: GrowthCatPlacement, serial: String, token: String, ecpm: Any, withPlacement: Bool,
-                                  baseURL: String) -> [String: Any] {
+    static func growthcatAdObject(
+        _ p: GrowthCatPlacement, serial: String, token: String, ecpm: Any, withPlacement: Bool,
+        baseURL: String
+    ) -> [String: Any] {
         let creativeID = "cr_\(p.key)_\(serial)"
         let allocation = "alloc_\(serial)"
         let ext = p.creativeType == "video" ? "mp4" : "png"
         var creative: [String: Any] = [
             "id": creativeID, "creative_type": p.creativeType,
             "public_asset_url": "\(baseURL)/growthcat/assets/\(creativeID).\(ext)",
-            "headline": "Sandbox \(p.key)", "body": "A test ad", "cta_text": p.creativeType == "app_store" ? "Install" : "Open",
+            "headline": "Sandbox \(p.key)", "body": "A test ad",
+            "cta_text": p.creativeType == "app_store" ? "Install" : "Open",
             "layout": "portrait",
-            "asset_cache": ["cacheable": true, "ttl_seconds": 604_800, "strategy": p.creativeType == "video" ? "prefetch" : "lazy"],
+            "asset_cache": [
+                "cacheable": true, "ttl_seconds": 604_800, "strategy": p.creativeType == "video" ? "prefetch" : "lazy",
+            ],
         ]
         if let duration = p.durationSeconds { creative["duration_seconds"] = duration }
-        if let presentation = p.presentation { creative["store_kit"] = ["app_store_id": "1234567890", "presentation": presentation] }
+        if let presentation = p.presentation {
+            creative["store_kit"] = ["app_store_id": "1234567890", "presentation": presentation]
+        }
         var placement: [String: Any] = [
             "id": "pl_\(p.key)", "key": p.key, "format": p.format, "reward_enabled": p.reward != nil,
             "is_skippable": p.isSkippable, "skippable_after_seconds": p.skippableAfter.map { $0 as Any } ?? NSNull(),
@@ -145,11 +174,15 @@ extension SandboxState {
         }
         return [
             "placement": withPlacement ? placement : NSNull(),
-            "campaign": ["id": "cmp_\(p.key)", "mode": "paid", "objective": p.creativeType == "app_store" ? "install" : "traffic", "priority_weight": 10],
+            "campaign": [
+                "id": "cmp_\(p.key)", "mode": "paid",
+                "objective": p.creativeType == "app_store" ? "install" : "traffic", "priority_weight": 10,
+            ],
             "creative": creative,
             "tracking": ["allocation_id": allocation, "token": token],
             "close_policy": [
-                "is_skippable": p.isSkippable, "skippable_after_seconds": p.skippableAfter.map { $0 as Any } ?? NSNull(),
+                "is_skippable": p.isSkippable,
+                "skippable_after_seconds": p.skippableAfter.map { $0 as Any } ?? NSNull(),
                 "reward_grant_after_seconds": p.reward.map { $0.minimumViewSeconds as Any } ?? NSNull(),
             ],
             "ecpm": ecpm,
@@ -162,14 +195,17 @@ extension SandboxState {
         var bytes = [UInt8](repeating: 0, count: 4096)
         for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
         let isVideo = path.hasSuffix(".mp4")
-        let magic: [UInt8] = isVideo ? [0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70] : [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let magic: [UInt8] =
+            isVideo ? [0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70] : [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         bytes.replaceSubrange(0..<magic.count, with: magic)
         var fields = HTTPFields()
         fields[.contentType] = isVideo ? "video/mp4" : "image/png"
         return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    static let growthcatEventNames: Set<String> = ["impression", "click", "video_start", "video_progress", "video_complete", "ad_closed", "ad_reported"]
+    static let growthcatEventNames: Set<String> = [
+        "impression", "click", "video_start", "video_progress", "video_complete", "ad_closed", "ad_reported",
+    ]
 
     private func growthcatEvents(_ body: Data) -> Response {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
@@ -179,7 +215,9 @@ extension SandboxState {
             return Self.error(400, "invalid_events", "events must be an array of objects")
         }
         if events.isEmpty { return Self.error(400, "invalid_events", "events must not be empty") }
-        if events.count > 100 { return Self.error(400, "batch_too_large", "a batch holds at most 100 events, got \(events.count)") }
+        if events.count > 100 {
+            return Self.error(400, "batch_too_large", "a batch holds at most 100 events, got \(events.count)")
+        }
         var parsed: [GrowthCatEventRecord] = []
         for (index, event) in events.enumerated() {
             guard let id = event["sdk_event_id"] as? String, !id.isEmpty else {
@@ -189,8 +227,10 @@ extension SandboxState {
                 return Self.error(400, "invalid_event", "events[\(index)].event_name is not a known event")
             }
             let metadata = (event["metadata"] as? [String: Any])?.compactMapValues { "\($0)" } ?? [:]
-            parsed.append(GrowthCatEventRecord(sdkEventID: id, eventName: name, placementKey: event["placement_key"] as? String,
-                                               creativeID: event["creative_id"] as? String, metadata: metadata))
+            parsed.append(
+                GrowthCatEventRecord(
+                    sdkEventID: id, eventName: name, placementKey: event["placement_key"] as? String,
+                    creativeID: event["creative_id"] as? String, metadata: metadata))
         }
         let (accepted, duplicates) = mutable.withLock { m -> (Int, Int) in
             var accepted = 0, duplicates = 0
@@ -220,14 +260,21 @@ extension SandboxState {
         let viewed = (object["viewed_seconds"] as? NSNumber)?.doubleValue ?? 0
         let reward: (String, Int)? = mutable.withLock { m in
             guard var issued = m.growthcatTokens[allocation], issued.token == token, !issued.redeemed,
-                  user != nil, viewed >= issued.minimumViewSeconds, let name = issued.rewardName, let amount = issued.rewardAmount else { return nil }
+                user != nil, viewed >= issued.minimumViewSeconds, let name = issued.rewardName,
+                let amount = issued.rewardAmount
+            else { return nil }
             issued.redeemed = true
             m.growthcatTokens[allocation] = issued
             return (name, amount)
         }
-        record { $0.rewardValidations.append(RewardValidationRecord(allocationID: allocation, appUserID: user, viewedSeconds: viewed, validated: reward != nil)) }
+        record {
+            $0.rewardValidations.append(
+                RewardValidationRecord(
+                    allocationID: allocation, appUserID: user, viewedSeconds: viewed, validated: reward != nil))
+        }
         if let (name, amount) = reward {
-            return Self.json(200, object: ["reward_validated": true, "accepted": 1, "reward": ["name": name, "amount": amount]])
+            return Self.json(
+                200, object: ["reward_validated": true, "accepted": 1, "reward": ["name": name, "amount": amount]])
         }
         return Self.json(200, object: ["reward_validated": false, "accepted": 0, "reward": NSNull()])
     }
@@ -249,7 +296,9 @@ struct JSONTemplate: Sendable {
     private(set) var holes: [Hole] = []
 
     init(rendering object: [String: Any]) {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
         // JSONSerialization writes U+0001 as \u0001.
         var rest = Substring(String(decoding: data, as: UTF8.self))
         let markers: [(String, Hole)] = [

@@ -21,14 +21,21 @@ extension SandboxState {
             guard let userAgent = incoming.header("User-Agent"), !userAgent.isEmpty else {
                 return Self.error(400, "invalid_request", "User-Agent is required")
             }
-            return Self.json(200, object: ["geoname_id": "4930956", "geo_location": "506,MA,US",
-                                           "normalized_ua": userAgent.hasPrefix("Mozilla/") ? "Firefox" : "Other"])
+            return Self.json(
+                200,
+                object: [
+                    "geoname_id": "4930956", "geo_location": "506,MA,US",
+                    "normalized_ua": userAgent.hasPrefix("Mozilla/") ? "Firefox" : "Other",
+                ])
         case ("GET", "/t"):
-            record { $0.marsCallbacks.append(CallbackRecord(network: "mars", path: incoming.path, query: incoming.query)) }
+            record {
+                $0.marsCallbacks.append(CallbackRecord(network: "mars", path: incoming.path, query: incoming.query))
+            }
             return Self.empty(200)
         case ("DELETE", "/delete_user"):
             guard let object = try? JSONSerialization.jsonObject(with: incoming.body) as? [String: Any],
-                  let id = object["context_id"] as? String else {
+                let id = object["context_id"] as? String
+            else {
                 return Self.error(400, "invalid_request", "context_id is required")
             }
             record { $0.marsDeletedContextIDs.append(id) }
@@ -56,17 +63,24 @@ extension SandboxState {
             guard let id = placement["placement"] as? String, !id.isEmpty else {
                 return Self.error(400, "invalid_request", "placements[\(index)].placement is required")
             }
-            guard seen.insert(id).inserted else { return Self.error(400, "invalid_request", "duplicate placement \(id)") }
+            guard seen.insert(id).inserted else {
+                return Self.error(400, "invalid_request", "duplicate placement \(id)")
+            }
             guard let count = placement["count"] as? Int, (1...20).contains(count) else {
                 return Self.error(400, "invalid_request", "placements[\(index)].count must be 1…20")
             }
             if let content = placement["content"], !(content is NSNull) {
                 guard let content = content as? [String: Any], let taxonomy = content["taxonomy"] as? String,
-                      Self.marsTaxonomies.contains(taxonomy), content["categories"] is [String] else {
-                    return Self.error(400, "invalid_request", "placements[\(index)].content must have a known taxonomy and categories")
+                    Self.marsTaxonomies.contains(taxonomy), content["categories"] is [String]
+                else {
+                    return Self.error(
+                        400, "invalid_request", "placements[\(index)].content must have a known taxonomy and categories"
+                    )
                 }
             }
-            guard let kind = Self.marsPlacements[id] else { return Self.error(400, "unsupported_placement", "unsupported placement \(id)") }
+            guard let kind = Self.marsPlacements[id] else {
+                return Self.error(400, "unsupported_placement", "unsupported placement \(id)")
+            }
             if kind != "spoc" && count != 1 { return Self.error(400, "invalid_request", "count must be 1 for \(id)") }
             requested.append((id, kind, count))
         }
@@ -75,11 +89,20 @@ extension SandboxState {
         for placement in requested {
             let draw = self.draw(network: "mars", placement: placement.id)
             if firstDraw == nil { firstDraw = draw }
-            guard draw.fills else { response[placement.id] = [Any](); continue }
-            response[placement.id] = (0..<placement.count).map { marsAd(kind: placement.kind, placement: placement.id, ecpm: draw.ecpm, rank: $0) }
+            guard draw.fills else {
+                response[placement.id] = [Any]()
+                continue
+            }
+            response[placement.id] = (0..<placement.count).map {
+                marsAd(kind: placement.kind, placement: placement.id, ecpm: draw.ecpm, rank: $0)
+            }
         }
-        let body = (try? JSONSerialization.data(withJSONObject: response, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        if let draw = firstDraw, let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
+        let body =
+            (try? JSONSerialization.data(withJSONObject: response, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data()
+        if let draw = firstDraw, let faulted = await applyDraw(draw, validBody: body, context: context) {
+            return faulted
+        }
         return Self.json(200, body, headers: [("Cache-Control", "max-age=300")])
     }
 
@@ -88,9 +111,13 @@ extension SandboxState {
         let id = "\(kind)_\(serial)"
         let t = "\(baseURL)/mars/v1/t"
         var ad: [String: Any] = [
-            "format": kind, "url": "https://advertiser.example.com/\(id)", "image_url": "\(baseURL)/growthcat/assets/\(id).png",
+            "format": kind, "url": "https://advertiser.example.com/\(id)",
+            "image_url": "\(baseURL)/growthcat/assets/\(id).png",
             "block_key": "bk_\(id)",
-            "callbacks": ["click": "\(t)?data=click-\(id)", "impression": "\(t)?data=impression-\(id)", "report": "\(t)?data=report-\(id)"],
+            "callbacks": [
+                "click": "\(t)?data=click-\(id)", "impression": "\(t)?data=impression-\(id)",
+                "report": "\(t)?data=report-\(id)",
+            ],
         ]
         switch kind {
         case "tile":
@@ -102,7 +129,9 @@ extension SandboxState {
             ad["sponsor"] = "Sandbox Sponsor"
             ad["sponsored_by_override"] = NSNull()
             ad["caps"] = ["cap_key": "cap_\(placement)_\(serial)", "day": 3]
-            ad["ranking"] = ["priority": rank + 1, "item_score": (1.0 - Double(rank) * 0.1), "personalization_models": ["m1": 1]]
+            ad["ranking"] = [
+                "priority": rank + 1, "item_score": (1.0 - Double(rank) * 0.1), "personalization_models": ["m1": 1],
+            ]
         default:
             ad["alt_text"] = "Sandbox \(kind)"
         }

@@ -17,14 +17,22 @@ extension SandboxState {
         switch (incoming.method, incoming.path) {
         case ("GET", "/ohttp/keys"):
             let configuration = mutable.withLock { $0.ohttpGateway.configuration }
-            return Self.bytes(200, ObliviousHTTPKeyConfiguration.listEncoded([configuration]), contentType: ObliviousHTTPClient.keysMediaType)
+            return Self.bytes(
+                200, ObliviousHTTPKeyConfiguration.listEncoded([configuration]),
+                contentType: ObliviousHTTPClient.keysMediaType)
         case ("POST", "/ohttp/relay"):
             // The relay forwards the body only: the gateway learns nothing about who sent it.
-            let answer = await ohttpGateway(contentType: incoming.header("Content-Type"), body: incoming.body, context: context)
-            record { $0.ohttpRelayed.append(OHTTPRelayRecord(contentType: incoming.header("Content-Type"), body: incoming.body, status: answer.status)) }
+            let answer = await ohttpGateway(
+                contentType: incoming.header("Content-Type"), body: incoming.body, context: context)
+            record {
+                $0.ohttpRelayed.append(
+                    OHTTPRelayRecord(
+                        contentType: incoming.header("Content-Type"), body: incoming.body, status: answer.status))
+            }
             return Self.bytes(answer.status, answer.body, contentType: answer.contentType)
         case ("POST", "/ohttp/gateway"):
-            let answer = await ohttpGateway(contentType: incoming.header("Content-Type"), body: incoming.body, context: context)
+            let answer = await ohttpGateway(
+                contentType: incoming.header("Content-Type"), body: incoming.body, context: context)
             return Self.bytes(answer.status, answer.body, contentType: answer.contentType)
         default:
             return Self.error(404, "not_found", "no OHTTP route \(incoming.method) \(incoming.path)")
@@ -49,7 +57,9 @@ extension SandboxState {
     private func ohttpGateway(contentType: String?, body: Data, context: SandboxContext) async -> GatewayAnswer {
         func problem(_ status: Int, _ type: String, _ title: String) -> GatewayAnswer {
             let object: [String: Any] = ["type": type, "title": title]
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            let data =
+                (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data()
             return GatewayAnswer(status: status, body: data, contentType: "application/problem+json")
         }
         guard contentType?.lowercased().hasPrefix(ObliviousHTTPClient.requestMediaType) == true else {
@@ -59,7 +69,7 @@ extension SandboxState {
         let opened: (request: Data, context: ObliviousHTTPGatewayContext)
         do {
             opened = try gateway.decapsulate(body)
-        } catch where error.code == .unknownKey {
+        } catch  where error.code == .unknownKey {
             return problem(422, "https://iana.org/assignments/http-problem-types#ohttp-key", "key identifier unknown")
         } catch {
             return problem(400, "about:blank", "the encapsulated request does not decrypt")
@@ -75,14 +85,20 @@ extension SandboxState {
         let response: Response
         if routable.contains(where: { pathOnly.hasPrefix($0) }) {
             var headers = HTTPFields()
-            for field in inner.headers { if let name = HTTPField.Name(field.name) { headers.append(HTTPField(name: name, value: field.value)) } }
+            for field in inner.headers {
+                if let name = HTTPField.Name(field.name) { headers.append(HTTPField(name: name, value: field.value)) }
+            }
             record {
-                $0.ohttpGatewayRequests.append(OHTTPGatewayRecord(
-                    method: inner.method, path: pathOnly, headers: Dictionary(inner.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })))
+                $0.ohttpGatewayRequests.append(
+                    OHTTPGatewayRecord(
+                        method: inner.method, path: pathOnly,
+                        headers: Dictionary(inner.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })))
                 $0.requestCounts["\(inner.method) \(pathOnly)", default: 0] += 1
             }
-            response = await dispatch(Incoming(method: inner.method, path: pathOnly, pathWithQuery: inner.path,
-                                               query: Self.decodeQuery(query), headers: headers, body: inner.content), context: context)
+            response = await dispatch(
+                Incoming(
+                    method: inner.method, path: pathOnly, pathWithQuery: inner.path,
+                    query: Self.decodeQuery(query), headers: headers, body: inner.content), context: context)
         } else {
             response = Self.error(404, "not_found", "the gateway routes only to the networks, not \(pathOnly)")
         }

@@ -7,7 +7,10 @@ import Hummingbird
 extension SandboxState {
     private struct BidRequestWire: Decodable {
         struct Imp: Decodable {
-            struct Size: Decodable { var w: Int; var h: Int }
+            struct Size: Decodable {
+                var w: Int
+                var h: Int
+            }
             var id: String
             var tagid: String?
             var bidfloor: Double?
@@ -21,7 +24,9 @@ extension SandboxState {
 
     func openRTB(_ incoming: Incoming, context: SandboxContext) async -> Response {
         let parts = incoming.path.split(separator: "/", omittingEmptySubsequences: true)
-        guard parts.count >= 3, let name = parts.dropFirst().first.map(String.init), !name.isEmpty, name.utf8.count <= 64 else {
+        guard parts.count >= 3, let name = parts.dropFirst().first.map(String.init), !name.isEmpty,
+            name.utf8.count <= 64
+        else {
             return Self.error(404, "not_found", "no bidder route \(incoming.method) \(incoming.path)")
         }
         let route = "/" + parts.dropFirst(2).joined(separator: "/")
@@ -30,8 +35,9 @@ extension SandboxState {
             return await auction(name: name, incoming, context: context)
         case ("GET", "/notice/win"), ("GET", "/notice/bill"), ("GET", "/notice/loss"):
             let kind: BidNoticeRecord.Kind = route.hasSuffix("win") ? .win : route.hasSuffix("bill") ? .bill : .loss
-            let notice = BidNoticeRecord(bidder: name, kind: kind, bidID: incoming.query["bid"] ?? "", price: incoming.query["price"],
-                                         reason: incoming.query["reason"])
+            let notice = BidNoticeRecord(
+                bidder: name, kind: kind, bidID: incoming.query["bid"] ?? "", price: incoming.query["price"],
+                reason: incoming.query["reason"])
             record { if $0.bidNotices.count < 200_000 { $0.bidNotices.append(notice) } }
             return Self.empty(204)
         default:
@@ -47,7 +53,8 @@ extension SandboxState {
             return Self.error(400, "invalid_request", "not an OpenRTB bid request")
         }
         guard !request.id.isEmpty, request.imp.count == 1, let imp = request.imp.first, !imp.id.isEmpty,
-              let tagid = imp.tagid, !tagid.isEmpty else {
+            let tagid = imp.tagid, !tagid.isEmpty
+        else {
             return Self.error(400, "invalid_request", "one imp with an id and a tagid is required")
         }
         guard let tmax = request.tmax, tmax >= 1 else { return Self.error(400, "invalid_request", "tmax is required") }
@@ -67,14 +74,20 @@ extension SandboxState {
         let size = imp.banner ?? imp.video
         var bid: [String: Any] = [
             "id": bidID, "impid": imp.id, "price": draw.ecpm, "adm": "<div class=\"ad\">\(name) \(bidID)</div>",
-            "crid": "cr-\(name)-\(draw.ecpm > 3 ? "premium" : "standard")", "adomain": ["advertiser.example"], "exp": 300,
+            "crid": "cr-\(name)-\(draw.ecpm > 3 ? "premium" : "standard")", "adomain": ["advertiser.example"],
+            "exp": 300,
             "nurl": "\(notice)/win?bid=\(bidID)&price=${AUCTION_PRICE}",
             "burl": "\(notice)/bill?bid=\(bidID)&price=${AUCTION_PRICE}",
             "lurl": "\(notice)/loss?bid=\(bidID)&price=${AUCTION_PRICE}&reason=${AUCTION_LOSS}",
         ]
-        if let size { bid["w"] = size.w; bid["h"] = size.h }
+        if let size {
+            bid["w"] = size.w
+            bid["h"] = size.h
+        }
         let answer: [String: Any] = ["id": request.id, "cur": "USD", "seatbid": [["seat": name, "bid": [bid]]]]
-        let body = (try? JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let body =
+            (try? JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data()
         if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
         return Self.json(200, body)
     }

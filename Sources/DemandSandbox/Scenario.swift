@@ -19,7 +19,8 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
 
     /// Creates a scenario.
     public init(
-        fillRate: Double = 1, ecpm: Distribution = .uniform(min: 0.5, max: 5), latencyMs: Distribution = .fixed(0), faults: [Fault] = [],
+        fillRate: Double = 1, ecpm: Distribution = .uniform(min: 0.5, max: 5), latencyMs: Distribution = .fixed(0),
+        faults: [Fault] = [],
         drift: [DriftPhase] = []
     ) {
         self.fillRate = fillRate
@@ -51,7 +52,9 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
         faults = try c.decodeIfPresent([Fault].self, forKey: .faults) ?? []
         drift = try c.decodeIfPresent([DriftPhase].self, forKey: .drift) ?? []
         guard (0...1).contains(fillRate) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
         }
         try ecpm.check(range: 0...1_000_000, path: c.codingPath + [CodingKeys.ecpm])
         try latencyMs.check(range: 0...Distribution.maxLatencyMs, path: c.codingPath + [CodingKeys.latencyMs])
@@ -81,14 +84,18 @@ public struct DriftPhase: Codable, Sendable, Hashable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let after = try c.decode(Double.self, forKey: .afterRequests)
         guard let whole = OutsideValue.integer(after, in: 0...1_000_000_000) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.afterRequests],
-                debugDescription: "must be a whole number 0…1000000000, got \(after)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [CodingKeys.afterRequests],
+                    debugDescription: "must be a whole number 0…1000000000, got \(after)"))
         }
         afterRequests = whole
         fillRate = try c.decodeIfPresent(Double.self, forKey: .fillRate)
         ecpm = try c.decodeIfPresent(Distribution.self, forKey: .ecpm)
         if let fillRate, !(0...1).contains(fillRate) {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [CodingKeys.fillRate], debugDescription: "must be 0…1, got \(fillRate)"))
         }
         try ecpm?.check(range: 0...1_000_000, path: c.codingPath + [CodingKeys.ecpm])
     }
@@ -105,8 +112,14 @@ public enum Distribution: Codable, Sendable, Hashable {
     case logNormal(median: Double, sigma: Double)
 
     enum CodingKeys: String, CodingKey { case fixed, uniform, logNormal = "log_normal" }
-    struct Range: Codable { var min: Double; var max: Double }
-    struct LogNormal: Codable { var median: Double; var sigma: Double }
+    struct Range: Codable {
+        var min: Double
+        var max: Double
+    }
+    struct LogNormal: Codable {
+        var median: Double
+        var sigma: Double
+    }
 
     /// Decodes one of the three shapes.
     public init(from decoder: any Decoder) throws {
@@ -118,7 +131,8 @@ public enum Distribution: Codable, Sendable, Hashable {
         } else if let ln = try c.decodeIfPresent(LogNormal.self, forKey: .logNormal) {
             self = .logNormal(median: ln.median, sigma: ln.sigma)
         } else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "expected fixed, uniform or log_normal"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "expected fixed, uniform or log_normal"))
         }
     }
 
@@ -128,7 +142,8 @@ public enum Distribution: Codable, Sendable, Hashable {
         switch self {
         case .fixed(let v): try c.encode(v, forKey: .fixed)
         case .uniform(let min, let max): try c.encode(Range(min: min, max: max), forKey: .uniform)
-        case .logNormal(let median, let sigma): try c.encode(LogNormal(median: median, sigma: sigma), forKey: .logNormal)
+        case .logNormal(let median, let sigma):
+            try c.encode(LogNormal(median: median, sigma: sigma), forKey: .logNormal)
         }
     }
 
@@ -144,12 +159,15 @@ public enum Distribution: Codable, Sendable, Hashable {
         case .logNormal(let median, let sigma):
             values = [median]
             guard (0...10).contains(sigma) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "sigma must be 0…10, got \(sigma)"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: path, debugDescription: "sigma must be 0…10, got \(sigma)"))
             }
         }
         for value in values where !range.contains(value) {
-            throw DecodingError.dataCorrupted(.init(codingPath: path,
-                debugDescription: "every value must be \(range.lowerBound)…\(range.upperBound), got \(value)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: path,
+                    debugDescription: "every value must be \(range.lowerBound)…\(range.upperBound), got \(value)"))
         }
     }
 
@@ -222,15 +240,19 @@ public struct Fault: Codable, Sendable, Hashable {
         func whole(_ key: CodingKeys, _ range: ClosedRange<Int>, default value: Int) throws -> Int {
             guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return value }
             guard let whole = OutsideValue.integer(number, in: range) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [key],
-                    debugDescription: "must be a whole number \(range.lowerBound)…\(range.upperBound), got \(number)"))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: c.codingPath + [key],
+                        debugDescription:
+                            "must be a whole number \(range.lowerBound)…\(range.upperBound), got \(number)"))
             }
             return whole
         }
         status = try whole(.status, Self.statuses, default: 500)
         retryAfterS = try whole(.retryAfterS, 0...604_800, default: 1)
         guard (0...1).contains(rate) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [CodingKeys.rate], debugDescription: "must be 0…1, got \(rate)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: c.codingPath + [CodingKeys.rate], debugDescription: "must be 0…1, got \(rate)"))
         }
     }
 
@@ -248,7 +270,9 @@ public struct SandboxScenario: Codable, Sendable, Hashable {
     public var placements: [String: NetworkScenario]
 
     /// Creates a scenario; the default always fills with no faults.
-    public init(seed: UInt64 = 42, networks: [String: NetworkScenario] = [:], placements: [String: NetworkScenario] = [:]) {
+    public init(
+        seed: UInt64 = 42, networks: [String: NetworkScenario] = [:], placements: [String: NetworkScenario] = [:]
+    ) {
         self.seed = seed
         self.networks = networks
         self.placements = placements
@@ -265,7 +289,9 @@ public struct SandboxScenario: Codable, Sendable, Hashable {
     /// Decodes a scenario file or admin body: bounded (size, depth, strings, items) and checked (rates 0…1, statuses
     /// 100…599, latencies 0…60 000 ms, prices 0…1 000 000), with errors that name the field.
     public static func decode(json: Data) throws(SandboxError) -> SandboxScenario {
-        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 4096, maxItems: 1000).violation(in: json) {
+        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 4096, maxItems: 1000).violation(
+            in: json)
+        {
             throw SandboxError("scenario: \(violation)")
         }
         do {

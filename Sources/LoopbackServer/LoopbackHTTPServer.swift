@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A small HTTP/1.1 server on 127.0.0.1 with a port chosen by the kernel, one thread per connection, keep-alive,
 /// `TCP_NODELAY`, and scripted faults (reset mid-body, truncated body, silent close, slow drip, delays).
@@ -107,7 +108,9 @@ public final class LoopbackHTTPServer: Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 1024) == 0 else {
             close(fd)
@@ -137,7 +140,9 @@ public final class LoopbackHTTPServer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else {
             close(fd)
@@ -195,7 +200,10 @@ public final class LoopbackHTTPServer: Sendable {
                 s.connections.insert(fd)
                 return true
             }
-            guard registered else { close(fd); break }
+            guard registered else {
+                close(fd)
+                break
+            }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let id = accepted.add(1, ordering: .relaxed).newValue
@@ -240,7 +248,9 @@ public final class LoopbackHTTPServer: Sendable {
             switch handler(request) {
             case .respond(let response):
                 pause(response.delay)
-                open = writeAll(fd, Self.serialize(response, bodyBytes: response.body.count)) && !closeAfter && !response.closeDelimited
+                open =
+                    writeAll(fd, Self.serialize(response, bodyBytes: response.body.count)) && !closeAfter
+                    && !response.closeDelimited
             case .resetMidBody(let response, let bytes):
                 pause(response.delay)
                 _ = writeAll(fd, Self.serialize(response, bodyBytes: min(bytes, response.body.count)))
@@ -287,7 +297,9 @@ public final class LoopbackHTTPServer: Sendable {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
                 return false
@@ -299,7 +311,8 @@ public final class LoopbackHTTPServer: Sendable {
 
     private static func findHeaderEnd(_ buffer: [UInt8]) -> Int? {
         guard buffer.count >= 4 else { return nil }
-        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+        for i in 0...(buffer.count - 4)
+        where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
             return i
         }
         return nil
@@ -313,7 +326,8 @@ public final class LoopbackHTTPServer: Sendable {
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         return Request(method: String(parts[0]), target: String(parts[1]), headers: headers, body: [], connectionID: 0)
     }

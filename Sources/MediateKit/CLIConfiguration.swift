@@ -26,7 +26,9 @@ package struct CLIConfiguration: Sendable {
     }
 
     /// The factory of `type` in `factories`.
-    package static func factory(_ type: String, in factories: [any AdNetworkFactory.Type] = factories) -> (any AdNetworkFactory.Type)? {
+    package static func factory(_ type: String, in factories: [any AdNetworkFactory.Type] = factories) -> (
+        any AdNetworkFactory.Type
+    )? {
         factories.first { $0.type == type }
     }
 
@@ -36,7 +38,10 @@ package struct CLIConfiguration: Sendable {
     /// The factories this file was read with.
     package var factories: [any AdNetworkFactory.Type]
 
-    package init(networks: [String: NetworkSettings], mediation: MediationConfiguration, factories: [any AdNetworkFactory.Type] = Self.factories) {
+    package init(
+        networks: [String: NetworkSettings], mediation: MediationConfiguration,
+        factories: [any AdNetworkFactory.Type] = Self.factories
+    ) {
         self.networks = networks
         self.mediation = mediation
         self.factories = factories
@@ -44,8 +49,12 @@ package struct CLIConfiguration: Sendable {
 
     /// Reads and checks a configuration file: bounded JSON, each network's type, base URL and settings (checked by its
     /// factory), then the placements against the networks' formats. Errors name the field.
-    package static func parse(_ data: Data, factories: [any AdNetworkFactory.Type] = factories) throws(AdError) -> CLIConfiguration {
-        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000).violation(in: data) {
+    package static func parse(_ data: Data, factories: [any AdNetworkFactory.Type] = factories) throws(AdError)
+        -> CLIConfiguration
+    {
+        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000)
+            .violation(in: data)
+        {
             throw AdError(.configuration, "configuration: \(violation)")
         }
         guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
@@ -59,12 +68,18 @@ package struct CLIConfiguration: Sendable {
         var networks: [String: NetworkSettings] = [:]
         for (id, value) in networksObject.sorted(by: { $0.key < $1.key }) {
             let path = "networks.\(id)"
-            guard let object = value as? [String: Any] else { throw AdError(.configuration, "\(path): expected an object") }
-            guard let type = object["type"] as? String else { throw AdError(.configuration, "\(path).type: required (one of \(types))") }
+            guard let object = value as? [String: Any] else {
+                throw AdError(.configuration, "\(path): expected an object")
+            }
+            guard let type = object["type"] as? String else {
+                throw AdError(.configuration, "\(path).type: required (one of \(types))")
+            }
             guard let networkFactory = Self.factory(type, in: factories) else {
                 throw AdError(.configuration, "\(path).type: unknown type \"\(type.prefix(40))\" (one of \(types))")
             }
-            guard let base = object["base_url"] as? String, let url = URL(string: base), url.scheme != nil, url.host != nil else {
+            guard let base = object["base_url"] as? String, let url = URL(string: base), url.scheme != nil,
+                url.host != nil
+            else {
                 throw AdError(.configuration, "\(path).base_url: required, an absolute URL")
             }
             var values: [String: String] = [:]
@@ -72,7 +87,9 @@ package struct CLIConfiguration: Sendable {
                 if let nested = setting as? [String: Any] {
                     // A nested object of strings, such as MARS's {"ohttp": {"relay": …, "config": …}}: `ohttp.relay`, …
                     for (sub, inner) in nested {
-                        guard let text = inner as? String else { throw AdError(.configuration, "\(path).\(key).\(sub): expected a string") }
+                        guard let text = inner as? String else {
+                            throw AdError(.configuration, "\(path).\(key).\(sub): expected a string")
+                        }
                         values["\(key).\(sub)"] = text
                     }
                     continue
@@ -86,7 +103,10 @@ package struct CLIConfiguration: Sendable {
             let allowed = networkFactory.settingKeys
             for key in values.keys.sorted() where !allowed.contains(key) {
                 let known = allowed.sorted().joined(separator: ", ")
-                throw AdError(.configuration, "\(path).\(key): not a setting of type \(type) (\(known.isEmpty ? "it has none" : "settings: \(known)"))")
+                throw AdError(
+                    .configuration,
+                    "\(path).\(key): not a setting of type \(type) (\(known.isEmpty ? "it has none" : "settings: \(known)"))"
+                )
             }
             let settings = NetworkSettings(id: id, type: type, baseURL: base, values: values)
             try networkFactory.validate(settings)
@@ -113,7 +133,8 @@ package struct CLIConfiguration: Sendable {
 
     /// The default event queue of a GrowthCat network: `<state directory>/<network id>-events.sqlite` (created).
     package static func defaultQueuePath(networkID: String, environment: [String: String]) throws(AdError) -> String {
-        try GrowthCatFactory.defaultQueuePath(networkID: networkID, stateDirectory: stateDirectory(environment: environment))
+        try GrowthCatFactory.defaultQueuePath(
+            networkID: networkID, stateDirectory: stateDirectory(environment: environment))
     }
 
     /// Ends what the networks run in the background (a bidder's notice sender sends what is queued first).
@@ -125,10 +146,13 @@ package struct CLIConfiguration: Sendable {
     }
 
     /// Builds every configured network with its factory.
-    package func makeNetworks(http: any HTTPClient,
-                              environment: [String: String] = ProcessInfo.processInfo.environment,
-                              clock: any AdClock = SystemAdClock()) throws(AdError) -> [String: any AdNetwork] {
-        let context = AdNetworkFactoryContext(http: http, clock: clock, stateDirectory: Self.stateDirectory(environment: environment))
+    package func makeNetworks(
+        http: any HTTPClient,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        clock: any AdClock = SystemAdClock()
+    ) throws(AdError) -> [String: any AdNetwork] {
+        let context = AdNetworkFactoryContext(
+            http: http, clock: clock, stateDirectory: Self.stateDirectory(environment: environment))
         var built: [String: any AdNetwork] = [:]
         for (id, settings) in networks {
             guard let factory = Self.factory(settings.type, in: factories) else {

@@ -67,8 +67,10 @@ public struct BinaryHTTPRequest: Sendable, Hashable {
     public var trailers: [BinaryHTTPField]
 
     /// A request.
-    public init(method: String, scheme: String, authority: String, path: String, headers: [BinaryHTTPField] = [],
-                content: Data = Data(), trailers: [BinaryHTTPField] = []) {
+    public init(
+        method: String, scheme: String, authority: String, path: String, headers: [BinaryHTTPField] = [],
+        content: Data = Data(), trailers: [BinaryHTTPField] = []
+    ) {
         self.method = method
         self.scheme = scheme
         self.authority = authority
@@ -93,8 +95,9 @@ public struct BinaryHTTPRequest: Sendable, Hashable {
         var reader = try BinaryHTTPWire.Reader(data, maxBytes: maxBytes)
         let framing = try reader.varint("framing indicator")
         guard framing == 0 else {
-            throw ObliviousHTTPError(framing == 2 ? .unsupportedFraming : .malformedMessage,
-                                     "framing indicator \(framing) is not a known-length request (0)")
+            throw ObliviousHTTPError(
+                framing == 2 ? .unsupportedFraming : .malformedMessage,
+                "framing indicator \(framing) is not a known-length request (0)")
         }
         method = try reader.string("method")
         scheme = try reader.string("scheme")
@@ -132,8 +135,10 @@ public struct BinaryHTTPResponse: Sendable, Hashable {
     public var trailers: [BinaryHTTPField]
 
     /// A response.
-    public init(status: Int, headers: [BinaryHTTPField] = [], content: Data = Data(), trailers: [BinaryHTTPField] = [],
-                informational: [Informational] = []) {
+    public init(
+        status: Int, headers: [BinaryHTTPField] = [], content: Data = Data(), trailers: [BinaryHTTPField] = [],
+        informational: [Informational] = []
+    ) {
         self.status = status
         self.headers = headers
         self.content = content
@@ -159,17 +164,22 @@ public struct BinaryHTTPResponse: Sendable, Hashable {
         var reader = try BinaryHTTPWire.Reader(data, maxBytes: maxBytes)
         let framing = try reader.varint("framing indicator")
         guard framing == 1 else {
-            throw ObliviousHTTPError(framing == 3 ? .unsupportedFraming : .malformedMessage,
-                                     "framing indicator \(framing) is not a known-length response (1)")
+            throw ObliviousHTTPError(
+                framing == 3 ? .unsupportedFraming : .malformedMessage,
+                "framing indicator \(framing) is not a known-length response (1)")
         }
         var informational: [Informational] = []
         var status = try reader.varint("status")
         while (100...199).contains(status) {
-            guard informational.count < 64 else { throw ObliviousHTTPError(.malformedMessage, "more than 64 informational responses") }
+            guard informational.count < 64 else {
+                throw ObliviousHTTPError(.malformedMessage, "more than 64 informational responses")
+            }
             informational.append(Informational(status: Int(status), headers: try reader.fields("informational fields")))
             status = try reader.varint("status")
         }
-        guard (200...599).contains(status) else { throw ObliviousHTTPError(.malformedMessage, "status \(status) is not 200…599") }
+        guard (200...599).contains(status) else {
+            throw ObliviousHTTPError(.malformedMessage, "status \(status) is not 200…599")
+        }
         self.informational = informational
         self.status = Int(status)
         (headers, content, trailers) = try reader.sections()
@@ -189,7 +199,8 @@ enum BinaryHTTPWire {
             out.append(contentsOf: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> $0) })
         default:
             let word = min(value, (1 << 62) - 1) | 0xc000_0000_0000_0000
-            out.append(contentsOf: [56, 48, 40, 32, 24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt64($0)) })
+            out.append(
+                contentsOf: [56, 48, 40, 32, 24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt64($0)) })
         }
     }
 
@@ -199,7 +210,9 @@ enum BinaryHTTPWire {
     }
 
     /// The header section, content and trailer section that end every known-length message.
-    static func appendSections(headers: [BinaryHTTPField], content: Data, trailers: [BinaryHTTPField], to out: inout Data) {
+    static func appendSections(
+        headers: [BinaryHTTPField], content: Data, trailers: [BinaryHTTPField], to out: inout Data
+    ) {
         appendFields(headers, to: &out)
         appendBytes(content, to: &out)
         appendFields(trailers, to: &out)
@@ -220,7 +233,9 @@ enum BinaryHTTPWire {
         private var offset = 0
 
         init(_ data: Data, maxBytes: Int) throws(ObliviousHTTPError) {
-            guard data.count <= maxBytes else { throw ObliviousHTTPError(.tooLarge, "message of \(data.count) bytes is over \(maxBytes)") }
+            guard data.count <= maxBytes else {
+                throw ObliviousHTTPError(.tooLarge, "message of \(data.count) bytes is over \(maxBytes)")
+            }
             bytes = [UInt8](data)
         }
 
@@ -235,9 +250,13 @@ enum BinaryHTTPWire {
         var isAtPaddingOrEnd: Bool { bytes[offset...].allSatisfy { $0 == 0 } }
 
         mutating func varint(_ what: String) throws(ObliviousHTTPError) -> UInt64 {
-            guard offset < bytes.count else { throw ObliviousHTTPError(.malformedMessage, "\(what): message ends before it") }
+            guard offset < bytes.count else {
+                throw ObliviousHTTPError(.malformedMessage, "\(what): message ends before it")
+            }
             let length = 1 << Int(bytes[offset] >> 6)
-            guard bytes.count - offset >= length else { throw ObliviousHTTPError(.malformedMessage, "\(what): varint runs past the end") }
+            guard bytes.count - offset >= length else {
+                throw ObliviousHTTPError(.malformedMessage, "\(what): varint runs past the end")
+            }
             var value = UInt64(bytes[offset] & 0x3f)
             for index in 1..<length { value = value << 8 | UInt64(bytes[offset + index]) }
             offset += length
@@ -247,7 +266,8 @@ enum BinaryHTTPWire {
         mutating func bytes(_ what: String) throws(ObliviousHTTPError) -> Data {
             let length = try varint("\(what) length")
             guard length <= UInt64(bytes.count - offset) else {
-                throw ObliviousHTTPError(.malformedMessage, "\(what): length \(length) runs past the end (\(bytes.count - offset) left)")
+                throw ObliviousHTTPError(
+                    .malformedMessage, "\(what): length \(length) runs past the end (\(bytes.count - offset) left)")
             }
             let start = offset
             offset += Int(length)
@@ -256,7 +276,9 @@ enum BinaryHTTPWire {
 
         mutating func string(_ what: String) throws(ObliviousHTTPError) -> String {
             let raw = try bytes(what)
-            guard let text = String(data: raw, encoding: .utf8) else { throw ObliviousHTTPError(.malformedMessage, "\(what) is not UTF-8") }
+            guard let text = String(data: raw, encoding: .utf8) else {
+                throw ObliviousHTTPError(.malformedMessage, "\(what) is not UTF-8")
+            }
             return text
         }
 
@@ -265,11 +287,13 @@ enum BinaryHTTPWire {
             var fields: [BinaryHTTPField] = []
             while !section.isAtEnd {
                 guard fields.count < BinaryHTTPWire.maxFieldLines else {
-                    throw ObliviousHTTPError(.malformedMessage, "\(what): more than \(BinaryHTTPWire.maxFieldLines) field lines")
+                    throw ObliviousHTTPError(
+                        .malformedMessage, "\(what): more than \(BinaryHTTPWire.maxFieldLines) field lines")
                 }
                 let name = try section.string("\(what) field name")
                 guard !name.isEmpty, name == name.lowercased() else {
-                    throw ObliviousHTTPError(.malformedMessage, "\(what): field name \"\(name)\" is empty or not lower-case")
+                    throw ObliviousHTTPError(
+                        .malformedMessage, "\(what): field name \"\(name)\" is empty or not lower-case")
                 }
                 fields.append(BinaryHTTPField(name, try section.string("\(what) value of \(name)")))
             }
@@ -289,7 +313,8 @@ enum BinaryHTTPWire {
         /// Whatever follows the message must be zero padding.
         func expectPadding() throws(ObliviousHTTPError) {
             guard bytes[offset...].allSatisfy({ $0 == 0 }) else {
-                throw ObliviousHTTPError(.malformedMessage, "\(bytes.count - offset) bytes after the message are not zero padding")
+                throw ObliviousHTTPError(
+                    .malformedMessage, "\(bytes.count - offset) bytes after the message are not zero padding")
             }
         }
     }

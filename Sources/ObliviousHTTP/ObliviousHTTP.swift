@@ -45,20 +45,26 @@ public struct ObliviousHTTPKeyConfiguration: Sendable, Hashable {
     public init(decoding data: Data) throws(ObliviousHTTPError) {
         var reader = ByteReader([UInt8](data))
         self = try Self.read(&reader)
-        guard reader.isAtEnd else { throw ObliviousHTTPError(.badKeyConfiguration, "\(reader.left) bytes after the key configuration") }
+        guard reader.isAtEnd else {
+            throw ObliviousHTTPError(.badKeyConfiguration, "\(reader.left) bytes after the key configuration")
+        }
     }
 
     /// Reads an `application/ohttp-keys` body: key configurations, each with a 2-byte length prefix. Configurations
     /// of an unknown KEM are skipped; a malformed one fails the whole body.
     public static func list(decoding data: Data) throws(ObliviousHTTPError) -> [ObliviousHTTPKeyConfiguration] {
-        guard data.count <= 64 << 10 else { throw ObliviousHTTPError(.badKeyConfiguration, "key configurations of \(data.count) bytes") }
+        guard data.count <= 64 << 10 else {
+            throw ObliviousHTTPError(.badKeyConfiguration, "key configurations of \(data.count) bytes")
+        }
         var reader = ByteReader([UInt8](data))
         var configurations: [ObliviousHTTPKeyConfiguration] = []
         while !reader.isAtEnd {
             let length = try reader.uint16("configuration length")
             var one = ByteReader(try reader.take(Int(length), "key configuration"))
             let configuration = try read(&one)
-            guard one.isAtEnd else { throw ObliviousHTTPError(.badKeyConfiguration, "\(one.left) bytes after a key configuration") }
+            guard one.isAtEnd else {
+                throw ObliviousHTTPError(.badKeyConfiguration, "\(one.left) bytes after a key configuration")
+            }
             configurations.append(configuration)
         }
         guard !configurations.isEmpty else { throw ObliviousHTTPError(.badKeyConfiguration, "no key configuration") }
@@ -68,11 +74,14 @@ public struct ObliviousHTTPKeyConfiguration: Sendable, Hashable {
     private static func read(_ reader: inout ByteReader) throws(ObliviousHTTPError) -> ObliviousHTTPKeyConfiguration {
         let keyID = try reader.uint8("key id")
         let kem = try reader.uint16("kem id")
-        guard kem == x25519KEM else { throw ObliviousHTTPError(.badKeyConfiguration, "kem id \(kem) is not X25519 (32)") }
+        guard kem == x25519KEM else {
+            throw ObliviousHTTPError(.badKeyConfiguration, "kem id \(kem) is not X25519 (32)")
+        }
         let publicKey = Data(try reader.take(32, "public key"))
         let suitesLength = try reader.uint16("cipher suites length")
         guard suitesLength > 0, suitesLength % 4 == 0 else {
-            throw ObliviousHTTPError(.badKeyConfiguration, "cipher suites length \(suitesLength) is not a positive multiple of 4")
+            throw ObliviousHTTPError(
+                .badKeyConfiguration, "cipher suites length \(suitesLength) is not a positive multiple of 4")
         }
         var suites: [Suite] = []
         var suiteReader = ByteReader(try reader.take(Int(suitesLength), "cipher suites"))
@@ -119,21 +128,31 @@ public enum ObliviousHTTPClient {
 
     /// Encapsulates `request` (a binary HTTP message) for `configuration` (RFC 9458 §4.3).
     public static func encapsulate(_ request: Data, for configuration: ObliviousHTTPKeyConfiguration)
-        throws(ObliviousHTTPError) -> (encapsulated: Data, context: ObliviousHTTPResponseContext) {
+        throws(ObliviousHTTPError) -> (encapsulated: Data, context: ObliviousHTTPResponseContext)
+    {
         guard configuration.kem == ObliviousHTTPKeyConfiguration.x25519KEM,
-              configuration.suites.contains(ObliviousHTTPKeyConfiguration.supportedSuite) else {
-            throw ObliviousHTTPError(.badKeyConfiguration, "key \(configuration.keyID) offers no suite this client supports (HKDF-SHA256, AES-128-GCM)")
+            configuration.suites.contains(ObliviousHTTPKeyConfiguration.supportedSuite)
+        else {
+            throw ObliviousHTTPError(
+                .badKeyConfiguration,
+                "key \(configuration.keyID) offers no suite this client supports (HKDF-SHA256, AES-128-GCM)")
         }
         let header = OHTTPSuite.header(keyID: configuration.keyID)
         do {
             let publicKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: configuration.publicKey)
-            var sender = try HPKE.Sender(recipientKey: publicKey, ciphersuite: OHTTPSuite.ciphersuite, info: OHTTPSuite.requestInfo(header))
+            var sender = try HPKE.Sender(
+                recipientKey: publicKey, ciphersuite: OHTTPSuite.ciphersuite, info: OHTTPSuite.requestInfo(header))
             let ciphertext = try sender.seal(request)
-            let secret = try sender.exportSecret(context: Data(OHTTPSuite.responseLabel.utf8), outputByteCount: OHTTPSuite.secretLength)
+            let secret = try sender.exportSecret(
+                context: Data(OHTTPSuite.responseLabel.utf8), outputByteCount: OHTTPSuite.secretLength)
             var encapsulated = header
             encapsulated.append(sender.encapsulatedKey)
             encapsulated.append(ciphertext)
-            return (encapsulated, ObliviousHTTPResponseContext(secret: secret.withUnsafeBytes { Data($0) }, encapsulatedKey: sender.encapsulatedKey))
+            return (
+                encapsulated,
+                ObliviousHTTPResponseContext(
+                    secret: secret.withUnsafeBytes { Data($0) }, encapsulatedKey: sender.encapsulatedKey)
+            )
         } catch {
             throw ObliviousHTTPError(.badKeyConfiguration, "key \(configuration.keyID): \(error)")
         }
@@ -149,13 +168,16 @@ public struct ObliviousHTTPResponseContext: Sendable {
     /// Opens an encapsulated response (RFC 9458 §4.4); returns the binary HTTP response.
     public func decapsulate(_ response: Data) throws(ObliviousHTTPError) -> Data {
         guard response.count >= OHTTPSuite.responseNonceLength + 16 else {
-            throw ObliviousHTTPError(.decryptionFailed, "encapsulated response of \(response.count) bytes is shorter than its nonce and tag")
+            throw ObliviousHTTPError(
+                .decryptionFailed, "encapsulated response of \(response.count) bytes is shorter than its nonce and tag")
         }
         let nonce = response.prefix(OHTTPSuite.responseNonceLength)
         let sealed = response.dropFirst(OHTTPSuite.responseNonceLength)
-        let (key, aeadNonce) = OHTTPSuite.responseKeys(secret: secret, encapsulatedKey: encapsulatedKey, responseNonce: Data(nonce))
+        let (key, aeadNonce) = OHTTPSuite.responseKeys(
+            secret: secret, encapsulatedKey: encapsulatedKey, responseNonce: Data(nonce))
         do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: aeadNonce), ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: aeadNonce), ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
             return try AES.GCM.open(box, using: key)
         } catch {
             throw ObliviousHTTPError(.decryptionFailed, "the encapsulated response does not decrypt")
@@ -178,7 +200,8 @@ public struct ObliviousHTTPGateway: Sendable {
     /// A gateway with the given X25519 private key (raw, 32 bytes) under `keyID`.
     public init(keyID: UInt8, privateKeyRaw: Data) throws(ObliviousHTTPError) {
         do {
-            self.init(keyID: keyID, privateKey: try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: privateKeyRaw))
+            self.init(
+                keyID: keyID, privateKey: try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: privateKeyRaw))
         } catch {
             throw ObliviousHTTPError(.badKeyConfiguration, "not an X25519 private key")
         }
@@ -191,22 +214,35 @@ public struct ObliviousHTTPGateway: Sendable {
 
     /// Opens an encapsulated request; returns the binary HTTP request and the context to seal its response.
     /// ``ObliviousHTTPError/Code/unknownKey`` for another key id (the client should refetch the configuration).
-    public func decapsulate(_ request: Data) throws(ObliviousHTTPError) -> (request: Data, context: ObliviousHTTPGatewayContext) {
+    public func decapsulate(_ request: Data) throws(ObliviousHTTPError) -> (
+        request: Data, context: ObliviousHTTPGatewayContext
+    ) {
         let bytes = [UInt8](request)
-        guard bytes.count >= 7 + 32 + 16 else { throw ObliviousHTTPError(.decryptionFailed, "encapsulated request of \(bytes.count) bytes is too short") }
-        guard bytes[0] == configuration.keyID else { throw ObliviousHTTPError(.unknownKey, "key id \(bytes[0]) is not this gateway's (\(configuration.keyID))") }
+        guard bytes.count >= 7 + 32 + 16 else {
+            throw ObliviousHTTPError(.decryptionFailed, "encapsulated request of \(bytes.count) bytes is too short")
+        }
+        guard bytes[0] == configuration.keyID else {
+            throw ObliviousHTTPError(.unknownKey, "key id \(bytes[0]) is not this gateway's (\(configuration.keyID))")
+        }
         let header = Data(bytes[0..<7])
         guard header == OHTTPSuite.header(keyID: configuration.keyID) else {
-            throw ObliviousHTTPError(.decryptionFailed, "the request's KEM, KDF or AEAD is not X25519, HKDF-SHA256, AES-128-GCM")
+            throw ObliviousHTTPError(
+                .decryptionFailed, "the request's KEM, KDF or AEAD is not X25519, HKDF-SHA256, AES-128-GCM")
         }
         let encapsulatedKey = Data(bytes[7..<39])
         do {
             let privateKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: privateKeyRaw)
-            var recipient = try HPKE.Recipient(privateKey: privateKey, ciphersuite: OHTTPSuite.ciphersuite,
-                                               info: OHTTPSuite.requestInfo(header), encapsulatedKey: encapsulatedKey)
+            var recipient = try HPKE.Recipient(
+                privateKey: privateKey, ciphersuite: OHTTPSuite.ciphersuite,
+                info: OHTTPSuite.requestInfo(header), encapsulatedKey: encapsulatedKey)
             let plaintext = try recipient.open(Data(bytes[39...]))
-            let secret = try recipient.exportSecret(context: Data(OHTTPSuite.responseLabel.utf8), outputByteCount: OHTTPSuite.secretLength)
-            return (plaintext, ObliviousHTTPGatewayContext(secret: secret.withUnsafeBytes { Data($0) }, encapsulatedKey: encapsulatedKey))
+            let secret = try recipient.exportSecret(
+                context: Data(OHTTPSuite.responseLabel.utf8), outputByteCount: OHTTPSuite.secretLength)
+            return (
+                plaintext,
+                ObliviousHTTPGatewayContext(
+                    secret: secret.withUnsafeBytes { Data($0) }, encapsulatedKey: encapsulatedKey)
+            )
         } catch {
             throw ObliviousHTTPError(.decryptionFailed, "the encapsulated request does not decrypt")
         }
@@ -229,7 +265,8 @@ public struct ObliviousHTTPGatewayContext: Sendable {
 
     /// Seals `response` with the given nonce (for test vectors; a nonce must never be reused).
     func encapsulate(_ response: Data, responseNonce: Data) throws(ObliviousHTTPError) -> Data {
-        let (key, aeadNonce) = OHTTPSuite.responseKeys(secret: secret, encapsulatedKey: encapsulatedKey, responseNonce: responseNonce)
+        let (key, aeadNonce) = OHTTPSuite.responseKeys(
+            secret: secret, encapsulatedKey: encapsulatedKey, responseNonce: responseNonce)
         do {
             let box = try AES.GCM.seal(response, using: key, nonce: AES.GCM.Nonce(data: aeadNonce))
             return responseNonce + box.ciphertext + box.tag
@@ -244,7 +281,9 @@ public struct ObliviousHTTPGatewayContext: Sendable {
 
 /// The RFC 9458 constants and derivations for the one suite.
 enum OHTTPSuite {
-    static var ciphersuite: HPKE.Ciphersuite { HPKE.Ciphersuite(kem: .Curve25519_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_128) }
+    static var ciphersuite: HPKE.Ciphersuite {
+        HPKE.Ciphersuite(kem: .Curve25519_HKDF_SHA256, kdf: .HKDF_SHA256, aead: .AES_GCM_128)
+    }
     static let requestLabel = "message/bhttp request"
     static let responseLabel = "message/bhttp response"
     /// max(Nn, Nk) for AES-128-GCM.
@@ -269,7 +308,8 @@ enum OHTTPSuite {
     /// salt = enc || response_nonce; prk = Extract(salt, secret); key = Expand(prk, "key", 16);
     /// nonce = Expand(prk, "nonce", 12).
     static func responseKeys(secret: Data, encapsulatedKey: Data, responseNonce: Data) -> (SymmetricKey, Data) {
-        let prk = HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: secret), salt: encapsulatedKey + responseNonce)
+        let prk = HKDF<SHA256>.extract(
+            inputKeyMaterial: SymmetricKey(data: secret), salt: encapsulatedKey + responseNonce)
         let key = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Data("key".utf8), outputByteCount: 16)
         let nonce = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: Data("nonce".utf8), outputByteCount: 12)
         return (key, nonce.withUnsafeBytes { Data($0) })
@@ -287,7 +327,9 @@ struct ByteReader {
     var left: Int { bytes.count - offset }
 
     mutating func take(_ count: Int, _ what: String) throws(ObliviousHTTPError) -> [UInt8] {
-        guard count >= 0, count <= left else { throw ObliviousHTTPError(.badKeyConfiguration, "\(what): needs \(count) bytes, \(left) left") }
+        guard count >= 0, count <= left else {
+            throw ObliviousHTTPError(.badKeyConfiguration, "\(what): needs \(count) bytes, \(left) left")
+        }
         defer { offset += count }
         return Array(bytes[offset..<(offset + count)])
     }

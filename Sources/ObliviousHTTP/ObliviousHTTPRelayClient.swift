@@ -36,31 +36,42 @@ public final class ObliviousHTTPRelayClient: HTTPClient {
             do {
                 return try await exchange(binary, configuration: fresh, timeout: request.timeout)
             } catch is KeyRejected {
-                throw HTTPClientError(.ohttpKeyConfiguration, "the gateway rejected key \(fresh.keyID) even after the configuration was fetched again")
+                throw HTTPClientError(
+                    .ohttpKeyConfiguration,
+                    "the gateway rejected key \(fresh.keyID) even after the configuration was fetched again")
             }
         }
     }
 
     private struct KeyRejected: Error {}
 
-    private func exchange(_ binary: Data, configuration: ObliviousHTTPKeyConfiguration, timeout: Duration?) async throws -> HTTPResponse {
+    private func exchange(_ binary: Data, configuration: ObliviousHTTPKeyConfiguration, timeout: Duration?) async throws
+        -> HTTPResponse
+    {
         let (encapsulated, context): (Data, ObliviousHTTPResponseContext)
         do {
             (encapsulated, context) = try ObliviousHTTPClient.encapsulate(binary, for: configuration)
         } catch {
             throw HTTPClientError(.ohttpKeyConfiguration, error.message)
         }
-        let answer = try await transport.send(HTTPRequest(
-            method: .post, url: relayURL, headers: ["Content-Type": ObliviousHTTPClient.requestMediaType], body: encapsulated, timeout: timeout))
+        let answer = try await transport.send(
+            HTTPRequest(
+                method: .post, url: relayURL, headers: ["Content-Type": ObliviousHTTPClient.requestMediaType],
+                body: encapsulated, timeout: timeout))
         guard answer.status == 200 else {
             if answer.status == 400 || answer.status == 422,
-               String(decoding: answer.body.prefix(4096), as: UTF8.self).contains(Self.keyProblemType) {
+                String(decoding: answer.body.prefix(4096), as: UTF8.self).contains(Self.keyProblemType)
+            {
                 throw KeyRejected()
             }
             throw HTTPClientError(.ohttpRelay, "the relay answered \(answer.status): \(answer.errorSummary)")
         }
-        guard answer.headers["Content-Type"]?.lowercased().hasPrefix(ObliviousHTTPClient.responseMediaType) == true else {
-            throw HTTPClientError(.ohttpRelay, "the relay answered 200 with \(answer.headers["Content-Type"] ?? "no content type"), not \(ObliviousHTTPClient.responseMediaType)")
+        guard answer.headers["Content-Type"]?.lowercased().hasPrefix(ObliviousHTTPClient.responseMediaType) == true
+        else {
+            throw HTTPClientError(
+                .ohttpRelay,
+                "the relay answered 200 with \(answer.headers["Content-Type"] ?? "no content type"), not \(ObliviousHTTPClient.responseMediaType)"
+            )
         }
         let response: BinaryHTTPResponse
         do {
@@ -88,7 +99,11 @@ public final class ObliviousHTTPRelayClient: HTTPClient {
         } catch {
             throw HTTPClientError(.ohttpKeyConfiguration, error.message)
         }
-        guard let usable = configurations.first(where: { $0.suites.contains(ObliviousHTTPKeyConfiguration.supportedSuite) }) else {
+        guard
+            let usable = configurations.first(where: {
+                $0.suites.contains(ObliviousHTTPKeyConfiguration.supportedSuite)
+            })
+        else {
             throw HTTPClientError(.ohttpKeyConfiguration, "no key offers HKDF-SHA256 with AES-128-GCM")
         }
         keys.withLock { $0 = usable }
@@ -97,14 +112,17 @@ public final class ObliviousHTTPRelayClient: HTTPClient {
 
     /// The binary HTTP form of `request`: method, scheme, authority and path from its URL, its headers and body.
     static func binaryRequest(_ request: HTTPRequest) throws -> BinaryHTTPRequest {
-        guard let components = URLComponents(string: request.url), let scheme = components.scheme, let host = components.host else {
+        guard let components = URLComponents(string: request.url), let scheme = components.scheme,
+            let host = components.host
+        else {
             throw HTTPClientError(.invalidURL, "not an absolute URL: \(request.url)")
         }
         let authority = components.port.map { "\(host):\($0)" } ?? host
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?" + query }
-        return BinaryHTTPRequest(method: request.method.rawValue, scheme: scheme, authority: authority, path: path,
-                                 headers: request.headers.map { BinaryHTTPField($0.name.lowercased(), $0.value) },
-                                 content: request.body ?? Data())
+        return BinaryHTTPRequest(
+            method: request.method.rawValue, scheme: scheme, authority: authority, path: path,
+            headers: request.headers.map { BinaryHTTPField($0.name.lowercased(), $0.value) },
+            content: request.body ?? Data())
     }
 }

@@ -20,10 +20,14 @@ enum Arm: String, CaseIterable, Sendable {
         case .static: variant.optimizer = nil
         case .optimized: variant.optimizer = placement.optimizer ?? OptimizerConfiguration(seed: 1)
         case .waterfall:
-            guard !placement.lines.isEmpty else { throw AdError(.configuration, "--arms waterfall: placement \(id) has no waterfall lines") }
+            guard !placement.lines.isEmpty else {
+                throw AdError(.configuration, "--arms waterfall: placement \(id) has no waterfall lines")
+            }
             variant.bidders = []
         case .auction:
-            guard !placement.bidders.isEmpty else { throw AdError(.configuration, "--arms auction: placement \(id) has no bidders") }
+            guard !placement.bidders.isEmpty else {
+                throw AdError(.configuration, "--arms auction: placement \(id) has no bidders")
+            }
         }
         variant.abLabel = rawValue
         return variant
@@ -34,12 +38,17 @@ enum Arm: String, CaseIterable, Sendable {
         var arms: [Arm] = []
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             guard let arm = Arm(rawValue: name) else {
-                throw AdError(.configuration, "--arms: unknown arm \"\(name.prefix(40))\" (one of \(allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw AdError(
+                    .configuration,
+                    "--arms: unknown arm \"\(name.prefix(40))\" (one of \(allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             if arms.contains(arm) { throw AdError(.configuration, "--arms: \(name) is given twice") }
             arms.append(arm)
         }
-        guard arms.count >= 2 else { throw AdError(.configuration, "--arms: give at least two arms, such as static,optimized") }
+        guard arms.count >= 2 else {
+            throw AdError(.configuration, "--arms: give at least two arms, such as static,optimized")
+        }
         return arms
     }
 }
@@ -62,13 +71,15 @@ struct ArmsRunner {
         for arm in arms {
             var mediation = configuration.mediation
             mediation.placements = [id: try arm.apply(to: placement, id: id)]
-            mediators.append(try Mediator(id: "arm-\(arm.rawValue)", networks: Array(networks.values), configuration: mediation))
+            mediators.append(
+                try Mediator(id: "arm-\(arm.rawValue)", networks: Array(networks.values), configuration: mediation))
         }
         let request = AdRequest(placement: id, format: format, testMode: true)
         let armMediators = mediators
         let total = requests * arms.count
         let workers = max(1, min(concurrency, total))
-        let counter = ProgressCounter(total: total, label: "\(id) arms \(arms.map(\.rawValue).joined(separator: ","))", progress: progress)
+        let counter = ProgressCounter(
+            total: total, label: "\(id) arms \(arms.map(\.rawValue).joined(separator: ","))", progress: progress)
         let runStart = ContinuousClock.now
         let tallies = await withTaskGroup(of: [Tally].self) { group in
             for worker in 0..<workers {
@@ -88,7 +99,8 @@ struct ArmsRunner {
                         case .failure(let error):
                             sample = Sample(error: error)
                         }
-                        tallies[arm].record(latency: end - start, second: Int((end - runStart).components.seconds), sample)
+                        tallies[arm].record(
+                            latency: end - start, second: Int((end - runStart).components.seconds), sample)
                         counter.tick()
                         i += workers
                     }
@@ -111,14 +123,22 @@ struct ArmsRunner {
         if json {
             let object: [[String: Any]] = results.map { placement in
                 let base = placement.arms.first?.tally.revenuePerMille ?? 0
-                return ["placement": placement.placement, "arms": placement.arms.map { arm -> [String: Any] in
-                    ["arm": arm.arm.rawValue, "requests": arm.tally.requests, "fills": arm.tally.fills,
-                     "fill_rate": round3(arm.tally.fillRate), "revenue_per_mille": round3(arm.tally.revenuePerMille),
-                     "revenue_vs_first": base > 0 ? round3(arm.tally.revenuePerMille / base) : NSNull(),
-                     "latency_ms": arm.tally.latencyJSON, "errors": arm.tally.errors]
-                }]
+                return [
+                    "placement": placement.placement,
+                    "arms": placement.arms.map { arm -> [String: Any] in
+                        [
+                            "arm": arm.arm.rawValue, "requests": arm.tally.requests, "fills": arm.tally.fills,
+                            "fill_rate": round3(arm.tally.fillRate),
+                            "revenue_per_mille": round3(arm.tally.revenuePerMille),
+                            "revenue_vs_first": base > 0 ? round3(arm.tally.revenuePerMille / base) : NSNull(),
+                            "latency_ms": arm.tally.latencyJSON, "errors": arm.tally.errors,
+                        ]
+                    },
+                ]
             }
-            let data = (try? JSONSerialization.data(withJSONObject: ["arms": object], options: [.prettyPrinted, .sortedKeys])) ?? Data()
+            let data =
+                (try? JSONSerialization.data(withJSONObject: ["arms": object], options: [.prettyPrinted, .sortedKeys]))
+                ?? Data()
             return String(decoding: data, as: UTF8.self)
         }
         var lines: [String] = []
@@ -130,9 +150,14 @@ struct ArmsRunner {
                 let ratio = base > 0 ? String(format: "%.3f", tally.revenuePerMille / base) : "-"
                 let name = arm.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                 let vs = String(repeating: " ", count: max(0, 9 - ratio.count)) + ratio
-                lines.append("  \(name)" + String(
-                    format: " %8d  %5.1f%%  %9.3f  ", tally.requests, tally.fillRate * 100, tally.revenuePerMille) + vs + String(
-                    format: "  %7.2f  %7.2f  %7.2f", tally.percentileMs(50), tally.percentileMs(95), tally.percentileMs(99)))
+                lines.append(
+                    "  \(name)"
+                        + String(
+                            format: " %8d  %5.1f%%  %9.3f  ", tally.requests, tally.fillRate * 100,
+                            tally.revenuePerMille) + vs
+                        + String(
+                            format: "  %7.2f  %7.2f  %7.2f", tally.percentileMs(50), tally.percentileMs(95),
+                            tally.percentileMs(99)))
             }
         }
         return lines.joined(separator: "\n")

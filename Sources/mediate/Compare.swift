@@ -20,7 +20,8 @@ struct Sample: Sendable {
         filled = ad != nil
         revenue = ad?.revenue
         if let ad, ad.ecpm == nil, let linePrice {
-            revenue = ImpressionRevenue(value: linePrice / 1000, precision: .publisherDefined, networkID: ad.networkID, placement: ad.placement)
+            revenue = ImpressionRevenue(
+                value: linePrice / 1000, precision: .publisherDefined, networkID: ad.networkID, placement: ad.placement)
         }
         self.winner = winner
     }
@@ -127,7 +128,9 @@ struct CompareRunner {
     func run(placements: [String]) async -> [PlacementReport] {
         var reports: [PlacementReport] = []
         for id in placements {
-            guard let placement = configuration.mediation.placements[id], let format = placement.adFormat else { continue }
+            guard let placement = configuration.mediation.placements[id], let format = placement.adFormat else {
+                continue
+            }
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
             let mediated = await measure(label: "\(id) (waterfall)") { () async -> Sample in
                 let outcome = await mediator.loadWithTrace(mediatedRequest)
@@ -145,7 +148,8 @@ struct CompareRunner {
             var lines: [(String, String, Tally)] = []
             for line in placement.lines {
                 guard let network = networks[line.network] else { continue }
-                let request = AdRequest(placement: line.placement, format: format, testMode: true, timeout: .milliseconds(line.timeoutMs))
+                let request = AdRequest(
+                    placement: line.placement, format: format, testMode: true, timeout: .milliseconds(line.timeoutMs))
                 let tally = await measure(label: "\(id) → \(line.network)/\(line.placement)") { () async -> Sample in
                     do {
                         let result = try await network.load(request)

@@ -1,6 +1,6 @@
 import AdMediation
-import AdStorage
 import AdNetworkConformance
+import AdStorage
 import ArgumentParser
 import CurlTransport
 import DemandSandbox
@@ -44,19 +44,33 @@ struct Mediate: AsyncParsableCommand {
 
 /// Options shared by the commands that read a configuration.
 struct ConfigOptions: ParsableArguments {
-    @Option(name: .long, help: "Configuration file (JSON). Without it, the demand sandbox starts in-process with the demo configuration.")
+    @Option(
+        name: .long,
+        help: "Configuration file (JSON). Without it, the demand sandbox starts in-process with the demo configuration."
+    )
     var config: String?
-    @Option(name: .long, help: "Without --config: which built-in demo to run: standard (every adapter), arms (a drifting waterfall and an auction, for compare --arms).")
+    @Option(
+        name: .long,
+        help:
+            "Without --config: which built-in demo to run: standard (every adapter), arms (a drifting waterfall and an auction, for compare --arms)."
+    )
     var demo: String = "standard"
-    @Option(name: .customLong("optimizer-state"), help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
+    @Option(
+        name: .customLong("optimizer-state"),
+        help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
     var optimizerState: String?
-    @Option(name: .customLong("log-level"), help: "Log to stderr at this level: trace, debug, info, notice, warning, error, critical (default: no logs).")
+    @Option(
+        name: .customLong("log-level"),
+        help: "Log to stderr at this level: trace, debug, info, notice, warning, error, critical (default: no logs).")
     var logLevel: String?
 
     func validate() throws {
-        guard ["standard", "arms"].contains(demo) else { throw ValidationError("--demo: one of standard, arms; got \(demo)") }
+        guard ["standard", "arms"].contains(demo) else {
+            throw ValidationError("--demo: one of standard, arms; got \(demo)")
+        }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
-            throw ValidationError("--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
+            throw ValidationError(
+                "--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
         }
     }
 
@@ -84,7 +98,9 @@ struct Environment {
     let sandbox: RunningSandbox?
     let store: SQLiteStateStore?
 
-    static func load(_ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil) async throws -> Environment {
+    static func load(_ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil) async throws
+        -> Environment
+    {
         options.bootstrapLogging()
         let path = options.config
         var sandbox: RunningSandbox?
@@ -104,7 +120,8 @@ struct Environment {
         let configuration = try CLIConfiguration.parse(data)
         let http = CurlHTTPClient(tracer: tracer)
         let networks = try configuration.makeNetworks(http: http)
-        let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
+        let mediator = try Mediator(
+            networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
         var store: SQLiteStateStore?
         if let path = options.optimizerState {
             do {
@@ -118,7 +135,9 @@ struct Environment {
                 throw AdError(.configuration, "--optimizer-state: \(path): \(error)")
             }
         }
-        return Environment(configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox, store: store)
+        return Environment(
+            configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox,
+            store: store)
     }
 
     /// Saves what the self-ordering placements learned (with `--optimizer-state`), then shuts everything down.
@@ -135,7 +154,10 @@ struct Environment {
 }
 
 struct Compare: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run N mediated requests per placement and N per line's network alone; report fill, latency, errors, win share.")
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Run N mediated requests per placement and N per line's network alone; report fill, latency, errors, win share."
+    )
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "Placements to compare (repeatable; default: all).") var placement: [String] = []
@@ -144,17 +166,25 @@ struct Compare: AsyncParsableCommand {
     @Option(name: .long, help: "Output format: table, json, csv, html.") var format: String = "table"
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
-    @Option(name: .long, help: "Compare arms on the same traffic instead: two or more of static, optimized, waterfall, auction (e.g. static,optimized). --requests is per arm; table or json.")
+    @Option(
+        name: .long,
+        help:
+            "Compare arms on the same traffic instead: two or more of static, optimized, waterfall, auction (e.g. static,optimized). --requests is per arm; table or json."
+    )
     var arms: String?
 
     func validate() throws {
         guard requests > 0 else { throw ValidationError("--requests must be positive, got \(requests)") }
         if let arms {
             do { _ = try Arm.parse(arms) } catch { throw ValidationError(error.message) }
-            guard format == "table" || format == "json" else { throw ValidationError("--arms reports as table or json, not \(format)") }
+            guard format == "table" || format == "json" else {
+                throw ValidationError("--arms reports as table or json, not \(format)")
+            }
         }
         guard concurrency > 0 else { throw ValidationError("--concurrency must be positive, got \(concurrency)") }
-        guard ReportFormat(rawValue: format) != nil else { throw ValidationError("--format must be one of table, json, csv, html; got \(format)") }
+        guard ReportFormat(rawValue: format) != nil else {
+            throw ValidationError("--format must be one of table, json, csv, html; got \(format)")
+        }
     }
 
     func run() async throws {
@@ -163,25 +193,37 @@ struct Compare: AsyncParsableCommand {
         let all = env.configuration.mediation.placements.keys.sorted()
         for id in placement where !all.contains(id) {
             await env.close()
-            throw AdError(.configuration, "--placement: unknown placement \"\(id)\" (configured: \(all.joined(separator: ", ")))")
+            throw AdError(
+                .configuration, "--placement: unknown placement \"\(id)\" (configured: \(all.joined(separator: ", ")))")
         }
         let chosen = placement.isEmpty ? all : placement
         if let arms {
             let parsed: [Arm]
-            do { parsed = try Arm.parse(arms) } catch { await env.close(); throw error }
-            progress.say("compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency \(concurrency)")
-            let runner = ArmsRunner(configuration: env.configuration, networks: env.networks, requests: requests, concurrency: concurrency, progress: progress)
+            do { parsed = try Arm.parse(arms) } catch {
+                await env.close()
+                throw error
+            }
+            progress.say(
+                "compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency \(concurrency)"
+            )
+            let runner = ArmsRunner(
+                configuration: env.configuration, networks: env.networks, requests: requests, concurrency: concurrency,
+                progress: progress)
             var results: [(placement: String, arms: [(arm: Arm, tally: Tally)])] = []
             for id in chosen {
-                do { results.append((id, try await runner.run(placement: id, arms: parsed))) } catch { await env.close(); throw error }
+                do { results.append((id, try await runner.run(placement: id, arms: parsed))) } catch {
+                    await env.close()
+                    throw error
+                }
             }
             await env.close()
             try emit(ArmsRunner.render(results, json: format == "json"), progress: progress)
             return
         }
         progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
-        let runner = CompareRunner(configuration: env.configuration, networks: env.networks, mediator: env.mediator,
-                                   requests: requests, concurrency: concurrency, progress: progress)
+        let runner = CompareRunner(
+            configuration: env.configuration, networks: env.networks, mediator: env.mediator,
+            requests: requests, concurrency: concurrency, progress: progress)
         let reports = await runner.run(placements: chosen)
         await env.close()
         guard let reportFormat = ReportFormat(rawValue: format) else { throw ValidationError("--format: \(format)") }
@@ -202,26 +244,34 @@ struct Compare: AsyncParsableCommand {
 }
 
 struct Load: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "One request (mediated, or one network alone) with its full trace.")
+    static let configuration = CommandConfiguration(
+        abstract: "One request (mediated, or one network alone) with its full trace.")
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
-    @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.") var network: String?
+    @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.")
+    var network: String?
     @Flag(name: .long, help: "JSON output.") var json = false
-    @Option(name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
+    @Option(
+        name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
 
     /// `{"value_usd", "precision", "line", "ab_label"}` (the last two null when no mediator served the ad).
     static func revenueJSON(_ revenue: ImpressionRevenue) -> [String: Any] {
-        ["value_usd": revenue.value, "precision": revenue.precision.rawValue, "line": revenue.line?.index ?? NSNull(),
-         "ab_label": revenue.line?.abLabel ?? NSNull()]
+        [
+            "value_usd": revenue.value, "precision": revenue.precision.rawValue,
+            "line": revenue.line?.index ?? NSNull(),
+            "ab_label": revenue.line?.abLabel ?? NSNull(),
+        ]
     }
 
     func run() async throws {
         let tracer = traceFile == nil ? nil : TraceFile.tracer()
         let env = try await Environment.load(options, progress: Progress(enabled: false), tracer: tracer)
         defer { Task { await env.close() } }
-        guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
+        guard let placementConfig = env.configuration.mediation.placements[placement],
+            let format = placementConfig.adFormat
+        else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
         }
@@ -230,20 +280,28 @@ struct Load: AsyncParsableCommand {
         var winner: [String: Any]? = nil
         var filled = false
         if let network {
-            guard let line = placementConfig.lines.first(where: { $0.network == network }), let adapter = env.networks[network] else {
+            guard let line = placementConfig.lines.first(where: { $0.network == network }),
+                let adapter = env.networks[network]
+            else {
                 await env.close()
                 throw AdError(.configuration, "--network: no line of \(placement) uses network \"\(network)\"")
             }
             let start = ContinuousClock.now
             var entry: [String: Any] = ["network": network, "placement": line.placement]
             do {
-                let result = try await adapter.load(AdRequest(placement: line.placement, format: format, testMode: true, timeout: .milliseconds(line.timeoutMs)))
+                let result = try await adapter.load(
+                    AdRequest(
+                        placement: line.placement, format: format, testMode: true,
+                        timeout: .milliseconds(line.timeoutMs)))
                 entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
                 entry["ecpm"] = result.ad?.ecpm ?? NSNull()
                 entry["error"] = NSNull()
                 if let ad = result.ad {
                     filled = true
-                    winner = ["network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id, "revenue": Self.revenueJSON(ad.revenue)]
+                    winner = [
+                        "network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
+                        "revenue": Self.revenueJSON(ad.revenue),
+                    ]
                     ad.invalidate()
                 }
             } catch let error as AdError {
@@ -255,27 +313,45 @@ struct Load: AsyncParsableCommand {
             entry["reason"] = NSNull()
             trace.append(entry)
         } else {
-            let outcome = await env.mediator.loadWithTrace(AdRequest(placement: placement, format: format, testMode: true))
+            let outcome = await env.mediator.loadWithTrace(
+                AdRequest(placement: placement, format: format, testMode: true))
             if case .success(let result) = outcome.result, let ad = result.ad {
                 filled = true
-                winner = ["network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
-                          "revenue": Self.revenueJSON(ad.revenue)]
+                winner = [
+                    "network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(),
+                    "ad_id": ad.creative.id,
+                    "revenue": Self.revenueJSON(ad.revenue),
+                ]
                 ad.invalidate()
             }
             for line in outcome.trace.lines {
-                var entry: [String: Any] = ["network": line.network, "placement": line.placement, "outcome": line.outcome.name,
-                                            "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(), "ecpm": line.ecpm ?? NSNull()]
+                var entry: [String: Any] = [
+                    "network": line.network, "placement": line.placement, "outcome": line.outcome.name,
+                    "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(),
+                    "ecpm": line.ecpm ?? NSNull(),
+                ]
                 switch line.outcome {
-                case .error(let error): entry["error"] = ["code": error.code.name, "message": error.message]; entry["reason"] = NSNull()
-                case .skipped(let reason): entry["error"] = NSNull(); entry["reason"] = reason.rawValue
-                case .noFill(let reason): entry["error"] = NSNull(); entry["reason"] = reason
-                default: entry["error"] = NSNull(); entry["reason"] = NSNull()
+                case .error(let error):
+                    entry["error"] = ["code": error.code.name, "message": error.message]
+                    entry["reason"] = NSNull()
+                case .skipped(let reason):
+                    entry["error"] = NSNull()
+                    entry["reason"] = reason.rawValue
+                case .noFill(let reason):
+                    entry["error"] = NSNull()
+                    entry["reason"] = reason
+                default:
+                    entry["error"] = NSNull()
+                    entry["reason"] = NSNull()
                 }
                 trace.append(entry)
             }
             for bid in outcome.trace.bids {
-                var entry: [String: Any] = ["network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
-                                            "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(), "price": bid.price ?? NSNull()]
+                var entry: [String: Any] = [
+                    "network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
+                    "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(),
+                    "price": bid.price ?? NSNull(),
+                ]
                 switch bid.outcome {
                 case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
                 case .skipped(let reason): entry["reason"] = reason.rawValue
@@ -285,7 +361,10 @@ struct Load: AsyncParsableCommand {
                 switch bid.auction {
                 case .won(let clearing)?: entry["auction"] = ["result": "won", "clearing_price": clearing]
                 case .lost(let reason, let price)?:
-                    entry["auction"] = ["result": "lost", "loss_code": reason.code, "loss_reason": reason.name, "winning_price": price.map { $0 as Any } ?? NSNull()]
+                    entry["auction"] = [
+                        "result": "lost", "loss_code": reason.code, "loss_reason": reason.name,
+                        "winning_price": price.map { $0 as Any } ?? NSNull(),
+                    ]
                 case nil: entry["auction"] = NSNull()
                 }
                 bids.append(entry)
@@ -300,26 +379,36 @@ struct Load: AsyncParsableCommand {
             try TraceFile.write(tracer.finishedSpans, to: traceFile)
         }
         if json {
-            let object: [String: Any] = ["placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace, "bids": bids]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+            let object: [String: Any] = [
+                "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace, "bids": bids,
+            ]
+            let data = try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("\(placement): \(filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill")")
+            print(
+                "\(placement): \(filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill")"
+            )
             for entry in trace {
                 let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                var line = "  \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
+                var line =
+                    "  \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
                 if let ecpm = entry["ecpm"] as? Double { line += String(format: "  eCPM %.2f", ecpm) }
                 if let reason = entry["reason"] as? String { line += "  (\(reason))" }
-                if let error = entry["error"] as? [String: String] { line += "  \(error["code"] ?? ""): \(error["message"] ?? "")" }
+                if let error = entry["error"] as? [String: String] {
+                    line += "  \(error["code"] ?? ""): \(error["message"] ?? "")"
+                }
                 print(line)
             }
             for entry in bids {
                 let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                var line = "  bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
+                var line =
+                    "  bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
                 if let price = entry["price"] as? Double { line += String(format: "  price %.2f", price) }
                 if let reason = entry["reason"] as? String { line += "  (\(reason))" }
                 if let auction = entry["auction"] as? [String: Any] {
-                    line += auction["result"] as? String == "won"
+                    line +=
+                        auction["result"] as? String == "won"
                         ? String(format: "  won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
                         : "  lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
                 }
@@ -330,13 +419,17 @@ struct Load: AsyncParsableCommand {
 }
 
 struct Show: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Load, then drive the ad's presentation headlessly: impression, optional click, close; print what was sent.")
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Load, then drive the ad's presentation headlessly: impression, optional click, close; print what was sent."
+    )
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .customLong("app-user-id"), help: "The app's user id.") var appUserID: String?
     @Flag(name: .long, help: "Click the ad.") var click = false
-    @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds: Double = 5
+    @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds:
+        Double = 5
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func validate() throws {
@@ -350,24 +443,36 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         let env = try await Environment.load(options, progress: Progress(enabled: false))
-        guard let placementConfig = env.configuration.mediation.placements[placement], let format = placementConfig.adFormat else {
+        guard let placementConfig = env.configuration.mediation.placements[placement],
+            let format = placementConfig.adFormat
+        else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
         }
         let clock = ManualAdClock()
-        let outcome = await env.mediator.loadWithTrace(AdRequest(placement: placement, format: format, userID: appUserID, testMode: true))
+        let outcome = await env.mediator.loadWithTrace(
+            AdRequest(placement: placement, format: format, userID: appUserID, testMode: true))
         guard case .success(let result) = outcome.result, let ad = result.ad else {
             await env.close()
-            print(json ? #"{"placement":"\#(placement)","filled":false,"events":[]}"# : "\(placement): no fill, nothing shown")
+            print(
+                json
+                    ? #"{"placement":"\#(placement)","filled":false,"events":[]}"#
+                    : "\(placement): no fill, nothing shown")
             throw ExitCode(1)
         }
         var sent: [[String: Any]] = []
         func report(_ event: AdEvent) async {
             do {
                 let first = try await ad.report(event)
-                sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": first, "error": NSNull()])
+                sent.append([
+                    "at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": first,
+                    "error": NSNull(),
+                ])
             } catch {
-                sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": false, "error": "\(error)"])
+                sent.append([
+                    "at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": false,
+                    "error": "\(error)",
+                ])
             }
         }
         var reward: [String: Any]? = nil
@@ -383,10 +488,13 @@ struct Show: AsyncParsableCommand {
                     return
                 }
                 do {
-                    let answer = try await gc.client.validateAdReward(for: gcAd, appUserID: user, sessionID: nil,
-                                                                       viewedSeconds: figures.viewedSeconds, completed: figures.completed)
-                    reward = ["validated": answer.rewardValidated, "name": answer.reward?.name ?? NSNull(),
-                              "amount": answer.reward?.amount ?? NSNull(), "at_s": Double(clock.now.nanoseconds) / 1e9]
+                    let answer = try await gc.client.validateAdReward(
+                        for: gcAd, appUserID: user, sessionID: nil,
+                        viewedSeconds: figures.viewedSeconds, completed: figures.completed)
+                    reward = [
+                        "validated": answer.rewardValidated, "name": answer.reward?.name ?? NSNull(),
+                        "amount": answer.reward?.amount ?? NSNull(), "at_s": Double(clock.now.nanoseconds) / 1e9,
+                    ]
                 } catch {
                     reward = ["validated": false, "error": "\(error)"]
                 }
@@ -402,9 +510,14 @@ struct Show: AsyncParsableCommand {
             }
             switch session.close(at: clock.now) {
             case (.notYet(let availableAt), _):
-                sent.append(["at_s": Double(clock.now.nanoseconds) / 1e9, "event": "close refused", "sent": false,
-                             "error": "the close button appears at \(availableAt.map { "\(Double($0.nanoseconds) / 1e9) s" } ?? "the end")"])
-                if gcAd.isRewarded { reward = ["validated": false, "error": "the ad was not watched long enough to be closed"] }
+                sent.append([
+                    "at_s": Double(clock.now.nanoseconds) / 1e9, "event": "close refused", "sent": false,
+                    "error":
+                        "the close button appears at \(availableAt.map { "\(Double($0.nanoseconds) / 1e9) s" } ?? "the end")",
+                ])
+                if gcAd.isRewarded {
+                    reward = ["validated": false, "error": "the ad was not watched long enough to be closed"]
+                }
             case (.closed(let validate), let events):
                 for event in events { await report(Self.adEvent(event)) }
                 if let validate { await validateReward(validate) }
@@ -424,22 +537,31 @@ struct Show: AsyncParsableCommand {
         await env.close()
         let failures = sent.filter { !($0["error"] is NSNull) }.count
         if json {
-            let object: [String: Any] = ["placement": placement, "filled": true, "network": ad.networkID, "ad_id": ad.creative.id,
-                                         "events": sent, "reward": reward ?? NSNull(), "flush": flushed ?? NSNull()]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+            let object: [String: Any] = [
+                "placement": placement, "filled": true, "network": ad.networkID, "ad_id": ad.creative.id,
+                "events": sent, "reward": reward ?? NSNull(), "flush": flushed ?? NSNull(),
+            ]
+            let data = try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
             print("\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))")
             for event in sent {
-                print(String(format: "  t=%5.1fs  %@  %@", event["at_s"] as? Double ?? 0, event["event"] as? String ?? "",
-                             (event["error"] as? String) ?? ((event["sent"] as? Bool) == true ? "sent" : "already sent")))
+                print(
+                    String(
+                        format: "  t=%5.1fs  %@  %@", event["at_s"] as? Double ?? 0, event["event"] as? String ?? "",
+                        (event["error"] as? String) ?? ((event["sent"] as? Bool) == true ? "sent" : "already sent")))
             }
             if let reward {
-                print("  reward: \(reward["validated"] as? Bool == true ? "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")" : "not granted (\(reward["error"] ?? "the server refused it"))")")
+                print(
+                    "  reward: \(reward["validated"] as? Bool == true ? "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")" : "not granted (\(reward["error"] ?? "the server refused it"))")"
+                )
             } else {
                 print("  reward: none (not a rewarded ad)")
             }
-            if let flushed { print("  events flushed: \(flushed["sent"] ?? 0) sent, \(flushed["remaining"] ?? 0) still queued") }
+            if let flushed {
+                print("  events flushed: \(flushed["sent"] ?? 0) sent, \(flushed["remaining"] ?? 0) still queued")
+            }
         }
         if failures > 0 { throw ExitCode(1) }
     }
@@ -449,7 +571,8 @@ struct Show: AsyncParsableCommand {
         case .impression: .impression
         case .click: .click
         case .videoStart: .videoStart
-        case .videoProgress: .videoProgress(percent: OutsideValue.integer(event.metadata["progress_pct"] ?? "", in: 0...100) ?? 0)
+        case .videoProgress:
+            .videoProgress(percent: OutsideValue.integer(event.metadata["progress_pct"] ?? "", in: 0...100) ?? 0)
         case .videoComplete: .videoComplete
         case .adClosed: .closed
         case .adReported: .reported(reason: event.metadata["reason"] ?? "")
@@ -458,10 +581,12 @@ struct Show: AsyncParsableCommand {
 }
 
 struct SandboxCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "sandbox", abstract: "Run the demand sandbox in the foreground and print its base URLs.")
+    static let configuration = CommandConfiguration(
+        commandName: "sandbox", abstract: "Run the demand sandbox in the foreground and print its base URLs.")
 
     @Option(name: .long, help: "Scenario file (JSON).") var scenario: String?
-    @Flag(name: .long, help: "Serve the built-in demo's scenario (what `mediate compare` without --config runs).") var demo = false
+    @Flag(name: .long, help: "Serve the built-in demo's scenario (what `mediate compare` without --config runs).")
+    var demo = false
     @Option(name: .long, help: "Write the demo's configuration, pointing at this sandbox, to this file (for --config).")
     var writeConfig: String?
     @Option(name: .long, help: "Port (0 = any free port).") var port: Int = 0
@@ -474,7 +599,9 @@ struct SandboxCommand: AsyncParsableCommand {
     func run() async throws {
         var loaded = demo ? Demo.scenario : SandboxScenario()
         if let scenario {
-            guard let data = FileManager.default.contents(atPath: scenario) else { throw AdError(.configuration, "--scenario: cannot read \(scenario)") }
+            guard let data = FileManager.default.contents(atPath: scenario) else {
+                throw AdError(.configuration, "--scenario: cannot read \(scenario)")
+            }
             do { loaded = try SandboxScenario.decode(json: data) } catch {
                 throw AdError(.configuration, "--scenario: \(error)")
             }
@@ -500,11 +627,16 @@ struct SandboxCommand: AsyncParsableCommand {
 }
 
 struct Conformance: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.")
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "The network to check.") var network: String
-    @Option(name: .long, help: "The mediated placement whose line for this network gives the fill request (default: the first that uses it).") var placement: String?
+    @Option(
+        name: .long,
+        help:
+            "The mediated placement whose line for this network gives the fill request (default: the first that uses it)."
+    ) var placement: String?
 
     func run() async throws {
         let env = try await Environment.load(options, progress: Progress(enabled: false))
@@ -515,7 +647,8 @@ struct Conformance: AsyncParsableCommand {
         let candidates = env.configuration.mediation.placements.sorted { $0.key < $1.key }
             .filter { placement == nil || $0.key == placement }
             .compactMap { id, config -> (PlacementConfiguration, String)? in
-                (config.lines.first { $0.network == network }?.placement ?? config.bidders.first { $0.network == network }?.placement)
+                (config.lines.first { $0.network == network }?.placement
+                    ?? config.bidders.first { $0.network == network }?.placement)
                     .map { (config, $0) }
             }
         guard let (placementConfig, linePlacement) = candidates.first, let format = placementConfig.adFormat else {
@@ -524,9 +657,14 @@ struct Conformance: AsyncParsableCommand {
         }
         // The kit watches the wire through a recording client wrapped around the real one.
         let recording = RecordingHTTPClient(wrapping: env.http)
-        let single = CLIConfiguration(networks: [network: base], mediation: env.configuration.mediation, factories: env.configuration.factories)
-        guard let adapter = try single.makeNetworks(http: recording)[network] else { await env.close(); throw ExitCode(2) }
-        let subject = ConformanceSubject(network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format))
+        let single = CLIConfiguration(
+            networks: [network: base], mediation: env.configuration.mediation, factories: env.configuration.factories)
+        guard let adapter = try single.makeNetworks(http: recording)[network] else {
+            await env.close()
+            throw ExitCode(2)
+        }
+        let subject = ConformanceSubject(
+            network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format))
         var results = await AdNetworkConformance.runAll(subject)
         await single.shutdown([network: adapter])
         if placementConfig.bidders.contains(where: { $0.network == network }) {
@@ -534,7 +672,8 @@ struct Conformance: AsyncParsableCommand {
             let clock = ManualAdClock()
             if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
                 let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
-                results += await BidderConformance.runAll(BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                results += await BidderConformance.runAll(
+                    BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
                 await single.shutdown([network: bidder])
             }
         }

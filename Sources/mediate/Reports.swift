@@ -17,7 +17,10 @@ enum Reports {
     }
 
     static func revenueJSON(_ tally: Tally) -> [String: Any] {
-        ["total_usd": round6(tally.revenue), "per_1000_requests_usd": round6(tally.revenuePerMille), "fills_by_precision": tally.precisions]
+        [
+            "total_usd": round6(tally.revenue), "per_1000_requests_usd": round6(tally.revenuePerMille),
+            "fills_by_precision": tally.precisions,
+        ]
     }
 
     /// Requests and fills per second of the run, in order (seconds without requests are left out).
@@ -29,41 +32,49 @@ enum Reports {
     }
 
     static func jsonObject(_ reports: [PlacementReport]) -> [String: Any] {
-        ["placements": reports.map { report -> [String: Any] in
-            [
-                "id": report.id,
-                "requests": report.mediated.requests,
-                "fills": report.mediated.fills,
-                "fill_rate": round3(report.mediated.fillRate),
-                "latency_ms": report.mediated.latencyJSON,
-                "errors": report.mediated.errors,
-                "revenue": revenueJSON(report.mediated),
-                "timeline": timelineJSON(report.mediated),
-                "ab_labels": report.mediated.labels.mapValues { label -> [String: Any] in
-                    ["requests": label.requests, "fills": label.fills,
-                     "fill_rate": label.requests == 0 ? 0 : round3(Double(label.fills) / Double(label.requests)),
-                     "revenue_per_1000_requests_usd": label.requests == 0 ? 0 : round6(label.revenue / Double(label.requests) * 1000)]
-                },
-                "lines": report.lines.enumerated().map { index, line -> [String: Any] in
-                    [
-                        "network": line.network,
-                        "placement": line.placement,
-                        "requests": line.tally.requests,
-                        "fills": line.tally.fills,
-                        "fill_rate": round3(line.tally.fillRate),
-                        "wins": report.mediated.wins["\(index)"] ?? 0,
-                        "won_revenue_usd": round6(report.mediated.winRevenue["\(index)"] ?? 0),
-                        "errors": line.tally.errors,
-                        "latency_ms": line.tally.latencyJSON,
-                        "revenue": revenueJSON(line.tally),
-                    ]
-                },
-            ]
-        }]
+        [
+            "placements": reports.map { report -> [String: Any] in
+                [
+                    "id": report.id,
+                    "requests": report.mediated.requests,
+                    "fills": report.mediated.fills,
+                    "fill_rate": round3(report.mediated.fillRate),
+                    "latency_ms": report.mediated.latencyJSON,
+                    "errors": report.mediated.errors,
+                    "revenue": revenueJSON(report.mediated),
+                    "timeline": timelineJSON(report.mediated),
+                    "ab_labels": report.mediated.labels.mapValues { label -> [String: Any] in
+                        [
+                            "requests": label.requests, "fills": label.fills,
+                            "fill_rate": label.requests == 0 ? 0 : round3(Double(label.fills) / Double(label.requests)),
+                            "revenue_per_1000_requests_usd": label.requests == 0
+                                ? 0 : round6(label.revenue / Double(label.requests) * 1000),
+                        ]
+                    },
+                    "lines": report.lines.enumerated().map { index, line -> [String: Any] in
+                        [
+                            "network": line.network,
+                            "placement": line.placement,
+                            "requests": line.tally.requests,
+                            "fills": line.tally.fills,
+                            "fill_rate": round3(line.tally.fillRate),
+                            "wins": report.mediated.wins["\(index)"] ?? 0,
+                            "won_revenue_usd": round6(report.mediated.winRevenue["\(index)"] ?? 0),
+                            "errors": line.tally.errors,
+                            "latency_ms": line.tally.latencyJSON,
+                            "revenue": revenueJSON(line.tally),
+                        ]
+                    },
+                ]
+            }
+        ]
     }
 
     static func json(_ reports: [PlacementReport]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: jsonObject(reports), options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
+        let data =
+            (try? JSONSerialization.data(
+                withJSONObject: jsonObject(reports), options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
+            ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -72,11 +83,19 @@ enum Reports {
     }
 
     static func table(_ reports: [PlacementReport]) -> String {
-        var rows: [[String]] = [["placement", "source", "requests", "fill rate", "p50 ms", "p95 ms", "p99 ms", "win share", "rev/1000 req", "errors"]]
+        var rows: [[String]] = [
+            [
+                "placement", "source", "requests", "fill rate", "p50 ms", "p95 ms", "p99 ms", "win share",
+                "rev/1000 req", "errors",
+            ]
+        ]
         for report in reports {
             let m = report.mediated
-            rows.append([report.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)), ms(m.percentileMs(95)), ms(m.percentileMs(99)), "-",
-                         usd(m.revenuePerMille), errorsText(m.errors)])
+            rows.append([
+                report.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)),
+                ms(m.percentileMs(95)), ms(m.percentileMs(99)), "-",
+                usd(m.revenuePerMille), errorsText(m.errors),
+            ])
             for (label, arm) in m.labels.sorted(by: { $0.key < $1.key }) where m.labels.count > 1 {
                 let fill = arm.requests == 0 ? 0 : Double(arm.fills) / Double(arm.requests)
                 let rpm = arm.requests == 0 ? 0 : arm.revenue / Double(arm.requests) * 1000
@@ -86,35 +105,52 @@ enum Reports {
                 let t = line.tally
                 let wins = report.mediated.wins["\(index)"] ?? 0
                 let share = m.fills == 0 ? "0%" : pct(Double(wins) / Double(m.fills))
-                rows.append(["", "\(line.network)/\(line.placement)", "\(t.requests)", pct(t.fillRate), ms(t.percentileMs(50)),
-                             ms(t.percentileMs(95)), ms(t.percentileMs(99)), share, usd(t.revenuePerMille), errorsText(t.errors)])
+                rows.append([
+                    "", "\(line.network)/\(line.placement)", "\(t.requests)", pct(t.fillRate), ms(t.percentileMs(50)),
+                    ms(t.percentileMs(95)), ms(t.percentileMs(99)), share, usd(t.revenuePerMille), errorsText(t.errors),
+                ])
             }
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
-            row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
         }.joined(separator: "\n")
     }
 
     static func csv(_ reports: [PlacementReport]) -> String {
-        var lines = ["placement,source,network,network_placement,requests,fills,fill_rate,p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd"]
+        var lines = [
+            "placement,source,network,network_placement,requests,fills,fill_rate,p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd"
+        ]
         for report in reports {
             let m = report.mediated
-            lines.append([report.id, "waterfall", "", "", "\(m.requests)", "\(m.fills)", "\(round3(m.fillRate))", "\(round3(m.percentileMs(50)))",
-                          "\(round3(m.percentileMs(95)))", "\(round3(m.percentileMs(99)))", "\(m.fills)", csvField(errorsText(m.errors)),
-                          "\(round6(m.revenuePerMille))"].joined(separator: ","))
+            lines.append(
+                [
+                    report.id, "waterfall", "", "", "\(m.requests)", "\(m.fills)", "\(round3(m.fillRate))",
+                    "\(round3(m.percentileMs(50)))",
+                    "\(round3(m.percentileMs(95)))", "\(round3(m.percentileMs(99)))", "\(m.fills)",
+                    csvField(errorsText(m.errors)),
+                    "\(round6(m.revenuePerMille))",
+                ].joined(separator: ","))
             for (index, line) in report.lines.enumerated() {
                 let t = line.tally
-                lines.append([report.id, "network", csvField(line.network), csvField(line.placement), "\(t.requests)", "\(t.fills)", "\(round3(t.fillRate))",
-                              "\(round3(t.percentileMs(50)))", "\(round3(t.percentileMs(95)))", "\(round3(t.percentileMs(99)))",
-                              "\(report.mediated.wins["\(index)"] ?? 0)", csvField(errorsText(t.errors)), "\(round6(t.revenuePerMille))"].joined(separator: ","))
+                lines.append(
+                    [
+                        report.id, "network", csvField(line.network), csvField(line.placement), "\(t.requests)",
+                        "\(t.fills)", "\(round3(t.fillRate))",
+                        "\(round3(t.percentileMs(50)))", "\(round3(t.percentileMs(95)))",
+                        "\(round3(t.percentileMs(99)))",
+                        "\(report.mediated.wins["\(index)"] ?? 0)", csvField(errorsText(t.errors)),
+                        "\(round6(t.revenuePerMille))",
+                    ].joined(separator: ","))
             }
         }
         return lines.joined(separator: "\n")
     }
 
     static func csvField(_ text: String) -> String {
-        text.contains(",") || text.contains("\"") ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        text.contains(",") || text.contains("\"")
+            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }
 
     static func round6(_ value: Double) -> Double { (value * 1_000_000).rounded() / 1_000_000 }

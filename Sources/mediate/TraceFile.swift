@@ -28,24 +28,33 @@ enum TraceFile {
             ]
             if let parent = span.parentSpanID { object["parentSpanId"] = parent }
             if !span.errors.isEmpty || span.status?.code == .error {
-                object["status"] = ["code": 2, "message": span.status?.message ?? span.errors.first.map { "\($0.error)" } ?? ""]
+                object["status"] = [
+                    "code": 2, "message": span.status?.message ?? span.errors.first.map { "\($0.error)" } ?? "",
+                ]
             }
             if !span.errors.isEmpty {
                 object["events"] = span.errors.map { recorded -> [String: Any] in
-                    ["name": "exception", "timeUnixNano": "\(recorded.instant.nanosecondsSinceEpoch)",
-                     "attributes": [["key": "exception.message", "value": ["stringValue": "\(recorded.error)"]]]]
+                    [
+                        "name": "exception", "timeUnixNano": "\(recorded.instant.nanosecondsSinceEpoch)",
+                        "attributes": [["key": "exception.message", "value": ["stringValue": "\(recorded.error)"]]],
+                    ]
                 }
             }
             return object
         }
-        return ["resourceSpans": [[
-            "resource": ["attributes": [["key": "service.name", "value": ["stringValue": serviceName]]]],
-            "scopeSpans": [["scope": ["name": "admediation"], "spans": encoded]],
-        ]]]
+        return [
+            "resourceSpans": [
+                [
+                    "resource": ["attributes": [["key": "service.name", "value": ["stringValue": serviceName]]]],
+                    "scopeSpans": [["scope": ["name": "admediation"], "spans": encoded]],
+                ]
+            ]
+        ]
     }
 
     static func write(_ spans: [FinishedInMemorySpan], to path: String) throws {
-        let data = try JSONSerialization.data(withJSONObject: otlpJSON(spans), options: [.sortedKeys, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: otlpJSON(spans), options: [.sortedKeys, .withoutEscapingSlashes])
         guard FileManager.default.createFile(atPath: path, contents: data + Data("\n".utf8)) else {
             throw AdError(.configuration, "--trace-file: cannot write \(path)")
         }
@@ -64,14 +73,15 @@ enum TraceFile {
     private static func attributes(_ attributes: SpanAttributes) -> [[String: Any]] {
         var list: [[String: Any]] = []
         attributes.forEach { key, attribute in
-            let value: [String: Any] = switch attribute.toSpanAttribute() {
-            case .string(let text): ["stringValue": text]
-            case .int64(let number): ["intValue": "\(number)"]
-            case .int32(let number): ["intValue": "\(number)"]
-            case .double(let number): ["doubleValue": number]
-            case .bool(let flag): ["boolValue": flag]
-            default: ["stringValue": "\(attribute)"]
-            }
+            let value: [String: Any] =
+                switch attribute.toSpanAttribute() {
+                case .string(let text): ["stringValue": text]
+                case .int64(let number): ["intValue": "\(number)"]
+                case .int32(let number): ["intValue": "\(number)"]
+                case .double(let number): ["doubleValue": number]
+                case .bool(let flag): ["boolValue": flag]
+                default: ["stringValue": "\(attribute)"]
+                }
             list.append(["key": key, "value": value])
         }
         return list.sorted { ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "") }

@@ -1,8 +1,9 @@
-@testable import AdMediation
 import AdNetworkConformance
 import Foundation
 import MetricsTestKit
 import Testing
+
+@testable import AdMediation
 
 /// The unified auction (`specs/openrtb-bidder.md`, "Unified auction"): bids collected in parallel, the best valid bid
 /// against the waterfall lines by price, clearing and notices. Scripted bidders answer at once on a clock nobody
@@ -14,34 +15,45 @@ struct AuctionTests {
     }
 
     static func mediator(
-        _ networks: [any AdNetwork], bidders: [BidderLine], lines: [WaterfallLine] = [], auction: AuctionType = .firstPrice,
+        _ networks: [any AdNetwork], bidders: [BidderLine], lines: [WaterfallLine] = [],
+        auction: AuctionType = .firstPrice,
         clock: ManualAdClock
     ) throws -> Mediator {
-        try Mediator(networks: networks, configuration: .init(placements: [
-            "p": PlacementConfiguration(format: "interstitial", lines: lines, bidders: bidders, auction: auction),
-        ]), clock: clock)
+        try Mediator(
+            networks: networks,
+            configuration: .init(placements: [
+                "p": PlacementConfiguration(format: "interstitial", lines: lines, bidders: bidders, auction: auction)
+            ]), clock: clock)
     }
 
-    static func line(_ network: String, _ index: Int) -> BidderLine { BidderLine(network: network, placement: "\(network)-tag") }
+    static func line(_ network: String, _ index: Int) -> BidderLine {
+        BidderLine(network: network, placement: "\(network)-tag")
+    }
 
     @Test func theHighestBidWinsAtItsOwnPriceInAFirstPriceAuction() async throws {
         let clock = ManualAdClock()
-        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock), b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
+        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock),
+            b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
         let mediator = try Self.mediator([a, b], bidders: [Self.line("a", 0), Self.line("b", 1)], clock: clock)
         let outcome = await mediator.loadWithTrace(interstitial)
         let ad = try #require(try outcome.result.get().ad)
         #expect(ad.networkID == "b" && ad.ecpm == 3.5 && ad.pricePrecision == .exact)
         #expect(ad.winningLine?.isBid == true && ad.winningLine?.index == 1)
         #expect(outcome.trace.winningBid == 1)
-        #expect(outcome.trace.bids.map(\.auction) == [.lost(reason: .lostToHigherBid, winningPrice: 3.5), .won(clearingPrice: 3.5)])
+        #expect(
+            outcome.trace.bids.map(\.auction) == [
+                .lost(reason: .lostToHigherBid, winningPrice: 3.5), .won(clearingPrice: 3.5),
+            ])
         #expect(b.auctionResults.map(\.result) == [.won(clearingPrice: 3.5)])
         #expect(a.auctionResults.map(\.result) == [.lost(reason: .lostToHigherBid, winningPrice: 3.5)])
     }
 
     @Test func theWinnerPaysTheSecondPricePlusOneCentInASecondPriceAuction() async throws {
         let clock = ManualAdClock()
-        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock), b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
-        let mediator = try Self.mediator([a, b], bidders: [Self.line("a", 0), Self.line("b", 1)], auction: .secondPrice, clock: clock)
+        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock),
+            b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
+        let mediator = try Self.mediator(
+            [a, b], bidders: [Self.line("a", 0), Self.line("b", 1)], auction: .secondPrice, clock: clock)
         let ad = try #require(try await mediator.loadWithTrace(interstitial).result.get().ad)
         #expect(ad.ecpm == 2.01)
         #expect(b.auctionResults.map(\.result) == [.won(clearingPrice: 2.01)])
@@ -50,10 +62,12 @@ struct AuctionTests {
 
     @Test func aSecondPriceNeverFallsUnderTheWinnersFloorNorRisesAboveItsBid() async throws {
         let clock = ManualAdClock()
-        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock), b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
+        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock),
+            b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
         var floored = Self.line("b", 1)
         floored.floorEcpm = 3.0
-        let mediator = try Self.mediator([a, b], bidders: [Self.line("a", 0), floored], auction: .secondPrice, clock: clock)
+        let mediator = try Self.mediator(
+            [a, b], bidders: [Self.line("a", 0), floored], auction: .secondPrice, clock: clock)
         #expect(try await mediator.loadWithTrace(interstitial).result.get().ad?.ecpm == 3.0)
         let alone = Self.bidder("c", [.fill(ecpm: 1.5)], clock: clock)
         var high = Self.line("c", 0)
@@ -88,10 +102,14 @@ struct AuctionTests {
     @Test func aLinePricedAboveTheBestBidIsAskedAndWinsWhenItFills() async throws {
         let clock = ManualAdClock()
         let bidder = Self.bidder("rtb", [.fill(ecpm: 3.0)], clock: clock)
-        let lines = ScriptedAdNetwork(id: "w", clock: clock, script: ["high": [.fill(ecpm: 5.0)], "low": [.fill(ecpm: 1.0)]])
+        let lines = ScriptedAdNetwork(
+            id: "w", clock: clock, script: ["high": [.fill(ecpm: 5.0)], "low": [.fill(ecpm: 1.0)]])
         let mediator = try Self.mediator(
             [bidder, lines], bidders: [Self.line("rtb", 0)],
-            lines: [.init(network: "w", placement: "high", floorEcpm: 4.5), .init(network: "w", placement: "low", floorEcpm: 1.0)], clock: clock)
+            lines: [
+                .init(network: "w", placement: "high", floorEcpm: 4.5),
+                .init(network: "w", placement: "low", floorEcpm: 1.0),
+            ], clock: clock)
         let outcome = await mediator.loadWithTrace(interstitial)
         let ad = try #require(try outcome.result.get().ad)
         #expect(ad.networkID == "w" && ad.ecpm == 5.0 && ad.winningLine?.isBid == false && ad.winningLine?.index == 0)
@@ -105,7 +123,8 @@ struct AuctionTests {
         let bidder = Self.bidder("rtb", [.fill(ecpm: 3.0)], clock: clock)
         let lines = ScriptedAdNetwork(id: "w", clock: clock, script: ["high": [.noFill()]])
         let mediator = try Self.mediator(
-            [bidder, lines], bidders: [Self.line("rtb", 0)], lines: [.init(network: "w", placement: "high", floorEcpm: 4.5)], clock: clock)
+            [bidder, lines], bidders: [Self.line("rtb", 0)],
+            lines: [.init(network: "w", placement: "high", floorEcpm: 4.5)], clock: clock)
         let outcome = await mediator.loadWithTrace(interstitial)
         #expect(try outcome.result.get().ad?.networkID == "rtb")
         #expect(outcome.trace.lines.map(\.outcome.name) == ["no_fill"])
@@ -120,7 +139,7 @@ struct AuctionTests {
             [slow, lines], bidders: [BidderLine(network: "slow", placement: "s", timeoutMs: 300)],
             lines: [.init(network: "w", placement: "l", timeoutMs: 10_000)], clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
-        await clock.waitForSleepers(2)   // the bidder's own timeout and the auction's timer
+        await clock.waitForSleepers(2)  // the bidder's own timeout and the auction's timer
         await clock.advance(by: .milliseconds(300))
         let outcome = await task.value
         #expect(try outcome.result.get().ad?.networkID == "w")
@@ -132,22 +151,31 @@ struct AuctionTests {
         let clock = ManualAdClock()
         let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock)
         let hang = ScriptedAdNetwork(id: "hang", clock: clock, fallback: .hang)
-        let mediator = try Self.mediator([a, hang], bidders: [Self.line("a", 0), BidderLine(network: "hang", placement: "h")], clock: clock)
+        let mediator = try Self.mediator(
+            [a, hang], bidders: [Self.line("a", 0), BidderLine(network: "hang", placement: "h")], clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await clock.waitForSleepers(2)
         task.cancel()
         let outcome = await task.value
-        if case .failure(let error) = outcome.result { #expect(error.code == .cancelled) } else { Issue.record("expected a cancellation") }
+        if case .failure(let error) = outcome.result {
+            #expect(error.code == .cancelled)
+        } else {
+            Issue.record("expected a cancellation")
+        }
         #expect(a.auctionResults.map(\.result) == [.lost(reason: .internalError, winningPrice: nil)])
     }
 
     @Test func everyBidIsCountedByOutcomeAndAuctionResult() async throws {
         let clock = ManualAdClock()
-        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock), b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
+        let a = Self.bidder("a", [.fill(ecpm: 2.0)], clock: clock),
+            b = Self.bidder("b", [.fill(ecpm: 3.5)], clock: clock)
         let metrics = TestMetrics()
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": PlacementConfiguration(format: "interstitial", lines: [], bidders: [Self.line("a", 0), Self.line("b", 1)]),
-        ]), clock: clock, metrics: metrics)
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": PlacementConfiguration(
+                    format: "interstitial", lines: [], bidders: [Self.line("a", 0), Self.line("b", 1)])
+            ]), clock: clock, metrics: metrics)
         _ = await mediator.loadWithTrace(interstitial)
         let won = [("placement", "p"), ("network", "b"), ("outcome", "fill"), ("auction", "won")]
         let lost = [("placement", "p"), ("network", "a"), ("outcome", "fill"), ("auction", "lost_102")]
@@ -156,12 +184,14 @@ struct AuctionTests {
     }
 
     @Test func bidderConfigurationErrorsNameTheField() throws {
-        let json = #"{"placements": {"p": {"format": "interstitial", "bidders": [{"network": "zz", "placement": "t"}]}}}"#
+        let json =
+            #"{"placements": {"p": {"format": "interstitial", "bidders": [{"network": "zz", "placement": "t"}]}}}"#
         let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
         #expect(throws: AdError(.configuration, #"placements.p.bidders[0].network: unknown network "zz""#)) {
             try configuration.validate(networks: ["a": ["interstitial"]])
         }
-        let auction = #"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": [{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#
+        let auction =
+            #"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": [{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#
         #expect(throws: AdError.self) { try MediationConfiguration.decode(json: Data(auction.utf8)) }
     }
 }

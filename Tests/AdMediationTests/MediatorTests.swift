@@ -1,18 +1,22 @@
-@testable import AdMediation
 import AdNetworkConformance
 import Foundation
 import Synchronization
 import Testing
 
+@testable import AdMediation
+
 @Suite("Mediator", .timeLimit(.minutes(2)))
 struct MediatorTests {
     @Test func priorityHoldsWhenALowerLineAnswersFirst() async throws {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")])
+            ]), clock: ManualAdClock())  // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
-        await a.waitForLoads(); await b.waitForLoads()
+        await a.waitForLoads()
+        await b.waitForLoads()
         b.answer(.success(.filled(b.fill("from-b"))))
         a.answer(.success(.filled(a.fill("from-a"))))
         let outcome = await task.value
@@ -22,11 +26,14 @@ struct MediatorTests {
 
     @Test func lowerLineWinsOnceEveryHigherLineHasNoFill() async throws {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")])
+            ]), clock: ManualAdClock())  // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
-        await a.waitForLoads(); await b.waitForLoads()
+        await a.waitForLoads()
+        await b.waitForLoads()
         b.answer(.success(.filled(b.fill("from-b"))))
         a.answer(.success(.noFill(NoFill(reason: "empty"))))
         let outcome = await task.value
@@ -38,15 +45,18 @@ struct MediatorTests {
 
     @Test func lateAnswerOfACancelledLineIsInvalidatedNotDelivered() async throws {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")])
+            ]), clock: ManualAdClock())  // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
-        await a.waitForLoads(); await b.waitForLoads()
+        await a.waitForLoads()
+        await b.waitForLoads()
         a.answer(.success(.filled(a.fill("winner"))))
-        await until { b.cancellations == 1 }   // a won, so b is cancelled...
+        await until { b.cancellations == 1 }  // a won, so b is cancelled...
         let late = b.fill("late")
-        b.answer(.success(.filled(late)))      // ...but b ignores the cancellation and answers anyway
+        b.answer(.success(.filled(late)))  // ...but b ignores the cancellation and answers anyway
         let outcome = await task.value
         #expect(outcome.trace.lines[1].outcome == .skipped(.cancelled))
         #expect(late.isInvalidated)
@@ -55,18 +65,22 @@ struct MediatorTests {
 
     @Test func linesRunWithTheCallersTaskLocalValues() async throws {
         let network = TaskLocalReadingNetwork(id: "n")
-        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
-            "p": placement([.init(network: "n", placement: "x")]),
-        ]))
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "n", placement: "x")])
+            ]))
         _ = await RequestTag.$value.withValue("checkout") { await mediator.loadWithTrace(interstitial) }
         #expect(network.seen == ["checkout"])
     }
 
     @Test func linesRunAtTheCallersPriority() async throws {
         let network = TaskLocalReadingNetwork(id: "n")
-        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
-            "p": placement([.init(network: "n", placement: "x")]),
-        ]))
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "n", placement: "x")])
+            ]))
         // Awaiting the task's value would raise its priority, so the test waits for the network instead.
         let task = Task(priority: .background) { _ = await mediator.loadWithTrace(interstitial) }
         await until { network.priorities.count == 1 }
@@ -108,12 +122,17 @@ struct MediatorTests {
     @Test func lineTimeoutOnTheManualClockLetsTheNextLineWin() async throws {
         let clock = ManualAdClock()
         let slow = ScriptedAdNetwork(id: "slow", clock: clock, script: ["s": [.fill(ecpm: 5, latency: .seconds(2))]])
-        let fast = ScriptedAdNetwork(id: "fast", clock: clock, script: ["f": [.fill(ecpm: 1, latency: .milliseconds(50))]])
-        let mediator = try Mediator(networks: [slow, fast], configuration: .init(placements: [
-            "p": placement([.init(network: "slow", placement: "s", timeoutMs: 300), .init(network: "fast", placement: "f")]),
-        ]), clock: clock)
+        let fast = ScriptedAdNetwork(
+            id: "fast", clock: clock, script: ["f": [.fill(ecpm: 1, latency: .milliseconds(50))]])
+        let mediator = try Mediator(
+            networks: [slow, fast],
+            configuration: .init(placements: [
+                "p": placement([
+                    .init(network: "slow", placement: "s", timeoutMs: 300), .init(network: "fast", placement: "f"),
+                ])
+            ]), clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
-        await clock.waitForSleepers(3)   // two lines and the mediator's timer
+        await clock.waitForSleepers(3)  // two lines and the mediator's timer
         await clock.advance(by: .milliseconds(50))
         await until { fast.loadCount == 1 }
         await clock.advance(to: .zero + .milliseconds(300))
@@ -126,11 +145,17 @@ struct MediatorTests {
     @Test func parallelDecisionTakesTheSlowestLineAboveTheWinnerNotTheSum() async throws {
         let clock = ManualAdClock()
         let networks = (0..<3).map { i in
-            ScriptedAdNetwork(id: "n\(i)", clock: clock, script: ["x": [i < 2 ? .noFill(latency: .milliseconds(100 * (i + 1))) : .fill(latency: .milliseconds(50))]])
+            ScriptedAdNetwork(
+                id: "n\(i)", clock: clock,
+                script: [
+                    "x": [i < 2 ? .noFill(latency: .milliseconds(100 * (i + 1))) : .fill(latency: .milliseconds(50))]
+                ])
         }
-        let mediator = try Mediator(networks: networks, configuration: .init(placements: [
-            "p": placement((0..<3).map { .init(network: "n\($0)", placement: "x") }),
-        ]), clock: clock)
+        let mediator = try Mediator(
+            networks: networks,
+            configuration: .init(placements: [
+                "p": placement((0..<3).map { .init(network: "n\($0)", placement: "x") })
+            ]), clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await clock.waitForSleepers(4)
         await clock.advance(to: .zero + .milliseconds(200))
@@ -141,9 +166,12 @@ struct MediatorTests {
 
     @Test func sequentialModeAsksOneLineAfterAnother() async throws {
         let a = GateNetwork(id: "a"), b = GateNetwork(id: "b")
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")], mode: .sequential),
-        ]), clock: ManualAdClock())   // a clock nobody advances: on a loaded machine no line may time out
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": placement(
+                    [.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")], mode: .sequential)
+            ]), clock: ManualAdClock())  // a clock nobody advances: on a loaded machine no line may time out
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await a.waitForLoads()
         #expect(b.waiting == 0, "b must not start before a answered")
@@ -158,16 +186,22 @@ struct MediatorTests {
     @Test func overallDeadlineFromTheRequestEndsTheWaterfall() async throws {
         let clock = ManualAdClock()
         let hang = ScriptedAdNetwork(id: "hang", clock: clock, fallback: .hang)
-        let mediator = try Mediator(networks: [hang], configuration: .init(placements: [
-            "p": placement([.init(network: "hang", placement: "h", timeoutMs: 10_000)]),
-        ]), clock: clock)
+        let mediator = try Mediator(
+            networks: [hang],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "hang", placement: "h", timeoutMs: 10_000)])
+            ]), clock: clock)
         var request = interstitial
         request.timeout = .milliseconds(250)
         let task = Task { await mediator.loadWithTrace(request) }
         await clock.waitForSleepers(2)
         await clock.advance(by: .milliseconds(250))
         let outcome = await task.value
-        if case .failure(let error) = outcome.result { #expect(error.code == .timeout) } else { Issue.record("expected a timeout error") }
+        if case .failure(let error) = outcome.result {
+            #expect(error.code == .timeout)
+        } else {
+            Issue.record("expected a timeout error")
+        }
         #expect(outcome.trace.lines[0].outcome == .timeout)
         #expect(outcome.trace.duration == .milliseconds(250))
     }
@@ -176,9 +210,11 @@ struct MediatorTests {
         let clock = ManualAdClock()
         let a = ScriptedAdNetwork(id: "a", clock: clock, fallback: .hang)
         let b = ScriptedAdNetwork(id: "b", clock: clock, fallback: .hang)
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "x"), .init(network: "b", placement: "x")]),
-        ]), clock: clock)
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "a", placement: "x"), .init(network: "b", placement: "x")])
+            ]), clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await until { a.loadCount == 1 && b.loadCount == 1 }
         task.cancel()
@@ -193,9 +229,13 @@ struct MediatorTests {
     @Test func frequencyCapTurnsRequestsIntoNoFillUntilTheWindowPasses() async throws {
         let clock = ManualAdClock()
         let net = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill(ecpm: 1))
-        let mediator = try Mediator(networks: [net], configuration: .init(placements: [
-            "p": PlacementConfiguration(format: "interstitial", lines: [.init(network: "n", placement: "x")], frequencyCap: 2, frequencyWindowS: 60),
-        ]), clock: clock)
+        let mediator = try Mediator(
+            networks: [net],
+            configuration: .init(placements: [
+                "p": PlacementConfiguration(
+                    format: "interstitial", lines: [.init(network: "n", placement: "x")], frequencyCap: 2,
+                    frequencyWindowS: 60)
+            ]), clock: clock)
         for _ in 0..<2 {
             let ad = try #require(try await mediator.load(interstitial).ad)
             try await ad.report(.impression)
@@ -211,9 +251,11 @@ struct MediatorTests {
     @Test func pacingEnforcesAMinimumIntervalBetweenImpressions() async throws {
         let clock = ManualAdClock()
         let net = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
-        let mediator = try Mediator(networks: [net], configuration: .init(placements: [
-            "p": placement([.init(network: "n", placement: "x")], minIntervalS: 30),
-        ]), clock: clock)
+        let mediator = try Mediator(
+            networks: [net],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "n", placement: "x")], minIntervalS: 30)
+            ]), clock: clock)
         let ad = try #require(try await mediator.load(interstitial).ad)
         try await ad.report(.impression)
         await clock.advance(by: .seconds(10))
@@ -225,12 +267,18 @@ struct MediatorTests {
 
     @Test func breakerOpensAfterConsecutiveFailuresAndProbesAfterTheCoolDown() async throws {
         let clock = ManualAdClock()
-        let flaky = ScriptedAdNetwork(id: "flaky", clock: clock, script: ["x": [
-            .fail(AdError(.server(status: 503), "down")), .fail(AdError(.server(status: 503), "down")), .fill(),
-        ]])
-        let mediator = try Mediator(networks: [flaky], configuration: .init(
-            placements: ["p": placement([.init(network: "flaky", placement: "x")])],
-            circuitBreaker: .init(failureThreshold: 2, coolDownS: 30)), clock: clock)
+        let flaky = ScriptedAdNetwork(
+            id: "flaky", clock: clock,
+            script: [
+                "x": [
+                    .fail(AdError(.server(status: 503), "down")), .fail(AdError(.server(status: 503), "down")), .fill(),
+                ]
+            ])
+        let mediator = try Mediator(
+            networks: [flaky],
+            configuration: .init(
+                placements: ["p": placement([.init(network: "flaky", placement: "x")])],
+                circuitBreaker: .init(failureThreshold: 2, coolDownS: 30)), clock: clock)
         _ = try await mediator.load(interstitial)
         _ = try await mediator.load(interstitial)
         let rested = await mediator.loadWithTrace(interstitial)
@@ -244,8 +292,11 @@ struct MediatorTests {
 
     @Test func noFillDoesNotTripTheBreaker() async throws {
         let net = ScriptedAdNetwork(id: "n", fallback: .noFill())
-        let mediator = try Mediator(networks: [net], configuration: .init(
-            placements: ["p": placement([.init(network: "n", placement: "x")])], circuitBreaker: .init(failureThreshold: 1)))
+        let mediator = try Mediator(
+            networks: [net],
+            configuration: .init(
+                placements: ["p": placement([.init(network: "n", placement: "x")])],
+                circuitBreaker: .init(failureThreshold: 1)))
         for _ in 0..<3 { _ = try await mediator.load(interstitial) }
         #expect(net.loadCount == 3)
         #expect(mediator.breakerState(of: "n") == .closed(failures: 0))
@@ -255,12 +306,19 @@ struct MediatorTests {
     @Test func mediatorsNest() async throws {
         let a = ScriptedAdNetwork(id: "a", fallback: .noFill())
         let b = ScriptedAdNetwork(id: "b", fallback: .fill(ecpm: 3))
-        let inner = try Mediator(id: "inner", networks: [b], configuration: .init(placements: [
-            "inner_p": placement([.init(network: "b", placement: "b1", timeoutMs: 30_000)]),
-        ]))
-        let outer = try Mediator(networks: [a, inner], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1", timeoutMs: 30_000), .init(network: "inner", placement: "inner_p", timeoutMs: 30_000)]),
-        ]))
+        let inner = try Mediator(
+            id: "inner", networks: [b],
+            configuration: .init(placements: [
+                "inner_p": placement([.init(network: "b", placement: "b1", timeoutMs: 30_000)])
+            ]))
+        let outer = try Mediator(
+            networks: [a, inner],
+            configuration: .init(placements: [
+                "p": placement([
+                    .init(network: "a", placement: "a1", timeoutMs: 30_000),
+                    .init(network: "inner", placement: "inner_p", timeoutMs: 30_000),
+                ])
+            ]))
         let outcome = await outer.loadWithTrace(interstitial)
         let ad = try #require(try outcome.result.get().ad, "\(outcome.trace)")
         #expect(ad.networkID == "b")
@@ -272,7 +330,8 @@ struct MediatorTests {
 
     @Test func privacySignalsAndUserReachEachLine() async throws {
         let net = ScriptedAdNetwork(id: "n", fallback: .fill())
-        let mediator = try Mediator(networks: [net], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
+        let mediator = try Mediator(
+            networks: [net], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
         var request = interstitial
         request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: "TCF", usPrivacy: "1YNN", coppa: true)
         request.userID = "u1"
@@ -283,19 +342,26 @@ struct MediatorTests {
     }
 
     @Test func unknownPlacementIsAConfigurationError() async throws {
-        let mediator = try Mediator(networks: [ScriptedAdNetwork(id: "n")], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
+        let mediator = try Mediator(
+            networks: [ScriptedAdNetwork(id: "n")],
+            configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
         await #expect(throws: AdError(.configuration, "unknown placement \"nope\"")) {
             try await mediator.load(AdRequest(placement: "nope", format: .interstitial))
         }
     }
 
     @Test func mediatorPassesTheConformanceKit() async throws {
-        let net = ScriptedAdNetwork(id: "n", script: [
-            "fill": [.fill(ecpm: 2)], "empty": [.noFill()], "broken": [.fail(AdError(.unauthorized, "bad key"))],
-            "slow": [.fill(latency: .seconds(5))],
-        ])
-        let lines = ["fill", "empty", "broken", "slow"].map { ($0, placement([.init(network: "n", placement: $0, timeoutMs: 10_000)])) }
-        let mediator = try Mediator(networks: [net], configuration: .init(placements: Dictionary(uniqueKeysWithValues: lines)))
+        let net = ScriptedAdNetwork(
+            id: "n",
+            script: [
+                "fill": [.fill(ecpm: 2)], "empty": [.noFill()], "broken": [.fail(AdError(.unauthorized, "bad key"))],
+                "slow": [.fill(latency: .seconds(5))],
+            ])
+        let lines = ["fill", "empty", "broken", "slow"].map {
+            ($0, placement([.init(network: "n", placement: $0, timeoutMs: 10_000)]))
+        }
+        let mediator = try Mediator(
+            networks: [net], configuration: .init(placements: Dictionary(uniqueKeysWithValues: lines)))
         let subject = ConformanceSubject(
             network: mediator, wire: net,
             fillRequest: AdRequest(placement: "fill", format: .interstitial),
@@ -305,15 +371,23 @@ struct MediatorTests {
         for result in results {
             if case .failed(let failure) = result.status { Issue.record("\(failure)") }
         }
-        #expect(results.filter { $0.status == .passed }.count == 9, "all but the error scenario (a mediator turns line errors into no fill)")
+        #expect(
+            results.filter { $0.status == .passed }.count == 9,
+            "all but the error scenario (a mediator turns line errors into no fill)")
     }
 
     @Test func timerTicksRacingAnswersNeverLeaveTwoTimers() async throws {
         let clock = ManualAdClock()
         let gates = (0..<3).map { GateNetwork(id: "g\($0)", honoursCancellation: true) }
-        let mediator = try Mediator(networks: gates, configuration: .init(
-            placements: ["p": placement((0..<3).map { .init(network: "g\($0)", placement: "x", timeoutMs: 100 * ($0 + 1)) }, deadlineMs: 10_000)],
-            circuitBreaker: .init(failureThreshold: 1000)), clock: clock)
+        let mediator = try Mediator(
+            networks: gates,
+            configuration: .init(
+                placements: [
+                    "p": placement(
+                        (0..<3).map { .init(network: "g\($0)", placement: "x", timeoutMs: 100 * ($0 + 1)) },
+                        deadlineMs: 10_000)
+                ],
+                circuitBreaker: .init(failureThreshold: 1000)), clock: clock)
         for round in 0..<20 {
             let start = clock.now
             let task = Task { await mediator.loadWithTrace(interstitial) }
@@ -348,10 +422,12 @@ struct MediatorBoundsTests {
     @Test func pacingKeepsOnlyTheImpressionsADecisionNeeds() async throws {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill(ecpm: 1, latency: .zero))
-        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
-            "uncapped": placement([.init(network: "n", placement: "x")], minIntervalS: 5),
-            "capped": placement([.init(network: "n", placement: "x")], frequencyCap: 40),
-        ]), clock: clock)
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: .init(placements: [
+                "uncapped": placement([.init(network: "n", placement: "x")], minIntervalS: 5),
+                "capped": placement([.init(network: "n", placement: "x")], frequencyCap: 40),
+            ]), clock: clock)
         // An impression every 10 simulated seconds for an hour, on each placement (100 users share a placement).
         for _ in 0..<360 {
             for name in ["uncapped", "capped"] {

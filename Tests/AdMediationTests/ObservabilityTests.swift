@@ -1,21 +1,26 @@
 import AdMediation
 import AdNetworkConformance
-import Logging
 import InMemoryTracing
+import Logging
 import MetricsTestKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Mediator logs and metrics", .timeLimit(.minutes(1)))
 struct ObservabilityTests {
     /// Line a fails with a 503, line b fills: one decision.
-    func scriptedDecision(logger: Logger, metrics: TestMetrics, tracer: InMemoryTracer = InMemoryTracer()) async throws -> MediationOutcome {
+    func scriptedDecision(logger: Logger, metrics: TestMetrics, tracer: InMemoryTracer = InMemoryTracer()) async throws
+        -> MediationOutcome
+    {
         let clock = ManualAdClock()
-        let a = ScriptedAdNetwork(id: "a", clock: clock, fallback: .fail(AdError(.server(status: 503), "down"), latency: .milliseconds(20)))
+        let a = ScriptedAdNetwork(
+            id: "a", clock: clock, fallback: .fail(AdError(.server(status: 503), "down"), latency: .milliseconds(20)))
         let b = ScriptedAdNetwork(id: "b", clock: clock, fallback: .fill(ecpm: 2, latency: .milliseconds(30)))
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")]),
-        ]), clock: clock, logger: logger, metrics: metrics, tracer: tracer)
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "p": placement([.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1")])
+            ]), clock: clock, logger: logger, metrics: metrics, tracer: tracer)
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await clock.waitForSleepers(3)
         await clock.advance(by: .milliseconds(30))
@@ -26,14 +31,27 @@ struct ObservabilityTests {
         let metrics = TestMetrics()
         _ = try await scriptedDecision(logger: LogCapture().logger(label: "admediation.mediator"), metrics: metrics)
         #expect(try metrics.expectCounter("admediation_requests_total", [("placement", "p")]).totalValue == 1)
-        #expect(try metrics.expectCounter("admediation_fills_total", [("placement", "p"), ("network", "b")]).totalValue == 1)
-        #expect(try metrics.expectCounter("admediation_line_outcomes_total",
-                                         [("placement", "p"), ("network", "a"), ("outcome", "error"), ("code", "server_503")]).totalValue == 1)
-        #expect(try metrics.expectCounter("admediation_line_outcomes_total",
-                                         [("placement", "p"), ("network", "b"), ("outcome", "fill"), ("code", "")]).totalValue == 1)
-        #expect(try metrics.expectTimer("admediation_line_latency", [("placement", "p"), ("network", "b")]).values == [30_000_000])
+        #expect(
+            try metrics.expectCounter("admediation_fills_total", [("placement", "p"), ("network", "b")]).totalValue == 1
+        )
+        #expect(
+            try metrics.expectCounter(
+                "admediation_line_outcomes_total",
+                [("placement", "p"), ("network", "a"), ("outcome", "error"), ("code", "server_503")]
+            ).totalValue == 1)
+        #expect(
+            try metrics.expectCounter(
+                "admediation_line_outcomes_total",
+                [("placement", "p"), ("network", "b"), ("outcome", "fill"), ("code", "")]
+            ).totalValue == 1)
+        #expect(
+            try metrics.expectTimer("admediation_line_latency", [("placement", "p"), ("network", "b")]).values == [
+                30_000_000
+            ])
         #expect(try metrics.expectTimer("admediation_decision_latency", [("placement", "p")]).values == [30_000_000])
-        #expect(throws: (any Error).self) { try metrics.expectCounter("admediation_no_fills_total", [("placement", "p")]) }
+        #expect(throws: (any Error).self) {
+            try metrics.expectCounter("admediation_no_fills_total", [("placement", "p")])
+        }
     }
 
     @Test func aDecisionLogsOneInfoRecordAndADebugRecordPerLine() async throws {
@@ -49,7 +67,8 @@ struct ObservabilityTests {
 
     @Test func atInfoLevelNoLineIsLogged() async throws {
         let capture = LogCapture()
-        _ = try await scriptedDecision(logger: capture.logger(label: "admediation.mediator", level: .info), metrics: TestMetrics())
+        _ = try await scriptedDecision(
+            logger: capture.logger(label: "admediation.mediator", level: .info), metrics: TestMetrics())
         #expect(capture.all.allSatisfy { $0.level >= .info })
         #expect(capture.all.count == 1)
     }
@@ -57,23 +76,31 @@ struct ObservabilityTests {
     @Test func anOpeningBreakerIsAWarningAndCounted() async throws {
         let clock = ManualAdClock()
         let capture = LogCapture(), metrics = TestMetrics()
-        let failing = ScriptedAdNetwork(id: "f", clock: clock, fallback: .fail(AdError(.server(status: 500), "boom"), latency: .zero))
+        let failing = ScriptedAdNetwork(
+            id: "f", clock: clock, fallback: .fail(AdError(.server(status: 500), "boom"), latency: .zero))
         var configuration = MediationConfiguration(placements: ["p": placement([.init(network: "f", placement: "x")])])
         configuration.circuitBreaker = .init(failureThreshold: 1, coolDownS: 30)
-        let mediator = try Mediator(networks: [failing], configuration: configuration, clock: clock, logger: capture.logger(label: "admediation.mediator"), metrics: metrics)
+        let mediator = try Mediator(
+            networks: [failing], configuration: configuration, clock: clock,
+            logger: capture.logger(label: "admediation.mediator"), metrics: metrics)
         _ = await mediator.loadWithTrace(interstitial)
         #expect(capture.all.filter { $0.level == .warning }.map(\.message) == ["circuit breaker opened"])
-        #expect(try metrics.expectCounter("admediation_breaker_transitions_total", [("network", "f"), ("state", "open")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("admediation_breaker_transitions_total", [("network", "f"), ("state", "open")])
+                .totalValue == 1)
     }
 
     @Test func aDecisionIsOneSpanWithAChildSpanPerLineThatAgreesWithTheTrace() async throws {
         let tracer = InMemoryTracer()
-        let outcome = try await scriptedDecision(logger: LogCapture().logger(label: "admediation.mediator"), metrics: TestMetrics(), tracer: tracer)
+        let outcome = try await scriptedDecision(
+            logger: LogCapture().logger(label: "admediation.mediator"), metrics: TestMetrics(), tracer: tracer)
         let spans = tracer.finishedSpans
         let mediation = try #require(spans.first { $0.operationName == "mediation" })
         let lines = spans.filter { $0.operationName == "ad line" }
         #expect(spans.count == 3 && lines.count == 2)
-        #expect(lines.allSatisfy { $0.parentSpanID == mediation.spanID && $0.traceID == mediation.traceID }, "the lines are children of the decision")
+        #expect(
+            lines.allSatisfy { $0.parentSpanID == mediation.spanID && $0.traceID == mediation.traceID },
+            "the lines are children of the decision")
         func network(_ span: FinishedInMemorySpan) -> String {
             if case .string(let id)? = span.attributes["admediation.network"]?.toSpanAttribute() { return id }
             return ""
@@ -85,7 +112,9 @@ struct ObservabilityTests {
         #expect(byNetwork["b"]?.attributes["admediation.outcome"]?.toSpanAttribute() == .string("fill"))
         #expect(byNetwork["b"]?.attributes["admediation.ecpm"]?.toSpanAttribute() == .double(2))
         #expect(mediation.attributes["admediation.outcome"]?.toSpanAttribute() == .string("filled"))
-        #expect(mediation.attributes["admediation.network"]?.toSpanAttribute() == .string(outcome.trace.winner?.network ?? "?"))
+        #expect(
+            mediation.attributes["admediation.network"]?.toSpanAttribute()
+                == .string(outcome.trace.winner?.network ?? "?"))
         #expect(mediation.attributes["admediation.lines"]?.toSpanAttribute() == .string("a:error:server_503,b:fill"))
     }
 }

@@ -1,8 +1,9 @@
-@testable import AdMediation
 import AdNetworkConformance
 import AdStorage
 import Foundation
 import Testing
+
+@testable import AdMediation
 
 /// The self-ordering waterfall: learned order, publisher constraints, drift, determinism and persistence. Scripted
 /// lines answer at once; the optimizer is seeded.
@@ -13,15 +14,22 @@ struct OptimizerTests {
     static func setUp(
         richPrice: Double = 4.0, optimizer: OptimizerConfiguration? = OptimizerConfiguration(exploration: 0.2, seed: 7)
     ) throws -> (Mediator, ScriptedAdNetwork) {
-        let network = ScriptedAdNetwork(id: "n", clock: ManualAdClock(), script: [
-            "cheap": [.fill(ecpm: 1.0)], "rich": [.fill(ecpm: richPrice)],
-        ])
-        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
-            "p": PlacementConfiguration(
-                format: "interstitial", mode: .sequential,
-                lines: [.init(network: "n", placement: "cheap", ecpm: 1.0), .init(network: "n", placement: "rich", ecpm: 1.0)],
-                optimizer: optimizer),
-        ]), clock: ManualAdClock())
+        let network = ScriptedAdNetwork(
+            id: "n", clock: ManualAdClock(),
+            script: [
+                "cheap": [.fill(ecpm: 1.0)], "rich": [.fill(ecpm: richPrice)],
+            ])
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: .init(placements: [
+                "p": PlacementConfiguration(
+                    format: "interstitial", mode: .sequential,
+                    lines: [
+                        .init(network: "n", placement: "cheap", ecpm: 1.0),
+                        .init(network: "n", placement: "rich", ecpm: 1.0),
+                    ],
+                    optimizer: optimizer)
+            ]), clock: ManualAdClock())
         return (mediator, network)
     }
 
@@ -54,9 +62,12 @@ struct OptimizerTests {
     }
 
     @Test func aPinnedLineKeepsItsPosition() async throws {
-        let (mediator, network) = try Self.setUp(optimizer: OptimizerConfiguration(exploration: 0.5, pinned: [0], seed: 7))
+        let (mediator, network) = try Self.setUp(
+            optimizer: OptimizerConfiguration(exploration: 0.5, pinned: [0], seed: 7))
         _ = try await Self.revenue(mediator, requests: 100)
-        #expect(network.requests.allSatisfy { $0.placement == "cheap" }, "the pinned first line fills every time, so it always wins")
+        #expect(
+            network.requests.allSatisfy { $0.placement == "cheap" },
+            "the pinned first line fills every time, so it always wins")
     }
 
     @Test func theSameSeedGivesTheSameOrders() async throws {
@@ -76,7 +87,8 @@ struct OptimizerTests {
     }
 
     @Test func theOrderFollowsAPriceThatDrifts() async throws {
-        var optimizer = WaterfallOptimizer(configuration: OptimizerConfiguration(exploration: 0.2, halfLifeRequests: 100, seed: 3), seed: 0)
+        var optimizer = WaterfallOptimizer(
+            configuration: OptimizerConfiguration(exploration: 0.2, halfLifeRequests: 100, seed: 3), seed: 0)
         let lines = [WaterfallLine(network: "n", placement: "a"), WaterfallLine(network: "n", placement: "b")]
         func run(_ prices: [Double], requests: Int) -> [Int] {
             var firsts: [Int] = []
@@ -84,9 +96,16 @@ struct OptimizerTests {
                 let order = optimizer.order(lines)
                 firsts.append(order[0])
                 // Sequential: the first line fills (both always fill), the second is not reached.
-                var traced = lines.map { LineTrace(network: $0.network, placement: $0.placement, outcome: .skipped(.notReached), latency: nil, ecpm: nil) }
-                traced[order[0]] = LineTrace(network: "n", placement: lines[order[0]].placement, outcome: .fill, latency: nil, ecpm: prices[order[0]])
-                optimizer.observe(MediationTrace(placement: "p", lines: traced, winnerIndex: order[0], duration: .zero), lines: lines)
+                var traced = lines.map {
+                    LineTrace(
+                        network: $0.network, placement: $0.placement, outcome: .skipped(.notReached), latency: nil,
+                        ecpm: nil)
+                }
+                traced[order[0]] = LineTrace(
+                    network: "n", placement: lines[order[0]].placement, outcome: .fill, latency: nil,
+                    ecpm: prices[order[0]])
+                optimizer.observe(
+                    MediationTrace(placement: "p", lines: traced, winnerIndex: order[0], duration: .zero), lines: lines)
             }
             return firsts
         }
@@ -109,7 +128,9 @@ struct OptimizerTests {
     }
 
     @Test func theSQLiteStoreKeepsTheStateAcrossReopening() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("optimizer-\(UUID().uuidString).sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "optimizer-\(UUID().uuidString).sqlite"
+        ).path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let (trained, _) = try Self.setUp()
         _ = try await Self.revenue(trained, requests: 100)
@@ -122,7 +143,9 @@ struct OptimizerTests {
 
     @Test func aDamagedSavedStateIsIgnoredNotTrusted() async throws {
         let store = InMemoryStateStore()
-        try await store.save(Data(#"{"n/rich": {"attempts": 1, "fills": 50, "timeouts": 0, "ecpmSum": 1e300, "ecpmSquares": -1}}"#.utf8), key: "optimizer/p")
+        try await store.save(
+            Data(#"{"n/rich": {"attempts": 1, "fills": 50, "timeouts": 0, "ecpmSum": 1e300, "ecpmSquares": -1}}"#.utf8),
+            key: "optimizer/p")
         let (mediator, _) = try Self.setUp()
         try await mediator.restoreOptimizerState(from: store)
         #expect(mediator.lineStatistics(of: "p").isEmpty)
@@ -132,7 +155,8 @@ struct OptimizerTests {
     }
 
     @Test func optimizerSettingsOutOfRangeNameTheField() throws {
-        let json = #"{"placements": {"p": {"format": "interstitial", "lines": [{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#
+        let json =
+            #"{"placements": {"p": {"format": "interstitial", "lines": [{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#
         let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
         #expect(throws: AdError(.configuration, "placements.p.optimizer.pinned[0]: no line 3 (the waterfall has 1)")) {
             try configuration.validate(networks: ["n": ["interstitial"]])

@@ -4,11 +4,12 @@ import Testing
 
 @Suite("Checked conversions of outside values", .timeLimit(.minutes(2)))
 struct OutsideValueTests {
-    @Test(arguments: [
-        (1e308, OutsideValue.maximumDuration), (Double(Int64.max), OutsideValue.maximumDuration),
-        (604_800.5, OutsideValue.maximumDuration), (0.0, Duration.zero), (1.5, Duration.milliseconds(1500)),
-        (0.0000000004, Duration.zero),
-    ] as [(Double, Duration)])
+    @Test(
+        arguments: [
+            (1e308, OutsideValue.maximumDuration), (Double(Int64.max), OutsideValue.maximumDuration),
+            (604_800.5, OutsideValue.maximumDuration), (0.0, Duration.zero), (1.5, Duration.milliseconds(1500)),
+            (0.0000000004, Duration.zero),
+        ] as [(Double, Duration)])
     func secondsInRangeBecomeADurationAndHugeValuesClampToSevenDays(seconds: Double, expected: Duration) {
         #expect(OutsideValue.duration(seconds: seconds) == expected)
     }
@@ -38,8 +39,9 @@ struct OutsideValueTests {
     }
 
     @Test func jsonValuesAreReadByTheirJSONType() throws {
-        let object = try #require(try JSONSerialization.jsonObject(
-            with: Data(#"{"n": 3, "t": true, "s": "12", "z": null, "big": 1e308}"#.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(#"{"n": 3, "t": true, "s": "12", "z": null, "big": 1e308}"#.utf8)) as? [String: Any])
         #expect(OutsideValue.number(object["n"]) == 3)
         #expect(OutsideValue.number(object["t"]) == nil, "a boolean is not a number")
         #expect(OutsideValue.number(object["s"]) == nil, "a string is not a number")
@@ -69,7 +71,8 @@ struct JSONLimitsTests {
 
     @Test func aBodyOverTheSizeLimitIsRefused() {
         let limits = JSONLimits(maxBytes: 10, maxDepth: 4, maxStringBytes: 4, maxItems: 4)
-        #expect(limits.violation(in: Data("[1,2,3,4,5,6,7]".utf8)) == "a body of 15 bytes is over the limit of 10 bytes")
+        #expect(
+            limits.violation(in: Data("[1,2,3,4,5,6,7]".utf8)) == "a body of 15 bytes is over the limit of 10 bytes")
     }
 
     @Test func bracketsAndQuotesInsideStringsDoNotCount() {
@@ -109,7 +112,8 @@ struct ConfigurationRangeTests {
     static let networks: [String: Set<String>] = ["mars": ["tile"]]
 
     func error(_ placement: String, breaker: String = "{}") -> String? {
-        let json = #"{"circuit_breaker": \#(breaker), "placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a"\#(placement.isEmpty ? "" : ", ")\#(placement)}]}}}"#
+        let json =
+            #"{"circuit_breaker": \#(breaker), "placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a"\#(placement.isEmpty ? "" : ", ")\#(placement)}]}}}"#
         do {
             try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks)
             return nil
@@ -130,26 +134,44 @@ struct ConfigurationRangeTests {
     ])
     func lineNumbersOutOfRangeNameTheField(field: String, expected: String?) {
         let message = error(field)
-        if let expected { #expect(message?.hasPrefix(expected) == true, "\(message ?? "nil")") } else { #expect(message == nil) }
+        if let expected {
+            #expect(message?.hasPrefix(expected) == true, "\(message ?? "nil")")
+        } else {
+            #expect(message == nil)
+        }
     }
 
     @Test func placementNumbersOutOfRangeNameTheField() {
         func placementError(_ field: String) -> String? {
-            let json = #"{"placements": {"p": {"format": "tile", \#(field), "lines": [{"network": "mars", "placement": "a"}]}}}"#
-            do { try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks); return nil } catch { return error.message }
+            let json =
+                #"{"placements": {"p": {"format": "tile", \#(field), "lines": [{"network": "mars", "placement": "a"}]}}}"#
+            do {
+                try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks)
+                return nil
+            } catch { return error.message }
         }
-        #expect(placementError(#""frequency_window_s": 1e308"#) == "placements.p.frequency_window_s: must be over 0 and at most 604800, got 1e+308")
-        #expect(placementError(#""min_interval_s": -1e308"#) == "placements.p.min_interval_s: must be 0…604800, got -1e+308")
+        #expect(
+            placementError(#""frequency_window_s": 1e308"#)
+                == "placements.p.frequency_window_s: must be over 0 and at most 604800, got 1e+308")
+        #expect(
+            placementError(#""min_interval_s": -1e308"#) == "placements.p.min_interval_s: must be 0…604800, got -1e+308"
+        )
         #expect(placementError(#""deadline_ms": -5"#) == "placements.p.deadline_ms: must be 1…600000, got -5")
         #expect(placementError(#""max_in_flight": 65"#) == "placements.p.max_in_flight: must be 1…64, got 65")
-        #expect(placementError(#""deadline_ms": 1e308"#) == "placements.p.deadline_ms: must be a whole number, got 1e+308")
+        #expect(
+            placementError(#""deadline_ms": 1e308"#) == "placements.p.deadline_ms: must be a whole number, got 1e+308")
         #expect(placementError(#""frequency_cap": 0"#) == "placements.p.frequency_cap: must be 1…1000000, got 0")
-        #expect(placementError(#""deadline_ms": "5000""#)?.hasPrefix("placements.p.deadline_ms: expected a number") == true)
+        #expect(
+            placementError(#""deadline_ms": "5000""#)?.hasPrefix("placements.p.deadline_ms: expected a number") == true)
     }
 
     @Test func circuitBreakerNumbersOutOfRangeNameTheField() {
-        #expect(error("", breaker: #"{"cool_down_s": 1e308}"#) == "circuit_breaker.cool_down_s: must be 0…604800, got 1e+308")
-        #expect(error("", breaker: #"{"failure_threshold": -1}"#) == "circuit_breaker.failure_threshold: must be 1…10000, got -1")
+        #expect(
+            error("", breaker: #"{"cool_down_s": 1e308}"#)
+                == "circuit_breaker.cool_down_s: must be 0…604800, got 1e+308")
+        #expect(
+            error("", breaker: #"{"failure_threshold": -1}"#)
+                == "circuit_breaker.failure_threshold: must be 1…10000, got -1")
     }
 
     @Test func aConfigurationNestedTooDeeplyIsRefused() {

@@ -1,19 +1,25 @@
-@testable import AdMediation
 import AdNetworkConformance
 import Foundation
 import Testing
+
+@testable import AdMediation
 
 /// A/B arms of a placement: weighted, sticky per user, each with its own waterfall, its label on the trace.
 @Suite("Placement A/B arms", .timeLimit(.minutes(1)))
 struct PlacementArmTests {
     static func setUp(weights: (Double, Double) = (1, 1)) throws -> (Mediator, ScriptedAdNetwork) {
-        let network = ScriptedAdNetwork(id: "n", clock: ManualAdClock(), script: ["a": [.fill(ecpm: 1)], "b": [.fill(ecpm: 2)]])
-        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
-            "p": PlacementConfiguration(format: "interstitial", lines: [.init(network: "n", placement: "a")], arms: [
-                PlacementArm(label: "control", weight: weights.0),
-                PlacementArm(label: "test-b", weight: weights.1, lines: [.init(network: "n", placement: "b")]),
-            ]),
-        ]), clock: ManualAdClock())
+        let network = ScriptedAdNetwork(
+            id: "n", clock: ManualAdClock(), script: ["a": [.fill(ecpm: 1)], "b": [.fill(ecpm: 2)]])
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: .init(placements: [
+                "p": PlacementConfiguration(
+                    format: "interstitial", lines: [.init(network: "n", placement: "a")],
+                    arms: [
+                        PlacementArm(label: "control", weight: weights.0),
+                        PlacementArm(label: "test-b", weight: weights.1, lines: [.init(network: "n", placement: "b")]),
+                    ])
+            ]), clock: ManualAdClock())
         return (mediator, network)
     }
 
@@ -60,12 +66,20 @@ struct PlacementArmTests {
         let line = #"[{"network": "n", "placement": "a"}]"#
         for (arms, message) in [
             (#"[{"label": "x"}, {"label": "x"}]"#, #"placements.p.arms[1].label: "x" is used twice"#),
-            (#"[{"label": "x", "weight": 0}]"#, "placements.p.arms[0].weight: must be over 0 and at most 1000000, got 0.0"),
-            (#"[{"label": "x", "lines": [{"network": "zz", "placement": "q"}]}]"#, #"placements.p.arms[0].lines[0].network: unknown network "zz""#),
+            (
+                #"[{"label": "x", "weight": 0}]"#,
+                "placements.p.arms[0].weight: must be over 0 and at most 1000000, got 0.0"
+            ),
+            (
+                #"[{"label": "x", "lines": [{"network": "zz", "placement": "q"}]}]"#,
+                #"placements.p.arms[0].lines[0].network: unknown network "zz""#
+            ),
         ] {
             let json = #"{"placements": {"p": {"format": "interstitial", "lines": \#(line), "arms": \#(arms)}}}"#
             let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
-            #expect(throws: AdError(.configuration, message)) { try configuration.validate(networks: ["n": ["interstitial"]]) }
+            #expect(throws: AdError(.configuration, message)) {
+                try configuration.validate(networks: ["n": ["interstitial"]])
+            }
         }
     }
 }

@@ -2,8 +2,8 @@ import AdMediation
 import AdNetworkConformance
 import Logging
 import MetricsTestKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Impression-level revenue", .timeLimit(.minutes(1)))
 struct RevenueTests {
@@ -13,7 +13,10 @@ struct RevenueTests {
         metrics: TestMetrics = TestMetrics(), logs: LogCapture = LogCapture()
     ) async throws -> LoadedAd {
         let clock = ManualAdClock()
-        let networks = [ScriptedAdNetwork(id: "a", clock: clock, fallback: a), ScriptedAdNetwork(id: "b", clock: clock, fallback: b)]
+        let networks = [
+            ScriptedAdNetwork(id: "a", clock: clock, fallback: a),
+            ScriptedAdNetwork(id: "b", clock: clock, fallback: b),
+        ]
         var config = placement(lines)
         config.abLabel = abLabel
         let mediator = try Mediator(
@@ -26,7 +29,8 @@ struct RevenueTests {
     @Test func aNetworkPricedFillIsEstimatedRevenueOfOneThousandthOfItsEcpmOnTheWinningLine() async throws {
         let ad = try await mediatedAd(
             a: .noFill(), b: .fill(ecpm: 2.5),
-            lines: [.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1", ecpm: 9)], abLabel: "arm-b")
+            lines: [.init(network: "a", placement: "a1"), .init(network: "b", placement: "b1", ecpm: 9)],
+            abLabel: "arm-b")
         let revenue = ad.revenue
         #expect(revenue.precision == .estimated)
         #expect(revenue.value == 0.0025)
@@ -37,7 +41,8 @@ struct RevenueTests {
 
     @Test func anUnpricedFillTakesTheLinesPublisherDefinedPrice() async throws {
         let ad = try await mediatedAd(
-            a: .fill(ecpm: nil), b: .noFill(), lines: [.init(network: "a", placement: "a1", ecpm: 4), .init(network: "b", placement: "b1")])
+            a: .fill(ecpm: nil), b: .noFill(),
+            lines: [.init(network: "a", placement: "a1", ecpm: 4), .init(network: "b", placement: "b1")])
         #expect(ad.ecpm == 4)
         #expect(ad.revenue.precision == .publisherDefined)
         #expect(ad.revenue.value == 0.004)
@@ -55,13 +60,17 @@ struct RevenueTests {
         let ad = try await mediatedAd(
             a: .fill(ecpm: 3.2), b: .noFill(), lines: [.init(network: "a", placement: "a1")], abLabel: "control",
             metrics: metrics, logs: logs)
-        #expect(throws: (any Error).self) { try metrics.expectCounter("admediation_impressions_total", [("placement", "p")]) }
+        #expect(throws: (any Error).self) {
+            try metrics.expectCounter("admediation_impressions_total", [("placement", "p")])
+        }
         try await ad.report(.impression)
         let dimensions = [("placement", "p"), ("network", "a"), ("precision", "estimated"), ("ab_label", "control")]
         #expect(try metrics.expectCounter("admediation_impressions_total", dimensions).totalValue == 1)
         #expect(try metrics.expectCounter("admediation_impression_revenue_micros", dimensions).totalValue == 3200)
         let record = try #require(logs.all.first { $0.message == "impression" })
-        #expect(record.metadata["revenue_usd"] == "0.0032" && record.metadata["line"] == "0" && record.metadata["ab_label"] == "control")
+        #expect(
+            record.metadata["revenue_usd"] == "0.0032" && record.metadata["line"] == "0"
+                && record.metadata["ab_label"] == "control")
     }
 
     @Test func theABLabelIsOnTheTrace() async throws {
@@ -69,7 +78,8 @@ struct RevenueTests {
         var config = placement([.init(network: "a", placement: "a1")])
         config.abLabel = "waterfall-2"
         let mediator = try Mediator(
-            networks: [ScriptedAdNetwork(id: "a", clock: clock, fallback: .noFill())], configuration: .init(placements: ["p": config]),
+            networks: [ScriptedAdNetwork(id: "a", clock: clock, fallback: .noFill())],
+            configuration: .init(placements: ["p": config]),
             clock: clock, logger: LogCapture().logger(label: "admediation.mediator"))
         #expect(await mediator.loadWithTrace(interstitial).trace.abLabel == "waterfall-2")
     }

@@ -10,7 +10,9 @@ final class GateNetwork: AdNetwork {
     let id: String
     let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.allNames))
     private let honoursCancellation: Bool
-    private let pending = Mutex<[(id: Int, request: AdRequest, continuation: CheckedContinuation<AdLoadResult, any Error>)]>([])
+    private let pending = Mutex<
+        [(id: Int, request: AdRequest, continuation: CheckedContinuation<AdLoadResult, any Error>)]
+    >([])
     private let counters = Mutex((loads: 0, cancellations: 0, cancelledIDs: Set<Int>()))
 
     init(id: String, honoursCancellation: Bool = false) {
@@ -19,7 +21,10 @@ final class GateNetwork: AdNetwork {
     }
 
     func load(_ request: AdRequest) async throws -> AdLoadResult {
-        let loadID = counters.withLock { $0.loads += 1; return $0.loads }
+        let loadID = counters.withLock {
+            $0.loads += 1
+            return $0.loads
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let cancelledAlready = counters.withLock { counters in
@@ -59,8 +64,9 @@ final class GateNetwork: AdNetwork {
     }
 
     func fill(_ creative: String, ecpm: Double? = nil) -> LoadedAd {
-        LoadedAd(networkID: id, placement: "p", format: .interstitial, creative: AdCreative(id: creative, kind: "image"),
-                 ecpm: ecpm, loadedAt: .zero)
+        LoadedAd(
+            networkID: id, placement: "p", format: .interstitial, creative: AdCreative(id: creative, kind: "image"),
+            ecpm: ecpm, loadedAt: .zero)
     }
 }
 
@@ -76,9 +82,13 @@ func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLoc
     }
 }
 
-func placement(_ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .parallel, format: String = "interstitial",
-               frequencyCap: Int? = nil, minIntervalS: Double? = nil, deadlineMs: Int = 5000) -> PlacementConfiguration {
-    PlacementConfiguration(format: format, mode: mode, lines: lines, deadlineMs: deadlineMs, frequencyCap: frequencyCap, minIntervalS: minIntervalS)
+func placement(
+    _ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .parallel, format: String = "interstitial",
+    frequencyCap: Int? = nil, minIntervalS: Double? = nil, deadlineMs: Int = 5000
+) -> PlacementConfiguration {
+    PlacementConfiguration(
+        format: format, mode: mode, lines: lines, deadlineMs: deadlineMs, frequencyCap: frequencyCap,
+        minIntervalS: minIntervalS)
 }
 
 let interstitial = AdRequest(placement: "p", format: .interstitial)
@@ -98,7 +108,10 @@ final class TaskLocalReadingNetwork: AdNetwork {
 
     func load(_ request: AdRequest) async throws -> AdLoadResult {
         let tag = RequestTag.value, priority = Task.currentPriority
-        observed.withLock { $0.tags.append(tag); $0.priorities.append(priority) }
+        observed.withLock {
+            $0.tags.append(tag)
+            $0.priorities.append(priority)
+        }
         return .noFill(NoFill(reason: "observing"))
     }
 

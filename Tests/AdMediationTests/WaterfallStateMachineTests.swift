@@ -1,5 +1,6 @@
-@testable import AdMediation
 import Testing
+
+@testable import AdMediation
 
 /// Decision rules, driven with explicit instants (no tasks, no clock).
 @Suite("Waterfall decisions", .timeLimit(.minutes(2)))
@@ -7,15 +8,18 @@ struct WaterfallStateMachineTests {
     let t0 = AdInstant.zero
     func ms(_ n: Int) -> AdInstant { t0 + .milliseconds(n) }
 
-    func machine(_ count: Int, maxInFlight: Int = 4, timeoutMs: Int = 1000, floors: [Double?]? = nil, deadlineMs: Int = 5000) -> WaterfallStateMachine {
+    func machine(
+        _ count: Int, maxInFlight: Int = 4, timeoutMs: Int = 1000, floors: [Double?]? = nil, deadlineMs: Int = 5000
+    ) -> WaterfallStateMachine {
         WaterfallStateMachine(
             lines: (0..<count).map { .init(floor: floors?[$0], timeout: .milliseconds(timeoutMs)) },
             maxInFlight: maxInFlight, startedAt: t0, deadline: t0 + .milliseconds(deadlineMs))
     }
 
     func ad(_ id: String, ecpm: Double? = nil, expiresAt: AdInstant? = nil) -> LoadedAd {
-        LoadedAd(networkID: "n", placement: "p", format: .interstitial, creative: AdCreative(id: id, kind: "image"),
-                 ecpm: ecpm, loadedAt: t0, expiresAt: expiresAt)
+        LoadedAd(
+            networkID: "n", placement: "p", format: .interstitial, creative: AdCreative(id: id, kind: "image"),
+            ecpm: ecpm, loadedAt: t0, expiresAt: expiresAt)
     }
 
     func started(_ actions: [WaterfallStateMachine.Action]) -> [Int] {
@@ -31,7 +35,8 @@ struct WaterfallStateMachineTests {
     }
 
     func outcome(_ m: WaterfallStateMachine, _ i: Int, at now: AdInstant) -> LineOutcome {
-        m.trace(placement: "p", lines: Array(repeating: (network: "n", placement: "x"), count: 4), at: now).lines[i].outcome
+        m.trace(placement: "p", lines: Array(repeating: (network: "n", placement: "x"), count: 4), at: now).lines[i]
+            .outcome
     }
 
     @Test func parallelModeStartsLinesUpToTheInFlightBound() {
@@ -55,7 +60,9 @@ struct WaterfallStateMachineTests {
         _ = m.answer(0, .success(.noFill(NoFill(reason: "none"))), at: ms(120))
         #expect(m.isFinished)
         #expect(m.winnerIndex == 1)
-        #expect(m.trace(placement: "p", lines: [("a", "1"), ("b", "2"), ("c", "3")], at: ms(120)).duration == .milliseconds(120))
+        #expect(
+            m.trace(placement: "p", lines: [("a", "1"), ("b", "2"), ("c", "3")], at: ms(120)).duration
+                == .milliseconds(120))
     }
 
     @Test func higherLineFillWinsOverAnEarlierLowerFill() {
@@ -208,13 +215,13 @@ struct CircuitBreakerTests {
 
     @Test func staleAnswersOfRequestsAdmittedBeforeTheBreakerOpenedDoNotAdmitASecondProbe() {
         var breaker = CircuitBreaker(threshold: 1, coolDown: .seconds(30))
-        #expect(breaker.admit(at: .zero) == .allowed)   // two requests in flight while closed
+        #expect(breaker.admit(at: .zero) == .allowed)  // two requests in flight while closed
         #expect(breaker.admit(at: .zero) == .allowed)
-        breaker.recordFailure(at: .zero, probe: false)   // the first fails: open
+        breaker.recordFailure(at: .zero, probe: false)  // the first fails: open
         #expect(breaker.admit(at: .zero + .seconds(30)) == .probe)
-        breaker.recordAbandoned(probe: false)             // the second, admitted while closed, is cancelled
+        breaker.recordAbandoned(probe: false)  // the second, admitted while closed, is cancelled
         #expect(breaker.admit(at: .zero + .seconds(30)) == .rejected, "the probe is still running")
-        breaker.recordSuccess(probe: false)               // a stale success does not close the breaker either
+        breaker.recordSuccess(probe: false)  // a stale success does not close the breaker either
         #expect(breaker.state == .halfOpen(probing: true))
     }
 

@@ -7,7 +7,7 @@ import Testing
 final class BrokenNetwork: AdNetwork, WireProbe {
     enum Fault: Sendable {
         case none, continuesAfterCompletion, throwsNoFill, ignoresCancellation, ignoresTimeout, dropsPrivacy,
-             duplicateImpression, wrongErrorCode, firesImpressionOnLoad
+            duplicateImpression, wrongErrorCode, firesImpressionOnLoad
     }
 
     let inner: ScriptedAdNetwork
@@ -18,12 +18,14 @@ final class BrokenNetwork: AdNetwork, WireProbe {
 
     init(_ fault: Fault) {
         self.fault = fault
-        self.inner = ScriptedAdNetwork(id: "broken", script: [
-            "fill": [.fill(ecpm: 1.5)],
-            "empty": [.noFill()],
-            "denied": [.fail(AdError(.unauthorized, "bad key"))],
-            "slow": [.fill(latency: .milliseconds(800))],
-        ])
+        self.inner = ScriptedAdNetwork(
+            id: "broken",
+            script: [
+                "fill": [.fill(ecpm: 1.5)],
+                "empty": [.noFill()],
+                "denied": [.fail(AdError(.unauthorized, "bad key"))],
+                "slow": [.fill(latency: .milliseconds(800))],
+            ])
     }
 
     var requestCount: Int { inner.requestCount + extra.withLock { $0.count } }
@@ -57,8 +59,11 @@ final class BrokenNetwork: AdNetwork, WireProbe {
             Task.detached { _ = try? await inner.load(AdRequest(placement: "empty", format: .interstitial)) }
             return result
         case (.duplicateImpression, .filled(let ad)):
-            return .filled(LoadedAd(networkID: ad.networkID, placement: ad.placement, format: ad.format, creative: ad.creative,
-                                    ecpm: ad.ecpm, loadedAt: ad.loadedAt, expiresAt: ad.expiresAt, reporter: DoubleReporter(network: self)))
+            return .filled(
+                LoadedAd(
+                    networkID: ad.networkID, placement: ad.placement, format: ad.format, creative: ad.creative,
+                    ecpm: ad.ecpm, loadedAt: ad.loadedAt, expiresAt: ad.expiresAt,
+                    reporter: DoubleReporter(network: self)))
         case (.firesImpressionOnLoad, .filled(let ad)):
             // Counts an impression nobody showed, before handing the ad over.
             _ = try? await ad.report(.impression)
@@ -90,8 +95,10 @@ final class BrokenNetwork: AdNetwork, WireProbe {
 
 /// Expects `scenario` to fail for `subject` on the rule it is about: the failure's expectation must be `expected`
 /// (a skipped scenario or a failure of some other rule — "the fill request to fill" — is not the detection asked for).
-func expectFailure(_ scenario: @Sendable (ConformanceSubject) async throws -> Void, _ subject: ConformanceSubject, on expected: String,
-                   sourceLocation: SourceLocation = #_sourceLocation) async {
+func expectFailure(
+    _ scenario: @Sendable (ConformanceSubject) async throws -> Void, _ subject: ConformanceSubject, on expected: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
     do {
         try await scenario(subject)
         Issue.record("the scenario passed for a broken adapter", sourceLocation: sourceLocation)
@@ -116,47 +123,56 @@ struct ConformanceKitTests {
         var subject = BrokenNetwork(.none).subject
         subject.noFillRequest = nil
         let results = await AdNetworkConformance.runAll(subject)
-        #expect(results.first { $0.scenario == "noFillIsAValue" }?.status == .skipped("the subject has no no-fill request"))
+        #expect(
+            results.first { $0.scenario == "noFillIsAValue" }?.status == .skipped("the subject has no no-fill request"))
     }
 
     @Test func detectsWorkContinuingAfterCompletion() async {
-        await expectFailure(AdNetworkConformance.completionHappensExactlyOnce, BrokenNetwork(.continuesAfterCompletion).subject,
-                            on: "no wire activity after load returned")
+        await expectFailure(
+            AdNetworkConformance.completionHappensExactlyOnce, BrokenNetwork(.continuesAfterCompletion).subject,
+            on: "no wire activity after load returned")
     }
 
     @Test func detectsNoFillThrownAsAnError() async {
-        await expectFailure(AdNetworkConformance.noFillIsAValue, BrokenNetwork(.throwsNoFill).subject,
-                            on: "a .noFill value")
+        await expectFailure(
+            AdNetworkConformance.noFillIsAValue, BrokenNetwork(.throwsNoFill).subject,
+            on: "a .noFill value")
     }
 
     @Test func detectsIgnoredCancellation() async {
-        await expectFailure(AdNetworkConformance.cancellationIsHonouredPromptly, BrokenNetwork(.ignoresCancellation).subject,
-                            on: "no fill after cancellation")
+        await expectFailure(
+            AdNetworkConformance.cancellationIsHonouredPromptly, BrokenNetwork(.ignoresCancellation).subject,
+            on: "no fill after cancellation")
     }
 
     @Test func detectsIgnoredTimeout() async {
-        await expectFailure(AdNetworkConformance.timeoutsAreHonoured, BrokenNetwork(.ignoresTimeout).subject,
-                            on: "AdError timeout after 200 ms")
+        await expectFailure(
+            AdNetworkConformance.timeoutsAreHonoured, BrokenNetwork(.ignoresTimeout).subject,
+            on: "AdError timeout after 200 ms")
     }
 
     @Test func detectsDroppedPrivacySignals() async {
-        await expectFailure(AdNetworkConformance.privacySignalsReachTheWire, BrokenNetwork(.dropsPrivacy).subject,
-                            on: "the privacy signals on the wire")
+        await expectFailure(
+            AdNetworkConformance.privacySignalsReachTheWire, BrokenNetwork(.dropsPrivacy).subject,
+            on: "the privacy signals on the wire")
     }
 
     @Test func detectsDuplicateImpression() async {
-        await expectFailure(AdNetworkConformance.impressionIsReportedOncePerShow, BrokenNetwork(.duplicateImpression).subject,
-                            on: "at most one wire request for one impression, none for a repeat")
+        await expectFailure(
+            AdNetworkConformance.impressionIsReportedOncePerShow, BrokenNetwork(.duplicateImpression).subject,
+            on: "at most one wire request for one impression, none for a repeat")
     }
 
     @Test func detectsErrorsOutsideTheTaxonomy() async {
-        await expectFailure(AdNetworkConformance.errorsMapToTheTaxonomy, BrokenNetwork(.wrongErrorCode).subject,
-                            on: "an AdError unauthorized")
+        await expectFailure(
+            AdNetworkConformance.errorsMapToTheTaxonomy, BrokenNetwork(.wrongErrorCode).subject,
+            on: "an AdError unauthorized")
     }
 
     @Test func detectsEventsSentWithoutBeingReported() async {
-        await expectFailure(AdNetworkConformance.noEventsBeforeLoadOrAfterInvalidation, BrokenNetwork(.firesImpressionOnLoad).subject,
-                            on: "no event reported by the adapter itself")
+        await expectFailure(
+            AdNetworkConformance.noEventsBeforeLoadOrAfterInvalidation, BrokenNetwork(.firesImpressionOnLoad).subject,
+            on: "no event reported by the adapter itself")
     }
 
     @Test func failureNamesScenarioExpectationAndObservation() async throws {

@@ -20,8 +20,12 @@ func reason(_ result: AppOpenAdManager.ShowResult) -> AppOpenAdManager.NotShownR
 struct AppOpenAdManagerTests {
     let unit = "unit"
 
-    func manager(_ steps: [ScriptedAdNetwork.Step] = [.fill(ttl: nil)], policy: AppOpenAdManager.Policy = .init(), clock: ManualAdClock = ManualAdClock())
-        -> (AppOpenAdManager, ScriptedAdNetwork, ManualAdClock) {
+    func manager(
+        _ steps: [ScriptedAdNetwork.Step] = [.fill(ttl: nil)], policy: AppOpenAdManager.Policy = .init(),
+        clock: ManualAdClock = ManualAdClock()
+    )
+        -> (AppOpenAdManager, ScriptedAdNetwork, ManualAdClock)
+    {
         let network = ScriptedAdNetwork(id: "n", clock: clock, script: ["unit": steps])
         return (AppOpenAdManager(network: network, adUnit: unit, policy: policy, clock: clock), network, clock)
     }
@@ -205,21 +209,28 @@ struct AppOpenAdManagerTests {
     }
 
     @Test func managerRunsOverTheMediatorAndTheSandbox() async throws {
-        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(networks: ["appopen": NetworkScenario(fillRate: 0)]))
+        let sandbox = try await DemandSandbox.start(
+            scenario: SandboxScenario(networks: ["appopen": NetworkScenario(fillRate: 0)]))
         let curl = CurlHTTPClient()
         let appOpen = AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: curl)
-        let mediator = try Mediator(networks: [appOpen], configuration: .init(placements: [
-            "launch": PlacementConfiguration(format: "app_open", lines: [
-                WaterfallLine(network: "appopen", placement: "ca-app-pub-sandbox/app_open_main"),
-                WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID),
-            ]),
-        ]))
+        let mediator = try Mediator(
+            networks: [appOpen],
+            configuration: .init(placements: [
+                "launch": PlacementConfiguration(
+                    format: "app_open",
+                    lines: [
+                        WaterfallLine(network: "appopen", placement: "ca-app-pub-sandbox/app_open_main"),
+                        WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID),
+                    ])
+            ]))
         let m = AppOpenAdManager(network: mediator, adUnit: "launch")
         await m.applicationDidLaunch()
         await m.waitForLoad()
         guard case .present(let ad) = await m.showAdIfAvailable() else {
             Issue.record("expected an ad through the mediator: \(await m.history)")
-            await curl.shutdown(); await sandbox.shutdown(); return
+            await curl.shutdown()
+            await sandbox.shutdown()
+            return
         }
         #expect(ad.networkID == "appopen")
         await m.adDidPresent()

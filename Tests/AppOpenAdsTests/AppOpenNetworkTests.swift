@@ -7,14 +7,18 @@ import Foundation
 import LoopbackServer
 import Testing
 
-func withAppOpen(_ scenario: SandboxScenario = SandboxScenario(), clock: any AdClock = SystemAdClock(),
-                 _ body: (AppOpenNetwork, RunningSandbox, RecordingHTTPClient) async throws -> Void) async throws {
+func withAppOpen(
+    _ scenario: SandboxScenario = SandboxScenario(), clock: any AdClock = SystemAdClock(),
+    _ body: (AppOpenNetwork, RunningSandbox, RecordingHTTPClient) async throws -> Void
+) async throws {
     let sandbox = try await DemandSandbox.start(scenario: scenario)
     let curl = CurlHTTPClient()
     let http = RecordingHTTPClient(wrapping: curl)
     let network = AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http, clock: clock)
     do { try await body(network, sandbox, http) } catch {
-        await curl.shutdown(); await sandbox.shutdown(); throw error
+        await curl.shutdown()
+        await sandbox.shutdown()
+        throw error
     }
     await curl.shutdown()
     await sandbox.shutdown()
@@ -24,7 +28,10 @@ let testUnit = AppOpenNetwork.testAdUnitID
 let mainUnit = "ca-app-pub-sandbox/app_open_main"
 
 func loadError(_ network: AppOpenNetwork, _ unit: String) async -> AdError? {
-    do { _ = try await network.load(AdRequest(placement: unit, format: .appOpen)); return nil } catch { return error as? AdError }
+    do {
+        _ = try await network.load(AdRequest(placement: unit, format: .appOpen))
+        return nil
+    } catch { return error as? AdError }
 }
 
 @Suite("App-open network over the sandbox", .timeLimit(.minutes(2)))
@@ -34,7 +41,8 @@ struct AppOpenNetworkTests {
         try await withAppOpen { network, sandbox, _ in
             let ad = try #require(try await network.load(AdRequest(placement: testUnit, format: .appOpen)).ad)
             let curl = CurlHTTPClient()
-            let raw = try await curl.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?request_id=r1&ad_unit_id=\(testUnit)"))
+            let raw = try await curl.send(
+                HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?request_id=r1&ad_unit_id=\(testUnit)"))
             await curl.shutdown()
             let other = try JSONSerialization.jsonObject(with: raw.body) as? [String: Any]
             let creative = other?["creative"] as? [String: Any]
@@ -42,7 +50,9 @@ struct AppOpenNetworkTests {
             #expect(ad.creative.fields["headline"] == creative?["headline"] as? String)
             #expect(ad.creative.fields["cta_text"] == creative?["cta_text"] as? String)
             #expect(ad.creative.fields["app_name"] == (other?["branding"] as? [String: Any])?["app_name"] as? String)
-            #expect(ad.creative.id.hasPrefix("ao_") && ad.creative.id != other?["ad_id"] as? String, "each answer is its own ad")
+            #expect(
+                ad.creative.id.hasPrefix("ao_") && ad.creative.id != other?["ad_id"] as? String,
+                "each answer is its own ad")
         }
     }
 
@@ -50,7 +60,8 @@ struct AppOpenNetworkTests {
     @Test(arguments: [(600.0, 600), (86_400.0, 14_400), (-5.0, 14_400)])
     func theAdExpiresAtTheShorterOfTheServersTTLAndFourHours(serverTTL: Double, expectedSeconds: Int64) async throws {
         let server = try LoopbackHTTPServer { _ in
-            let body = #"{"ad_id":"a1","creative":{"type":"image","url":"https://x/a.png"},"tracking":{"impression":"https://x/i","click":"https://x/c"},"ttl_seconds":\#(serverTTL)}"#
+            let body =
+                #"{"ad_id":"a1","creative":{"type":"image","url":"https://x/a.png"},"tracking":{"impression":"https://x/i","click":"https://x/c"},"ttl_seconds":\#(serverTTL)}"#
             return .respond(.init(headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
         }
         let curl = CurlHTTPClient()
@@ -77,13 +88,19 @@ struct AppOpenNetworkTests {
     }
 
     @Test func injected503IsAServerError() async throws {
-        try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 503)])])) { network, _, _ in
+        try await withAppOpen(
+            SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 503)])])
+        ) { network, _, _ in
             #expect(await loadError(network, testUnit)?.code == .server(status: 503))
         }
     }
 
     @Test func injected429CarriesRetryAfter() async throws {
-        try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 429, retryAfterS: 4)])])) { network, _, _ in
+        try await withAppOpen(
+            SandboxScenario(networks: [
+                "appopen": NetworkScenario(faults: [Fault(.status, status: 429, retryAfterS: 4)])
+            ])
+        ) { network, _, _ in
             let error = await loadError(network, testUnit)
             #expect(error?.code == .rateLimited(retryAfter: .seconds(4)), "\(String(describing: error))")
         }
@@ -91,14 +108,16 @@ struct AppOpenNetworkTests {
 
     @Test(arguments: [Fault.Kind.malformedJSON, .wrongShape])
     func unreadableBodyIsAnInvalidResponse(kind: Fault.Kind) async throws {
-        try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(kind)])])) { network, _, _ in
+        try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(kind)])])) {
+            network, _, _ in
             #expect(await loadError(network, testUnit)?.code == .invalidResponse)
         }
     }
 
     @Test(arguments: [Fault.Kind.reset, .truncated])
     func brokenConnectionIsANetworkError(kind: Fault.Kind) async throws {
-        try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(kind)])])) { network, _, _ in
+        try await withAppOpen(SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(kind)])])) {
+            network, _, _ in
             #expect(await loadError(network, testUnit)?.code == .network)
         }
     }
@@ -106,9 +125,14 @@ struct AppOpenNetworkTests {
     @Test func privacySignalsTravelInTheQuery() async throws {
         try await withAppOpen { network, sandbox, _ in
             var request = AdRequest(placement: testUnit, format: .appOpen)
-            request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: "CPabc", usPrivacy: "1YNN", gpp: "DBA", gppSectionIDs: [2, 6], coppa: true, underAgeOfConsent: true)
+            request.privacy = PrivacySignals(
+                gdprApplies: true, tcfConsent: "CPabc", usPrivacy: "1YNN", gpp: "DBA", gppSectionIDs: [2, 6],
+                coppa: true, underAgeOfConsent: true)
             _ = try await network.load(request)
-            #expect(sandbox.records.adRequestPrivacy == ["gdpr=1&gdpr_consent=CPabc&us_privacy=1YNN&gpp=DBA&gpp_sid=2,6&coppa=1&tfua=1"])
+            #expect(
+                sandbox.records.adRequestPrivacy == [
+                    "gdpr=1&gdpr_consent=CPabc&us_privacy=1YNN&gpp=DBA&gpp_sid=2,6&coppa=1&tfua=1"
+                ])
         }
     }
 

@@ -12,16 +12,20 @@ struct UnusedHTTPClient: HTTPClient {
 @Suite("App-open answers with hostile numbers", .timeLimit(.minutes(2)))
 struct AppOpenHostileAnswerTests {
     static let valid = """
-    {"ad_id": "a1", "creative": {"type": "image", "url": "https://cdn.example/a.png"},
-     "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, "ttl_seconds": 600}
-    """
+        {"ad_id": "a1", "creative": {"type": "image", "url": "https://cdn.example/a.png"},
+         "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, "ttl_seconds": 600}
+        """
     let clock = ManualAdClock()
-    var network: AppOpenNetwork { AppOpenNetwork(configuration: .init(baseURL: "https://ao.example"), http: UnusedHTTPClient(), clock: clock) }
+    var network: AppOpenNetwork {
+        AppOpenNetwork(configuration: .init(baseURL: "https://ao.example"), http: UnusedHTTPClient(), clock: clock)
+    }
     let request = AdRequest(placement: "splash", format: .appOpen)
 
     func parse(_ path: [String], _ value: HostileJSON.Value) throws -> Result<LoadedAd, AdError> {
         let body = try #require(HostileJSON.replacing(path, in: Self.valid, with: value))
-        do { return .success(try network.parse(body, request: request)) } catch { return .failure(try #require(error as? AdError)) }
+        do { return .success(try network.parse(body, request: request)) } catch {
+            return .failure(try #require(error as? AdError))
+        }
     }
 
     @Test(arguments: HostileJSON.numeric)
@@ -31,7 +35,12 @@ struct AppOpenHostileAnswerTests {
         case "huge", "int64_max", "negative", "huge_negative", "null":
             #expect(try result.get().expiresAt == .zero + .seconds(4 * 3600), "\(value): the 4-hour maximum applies")
         case "fraction": #expect(try result.get().expiresAt == .zero + .milliseconds(500))
-        default: if case .failure(let error) = result { #expect(error.code == .invalidResponse) } else { Issue.record("\(value) decoded") }
+        default:
+            if case .failure(let error) = result {
+                #expect(error.code == .invalidResponse)
+            } else {
+                Issue.record("\(value) decoded")
+            }
         }
     }
 
@@ -40,7 +49,11 @@ struct AppOpenHostileAnswerTests {
         let result = try parse(["ecpm"], value)
         switch value.name {
         case "wrong_type", "empty_string", "boolean":
-            if case .failure(let error) = result { #expect(error.code == .invalidResponse) } else { Issue.record("\(value) decoded") }
+            if case .failure(let error) = result {
+                #expect(error.code == .invalidResponse)
+            } else {
+                Issue.record("\(value) decoded")
+            }
         case "fraction": #expect(try result.get().ecpm == 0.5)
         default: #expect(try result.get().ecpm == nil, "\(value)")
         }

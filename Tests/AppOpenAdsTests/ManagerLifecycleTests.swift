@@ -7,14 +7,15 @@ import Testing
 @Suite("App-open manager lifecycle", .timeLimit(.minutes(1)))
 struct AppOpenManagerLifecycleTests {
     func scripted(_ clock: ManualAdClock) -> ScriptedAdNetwork {
-        ScriptedAdNetwork(id: "n", clock: clock, script: ["unit": [.fill(latency: .seconds(2), ttl: nil)]], fallback: .fill(ttl: nil))
+        ScriptedAdNetwork(
+            id: "n", clock: clock, script: ["unit": [.fill(latency: .seconds(2), ttl: nil)]], fallback: .fill(ttl: nil))
     }
 
     @Test func aShutDownManagerLoadsAndShowsNothingForFiveMinutes() async {
         let clock = ManualAdClock()
         let network = scripted(clock)
         let manager = AppOpenAdManager(network: network, adUnit: "unit", clock: clock)
-        await manager.applicationDidLaunch()       // starts a load that answers after 2 s
+        await manager.applicationDidLaunch()  // starts a load that answers after 2 s
         await clock.waitForSleepers(1)
         await manager.shutdown()
         let loads = network.loadCount
@@ -30,7 +31,7 @@ struct AppOpenManagerLifecycleTests {
         let manager = AppOpenAdManager(network: scripted(ManualAdClock()), adUnit: "unit", clock: ManualAdClock())
         await manager.shutdown()
         var count = 0
-        for await _ in manager.events { count += 1 }   // ends: the stream is finished
+        for await _ in manager.events { count += 1 }  // ends: the stream is finished
         #expect(count == 0)
     }
 
@@ -53,9 +54,14 @@ struct AppOpenManagerLifecycleTests {
 
     @Test func historyIsBounded() async {
         let clock = ManualAdClock()
-        let manager = AppOpenAdManager(network: ScriptedAdNetwork(id: "n", clock: clock, script: [:], fallback: .noFill()), adUnit: "unit", clock: clock)
+        let manager = AppOpenAdManager(
+            network: ScriptedAdNetwork(id: "n", clock: clock, script: [:], fallback: .noFill()), adUnit: "unit",
+            clock: clock)
         await manager.applicationWillEnterForeground()
-        for _ in 0..<(AppOpenAdManager.historyLimit + 200) { _ = await manager.showAdIfAvailable(); await manager.waitForLoad() }
+        for _ in 0..<(AppOpenAdManager.historyLimit + 200) {
+            _ = await manager.showAdIfAvailable()
+            await manager.waitForLoad()
+        }
         #expect(await manager.history.count == AppOpenAdManager.historyLimit)
     }
 }

@@ -38,44 +38,54 @@ struct TinyAppOpenNetwork: AdNetwork {
             URLQueryItem(name: "ad_unit_id", value: request.placement),
             URLQueryItem(name: "request_id", value: UUID().uuidString.lowercased()),
         ]
-        if let tcf = request.privacy.tcfConsent { query.queryItems?.append(URLQueryItem(name: "gdpr_consent", value: tcf)) }
-        if let usp = request.privacy.usPrivacy { query.queryItems?.append(URLQueryItem(name: "us_privacy", value: usp)) }
+        if let tcf = request.privacy.tcfConsent {
+            query.queryItems?.append(URLQueryItem(name: "gdpr_consent", value: tcf))
+        }
+        if let usp = request.privacy.usPrivacy {
+            query.queryItems?.append(URLQueryItem(name: "us_privacy", value: usp))
+        }
         if let gpp = request.privacy.gpp { query.queryItems?.append(URLQueryItem(name: "gpp", value: gpp)) }
         let url = HTTPRequest.url(baseURL, appending: "/appopen/v1/ad") + "?" + (query.percentEncodedQuery ?? "")
         let response: HTTPResponse
         do {
             response = try await http.send(HTTPRequest(url: url, timeout: request.timeout))
         } catch let error as HTTPClientError {
-            throw AdError(error)   // timeout, cancelled, network, …
+            throw AdError(error)  // timeout, cancelled, network, …
         }
         switch response.status {
         case 200: break
         case 204: return .noFill(NoFill(reason: "204 no fill"))
         case 401: throw AdError(.unauthorized, "tiny: 401")
         case 429:
-            let retryAfter = response.headers["Retry-After"].flatMap(Double.init).flatMap { OutsideValue.duration(seconds: $0) }
+            let retryAfter = response.headers["Retry-After"].flatMap(Double.init).flatMap {
+                OutsideValue.duration(seconds: $0)
+            }
             throw AdError(.rateLimited(retryAfter: retryAfter), "tiny: rate limited")
         case 500...599: throw AdError(.server(status: response.status), "tiny: \(response.status)")
         default: throw AdError(.invalidResponse, "tiny: unexpected status \(response.status)")
         }
-        guard let wire = try? JSONDecoder().decode(Wire.self, from: response.body), let adID = wire.ad_id, !adID.isEmpty else {
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: response.body), let adID = wire.ad_id, !adID.isEmpty
+        else {
             throw AdError(.invalidResponse, "tiny: the answer has no ad_id")
         }
         let now = clock.now
         let fourHours = Duration.seconds(14_400)
-        let ttl = wire.ttl_seconds.flatMap { OutsideValue.duration(seconds: $0) }.map { min($0, fourHours) } ?? fourHours
-        return .filled(LoadedAd(
-            networkID: id, placement: request.placement, format: request.format,
-            creative: AdCreative(id: adID, kind: wire.creative?.type ?? "image", assetURL: wire.creative?.url),
-            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
-            loadedAt: now, expiresAt: now + ttl))
+        let ttl =
+            wire.ttl_seconds.flatMap { OutsideValue.duration(seconds: $0) }.map { min($0, fourHours) } ?? fourHours
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: request.format,
+                creative: AdCreative(id: adID, kind: wire.creative?.type ?? "image", assetURL: wire.creative?.url),
+                ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
+                loadedAt: now, expiresAt: now + ttl))
     }
 }
 
 @Suite("The tutorial's adapter", .serialized, .timeLimit(.minutes(2)))
 struct TutorialAdapterTests {
     @Test func theTutorialsAdapterPassesTheConformanceKitAgainstTheSandbox() async throws {
-        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(networks: ["appopen": NetworkScenario(fillRate: 1)]))
+        let sandbox = try await DemandSandbox.start(
+            scenario: SandboxScenario(networks: ["appopen": NetworkScenario(fillRate: 1)]))
         let curl = CurlHTTPClient()
         let wire = RecordingHTTPClient(wrapping: curl)
         let subject = ConformanceSubject(

@@ -17,11 +17,17 @@ func waitForShown(_ controller: BannerRefreshController, _ count: Int) async {
 struct BannerRefreshTests {
     let request = AdRequest(placement: "slot", format: .banner(.standard))
 
-    func make(_ steps: [ScriptedAdNetwork.Step] = [.fill()], policy: BannerRefreshPolicy = .init(preloadAfterImpression: false))
-        -> (BannerRefreshController, ScriptedAdNetwork, ManualAdClock) {
+    func make(
+        _ steps: [ScriptedAdNetwork.Step] = [.fill()],
+        policy: BannerRefreshPolicy = .init(preloadAfterImpression: false)
+    )
+        -> (BannerRefreshController, ScriptedAdNetwork, ManualAdClock)
+    {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, script: ["slot": steps])
-        return (BannerRefreshController(network: network, request: request, policy: policy, clock: clock), network, clock)
+        return (
+            BannerRefreshController(network: network, request: request, policy: policy, clock: clock), network, clock
+        )
     }
 
     @Test func refreshesEveryThirtySecondsByDefault() async {
@@ -108,7 +114,10 @@ struct BannerRefreshTests {
     }
 
     @Test func successAfterFailuresResetsTheBackoff() async {
-        let (c, _, clock) = make([.fail(AdError(.network, "x")), .fail(AdError(.network, "x")), .fail(AdError(.network, "x")), .fail(AdError(.network, "x")), .fill()])
+        let (c, _, clock) = make([
+            .fail(AdError(.network, "x")), .fail(AdError(.network, "x")), .fail(AdError(.network, "x")),
+            .fail(AdError(.network, "x")), .fill(),
+        ])
         await c.start()
         for failures in 1...4 {
             var next = await c.nextRefresh
@@ -139,12 +148,17 @@ struct BannerRefreshTests {
         let clock = ManualAdClock()
         let a = ScriptedAdNetwork(id: "a", clock: clock, fallback: .noFill())
         let b = ScriptedAdNetwork(id: "b", clock: clock, fallback: .fill(ecpm: 1))
-        let mediator = try Mediator(networks: [a, b], configuration: .init(placements: [
-            "slot": PlacementConfiguration(format: "banner", size: "320x50", lines: [
-                WaterfallLine(network: "a", placement: "a1"), WaterfallLine(network: "b", placement: "b1"),
-            ]),
-        ]), clock: clock)
-        let c = BannerRefreshController(network: mediator, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
+        let mediator = try Mediator(
+            networks: [a, b],
+            configuration: .init(placements: [
+                "slot": PlacementConfiguration(
+                    format: "banner", size: "320x50",
+                    lines: [
+                        WaterfallLine(network: "a", placement: "a1"), WaterfallLine(network: "b", placement: "b1"),
+                    ])
+            ]), clock: clock)
+        let c = BannerRefreshController(
+            network: mediator, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
         await c.start()
         await waitForShown(c, 1)
         await clock.advance(by: .seconds(30))

@@ -14,7 +14,9 @@ final class RecordingDelegate: ChartboostBannerDelegate {
     init(confirmClicks: Bool = false) { confirm = confirmClicks }
 
     var log: [String] { calls.withLock { $0 } }
-    private func add(_ name: String, _ error: BannerAdError?) { calls.withLock { $0.append(error.map { "\(name)(\($0.code.rawValue))" } ?? name) } }
+    private func add(_ name: String, _ error: BannerAdError?) {
+        calls.withLock { $0.append(error.map { "\(name)(\($0.code.rawValue))" } ?? name) }
+    }
 
     func didCacheAd(_ event: BannerAdEvent, error: BannerAdError?) { add("didCacheAd", error) }
     func willShowAd(_ event: BannerAdEvent, error: BannerAdError?) { add("willShowAd", error) }
@@ -33,7 +35,9 @@ final class SilentDelegate: ChartboostBannerDelegate {}
 
 @Suite("Chartboost banner object", .timeLimit(.minutes(2)))
 struct ChartboostBannerTests {
-    func make(_ delegate: any ChartboostBannerDelegate, steps: [ScriptedAdNetwork.Step] = [.fill(ecpm: 1)]) async -> (ChartboostBanner, ScriptedAdNetwork) {
+    func make(_ delegate: any ChartboostBannerDelegate, steps: [ScriptedAdNetwork.Step] = [.fill(ecpm: 1)]) async -> (
+        ChartboostBanner, ScriptedAdNetwork
+    ) {
         let network = ScriptedAdNetwork(id: "cb", script: ["Main Menu": steps])
         let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate)
         return (banner, network)

@@ -9,13 +9,21 @@ import Testing
 
 let secret = "cb_sig_demo_secret"
 
-func withChartboost(_ scenario: SandboxScenario = SandboxScenario(), signature: String = secret, clock: any AdClock = SystemAdClock(),
-                    _ body: (ChartboostNetwork, RunningSandbox, RecordingHTTPClient) async throws -> Void) async throws {
+func withChartboost(
+    _ scenario: SandboxScenario = SandboxScenario(), signature: String = secret, clock: any AdClock = SystemAdClock(),
+    _ body: (ChartboostNetwork, RunningSandbox, RecordingHTTPClient) async throws -> Void
+) async throws {
     let sandbox = try await DemandSandbox.start(scenario: scenario)
     let curl = CurlHTTPClient()
     let http = RecordingHTTPClient(wrapping: curl)
-    let network = ChartboostNetwork(configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: signature), http: http, clock: clock)
-    do { try await body(network, sandbox, http) } catch { await curl.shutdown(); await sandbox.shutdown(); throw error }
+    let network = ChartboostNetwork(
+        configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: signature),
+        http: http, clock: clock)
+    do { try await body(network, sandbox, http) } catch {
+        await curl.shutdown()
+        await sandbox.shutdown()
+        throw error
+    }
     await curl.shutdown()
     await sandbox.shutdown()
 }
@@ -25,7 +33,10 @@ func banner(_ location: String = "Main Menu", _ size: BannerSize = .standard) ->
 }
 
 func loadError(_ network: ChartboostNetwork, _ request: AdRequest) async -> AdError? {
-    do { _ = try await network.load(request); return nil } catch { return error as? AdError }
+    do {
+        _ = try await network.load(request)
+        return nil
+    } catch { return error as? AdError }
 }
 
 @Suite("Chartboost-style network over the sandbox", .timeLimit(.minutes(2)))
@@ -43,7 +54,9 @@ struct ChartboostNetworkTests {
 
     @Test func otherSizesAreRefusedBeforeAnyRequest() async throws {
         try await withChartboost { network, _, http in
-            #expect(await loadError(network, banner("Main Menu", BannerSize(width: 320, height: 100)))?.code == .configuration)
+            #expect(
+                await loadError(network, banner("Main Menu", BannerSize(width: 320, height: 100)))?.code
+                    == .configuration)
             #expect(http.requestCount == 0)
         }
     }
@@ -62,13 +75,15 @@ struct ChartboostNetworkTests {
             let error = await loadError(network, banner())
             #expect(error != nil)
             #expect(!"\(String(describing: error))".contains(leaked))
-            let configuration = ChartboostNetwork.Configuration(baseURL: "http://127.0.0.1", appID: "a", appSignature: leaked)
+            let configuration = ChartboostNetwork.Configuration(
+                baseURL: "http://127.0.0.1", appID: "a", appSignature: leaked)
             #expect(!"\(configuration)".contains(leaked))
         }
     }
 
     @Test func status204IsNoFill() async throws {
-        try await withChartboost(SandboxScenario(networks: ["chartboost": NetworkScenario(fillRate: 0)])) { network, _, _ in
+        try await withChartboost(SandboxScenario(networks: ["chartboost": NetworkScenario(fillRate: 0)])) {
+            network, _, _ in
             let result = try await network.load(banner())
             #expect(result.ad == nil)
         }
@@ -76,28 +91,42 @@ struct ChartboostNetworkTests {
 
     @Test func sizeMismatchIsDiscardedAsNoFill() async throws {
         let server = try LoopbackHTTPServer { _ in
-            .respond(.init(headers: [("Content-Type", "application/json")], body: Array("""
-            {"ad_id":"x","location":"Main Menu","size":{"width":300,"height":250},"creative":{"type":"image","url":"https://c/x.png"},
-             "tracking":{"impression":"https://t/i","click":"https://t/c"},"ecpm":1,"expires_in_seconds":60}
-            """.utf8)))
+            .respond(
+                .init(
+                    headers: [("Content-Type", "application/json")],
+                    body: Array(
+                        """
+                        {"ad_id":"x","location":"Main Menu","size":{"width":300,"height":250},"creative":{"type":"image","url":"https://c/x.png"},
+                         "tracking":{"impression":"https://t/i","click":"https://t/c"},"ecpm":1,"expires_in_seconds":60}
+                        """.utf8)))
         }
         let curl = CurlHTTPClient()
-        let network = ChartboostNetwork(configuration: .init(baseURL: server.baseURL, appID: "a", appSignature: "s"), http: curl)
+        let network = ChartboostNetwork(
+            configuration: .init(baseURL: server.baseURL, appID: "a", appSignature: "s"), http: curl)
         let result = try await network.load(banner())
-        if case .noFill(let noFill) = result { #expect(noFill.reason.hasPrefix("size mismatch")) } else { Issue.record("expected no fill") }
+        if case .noFill(let noFill) = result {
+            #expect(noFill.reason.hasPrefix("size mismatch"))
+        } else {
+            Issue.record("expected no fill")
+        }
         await curl.shutdown()
         server.stop()
     }
 
     @Test func injected429CarriesRetryAfter() async throws {
-        try await withChartboost(SandboxScenario(networks: ["chartboost": NetworkScenario(faults: [Fault(.status, status: 429, retryAfterS: 9)])])) { network, _, _ in
+        try await withChartboost(
+            SandboxScenario(networks: [
+                "chartboost": NetworkScenario(faults: [Fault(.status, status: 429, retryAfterS: 9)])
+            ])
+        ) { network, _, _ in
             #expect(await loadError(network, banner())?.code == .rateLimited(retryAfter: .seconds(9)))
         }
     }
 
     @Test(arguments: [Fault.Kind.malformedJSON, .wrongShape])
     func unreadableBodyIsAnInvalidResponse(kind: Fault.Kind) async throws {
-        try await withChartboost(SandboxScenario(networks: ["chartboost": NetworkScenario(faults: [Fault(kind)])])) { network, _, _ in
+        try await withChartboost(SandboxScenario(networks: ["chartboost": NetworkScenario(faults: [Fault(kind)])])) {
+            network, _, _ in
             #expect(await loadError(network, banner())?.code == .invalidResponse)
         }
     }
@@ -143,7 +172,8 @@ struct BannerRefreshSandboxTests {
     @Test func refreshEveryThirtySecondsTracksOneImpressionPerAd() async throws {
         let clock = ManualAdClock()
         try await withChartboost(clock: clock) { network, sandbox, _ in
-            let controller = BannerRefreshController(network: network, request: banner(), policy: .init(preloadAfterImpression: false), clock: clock)
+            let controller = BannerRefreshController(
+                network: network, request: banner(), policy: .init(preloadAfterImpression: false), clock: clock)
             await controller.start()
             await waitForShown(controller, 1)
             await clock.advance(by: .seconds(30))

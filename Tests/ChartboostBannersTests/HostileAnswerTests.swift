@@ -12,18 +12,22 @@ struct UnusedHTTPClient: HTTPClient {
 @Suite("Chartboost answers with hostile numbers", .timeLimit(.minutes(2)))
 struct ChartboostHostileAnswerTests {
     static let valid = """
-    {"ad_id": "a1", "size": {"width": 320, "height": 50}, "creative": {"type": "image", "url": "https://cdn.example/a.png"},
-     "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, "expires_in_seconds": 600}
-    """
+        {"ad_id": "a1", "size": {"width": 320, "height": 50}, "creative": {"type": "image", "url": "https://cdn.example/a.png"},
+         "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, "expires_in_seconds": 600}
+        """
     let clock = ManualAdClock()
     var network: ChartboostNetwork {
-        ChartboostNetwork(configuration: .init(baseURL: "https://cb.example", appID: "a", appSignature: "s"), http: UnusedHTTPClient(), clock: clock)
+        ChartboostNetwork(
+            configuration: .init(baseURL: "https://cb.example", appID: "a", appSignature: "s"),
+            http: UnusedHTTPClient(), clock: clock)
     }
     let request = AdRequest(placement: "home", format: .banner(.standard))
 
     func parse(_ path: [String], _ value: HostileJSON.Value) throws -> Result<AdLoadResult, AdError> {
         let body = try #require(HostileJSON.replacing(path, in: Self.valid, with: value))
-        do { return .success(try network.parse(body, request: request, size: .standard)) } catch { return .failure(try #require(error as? AdError)) }
+        do { return .success(try network.parse(body, request: request, size: .standard)) } catch {
+            return .failure(try #require(error as? AdError))
+        }
     }
 
     @Test(arguments: HostileJSON.numeric)

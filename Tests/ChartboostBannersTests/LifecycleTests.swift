@@ -31,7 +31,8 @@ struct BannerLifecycleTests {
     @Test func aControllerReleasedMidRefreshLoadsAndReportsNothingMore() async throws {
         let clock = ManualAdClock()
         // The second load takes 2 simulated seconds: the controller is released while it is in flight.
-        let network = ScriptedAdNetwork(id: "n", clock: clock, script: ["slot": [.fill(), .fill(latency: .seconds(2))]], fallback: .fill())
+        let network = ScriptedAdNetwork(
+            id: "n", clock: clock, script: ["slot": [.fill(), .fill(latency: .seconds(2))]], fallback: .fill())
         var controller: BannerRefreshController? = BannerRefreshController(
             network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
         weak let released = controller
@@ -49,14 +50,16 @@ struct BannerLifecycleTests {
         #expect(network.loadCount == loads, "zero requests after the release")
         #expect(network.reportedEvents.count == reported, "zero events after the release")
         var received = 0
-        for await _ in events { received += 1 }   // ends: the stream was finished with its owner
+        for await _ in events { received += 1 }  // ends: the stream was finished with its owner
         #expect(received > 0)
     }
 
     @Test func aStoppedControllerLoadsAndReportsNothingMoreAndIgnoresItsInFlightLoad() async throws {
         let clock = ManualAdClock()
-        let network = ScriptedAdNetwork(id: "n", clock: clock, script: ["slot": [.fill(), .fill(latency: .seconds(2))]], fallback: .fill())
-        let controller = BannerRefreshController(network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
+        let network = ScriptedAdNetwork(
+            id: "n", clock: clock, script: ["slot": [.fill(), .fill(latency: .seconds(2))]], fallback: .fill())
+        let controller = BannerRefreshController(
+            network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
         await controller.start()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
         await clock.advance(by: .seconds(30))
@@ -75,7 +78,8 @@ struct BannerLifecycleTests {
     @Test func aReleasedBannerLoadsAndReportsNothingMore() async throws {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
-        var banner: ChartboostBanner? = ChartboostBanner(size: .standard, location: "slot", network: network, clock: clock)
+        var banner: ChartboostBanner? = ChartboostBanner(
+            size: .standard, location: "slot", network: network, clock: clock)
         weak let released = banner
         await banner?.show()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
@@ -115,7 +119,8 @@ struct BannerBoundsTests {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
         var controller: BannerRefreshController? = BannerRefreshController(
-            network: network, request: AdRequest(placement: "slot", format: .banner(.standard)), policy: .init(preloadAfterImpression: false), clock: clock)
+            network: network, request: AdRequest(placement: "slot", format: .banner(.standard)),
+            policy: .init(preloadAfterImpression: false), clock: clock)
         weak let released = controller
         let events = try #require(controller).events
         await controller?.start()
@@ -126,7 +131,7 @@ struct BannerBoundsTests {
         }
         #expect(network.loadCount > 500, "the banner refreshed through the hours (\(network.loadCount) loads)")
         #expect(await controller?.history.count == BannerRefreshController.historyLimit)
-        controller = nil   // its deinit finishes `events`
+        controller = nil  // its deinit finishes `events`
         try await eventually("the controller to be released") { released == nil }
         var buffered = 0
         for await _ in events { buffered += 1 }

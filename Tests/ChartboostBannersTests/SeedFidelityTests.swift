@@ -20,10 +20,15 @@ final class GatedImpressionNetwork: AdNetwork {
     var pendingImpressions: Int { state.withLock { $0.pending } }
 
     func load(_ request: AdRequest) async throws -> AdLoadResult {
-        let serial = state.withLock { $0.serial += 1; return $0.serial }
-        return .filled(LoadedAd(networkID: id, placement: request.placement, format: request.format,
-                                creative: AdCreative(id: "ad\(serial)", kind: "image"), ecpm: nil, loadedAt: .zero, expiresAt: nil,
-                                reporter: Reporter(network: self)))
+        let serial = state.withLock {
+            $0.serial += 1
+            return $0.serial
+        }
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: request.format,
+                creative: AdCreative(id: "ad\(serial)", kind: "image"), ecpm: nil, loadedAt: .zero, expiresAt: nil,
+                reporter: Reporter(network: self)))
     }
 
     struct Reporter: AdEventReporter {
@@ -33,7 +38,9 @@ final class GatedImpressionNetwork: AdNetwork {
             if network.failImpressions { throw AdError(.server(status: 503), "impression endpoint down") }
             network.state.withLock { $0.pending += 1 }
             let deadline = ContinuousClock.now + .seconds(10)
-            while !network.state.withLock({ $0.released }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            while !network.state.withLock({ $0.released }) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
             network.state.withLock { $0.impressions.append(ad.creative.id) }
         }
     }
@@ -46,7 +53,8 @@ struct BannerSeedFidelityTests {
     @Test func inAutoRefreshModeDidShowAdWaitsForTheImpressionToBeLogged() async throws {
         let network = GatedImpressionNetwork()
         let delegate = RecordingDelegate()
-        let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
+        let banner = ChartboostBanner(
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
         await banner.show()
         try await eventually("willShowAd") { delegate.log.contains("willShowAd") }
         try await eventually("the impression report in progress") { network.pendingImpressions == 1 }
@@ -60,17 +68,22 @@ struct BannerSeedFidelityTests {
     @Test func anImpressionFailureReachesTheDelegateAsTheShowError() async throws {
         let network = GatedImpressionNetwork(failImpressions: true)
         let delegate = RecordingDelegate()
-        let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
+        let banner = ChartboostBanner(
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
         await banner.show()
         try await eventually("didShowAd") { delegate.log.contains { $0.hasPrefix("didShowAd") } }
-        #expect(delegate.log.filter { $0.hasPrefix("willShowAd") || $0.hasPrefix("didShowAd") } == ["willShowAd", "didShowAd(impression_failed)"])
+        #expect(
+            delegate.log.filter { $0.hasPrefix("willShowAd") || $0.hasPrefix("didShowAd") } == [
+                "willShowAd", "didShowAd(impression_failed)",
+            ])
         await banner.stop()
     }
 
     @Test func inManualModeAnImpressionFailureIsAnImpressionErrorNotALoadError() async throws {
         let network = GatedImpressionNetwork(failImpressions: true)
         let delegate = RecordingDelegate()
-        let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
+        let banner = ChartboostBanner(
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
         await banner.setAutomaticallyRefreshesContent(false)
         await banner.cache()
         await banner.show()
@@ -81,12 +94,15 @@ struct BannerSeedFidelityTests {
     @Test func inAutoRefreshModeDidFinishHandlingClickCarriesTheClickedAdsID() async throws {
         final class IDs: ChartboostBannerDelegate {
             let finished = Mutex<[String?]>([])
-            func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?) { finished.withLock { $0.append(event.adID) } }
+            func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?) {
+                finished.withLock { $0.append(event.adID) }
+            }
         }
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
         let delegate = IDs()
-        let banner = ChartboostBanner(size: .standard, location: "slot", network: network, delegate: delegate, clock: clock)
+        let banner = ChartboostBanner(
+            size: .standard, location: "slot", network: network, delegate: delegate, clock: clock)
         await banner.show()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
         let clicked = network.reportedEvents[0].creative
@@ -100,13 +116,16 @@ struct BannerSeedFidelityTests {
         let clock = ManualAdClock()
         // Every ad expires 10 s after it loads; the refresh comes 30 s after the impression.
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill(ttl: .seconds(10)))
-        let controller = BannerRefreshController(network: network, request: AdRequest(placement: "slot", format: .banner(.standard)), clock: clock)
+        let controller = BannerRefreshController(
+            network: network, request: AdRequest(placement: "slot", format: .banner(.standard)), clock: clock)
         await controller.start()
         try await eventually("the preload after the first impression") { await controller.hasPreloadedAd }
         await clock.advance(by: .seconds(30))
         try await eventually("a fresh ad on screen") { shownIDs(await controller.history).count == 2 }
         let shown = shownIDs(await controller.history)
-        #expect(shown == ["n-slot-1", "n-slot-3"], "the expired preload (n-slot-2) was discarded, a new ad loaded and shown")
+        #expect(
+            shown == ["n-slot-1", "n-slot-3"], "the expired preload (n-slot-2) was discarded, a new ad loaded and shown"
+        )
         await controller.stop()
     }
 }

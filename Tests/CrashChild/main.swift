@@ -9,11 +9,13 @@ import GrowthCatAds
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
-    FileHandle.standardError.write(Data("usage: growthcat-crash-child BASE_URL QUEUE_PATH (FIRST COUNT | flush)\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: growthcat-crash-child BASE_URL QUEUE_PATH (FIRST COUNT | flush)\n".utf8))
     exit(2)
 }
 let http = CurlHTTPClient()
-var configuration = GrowthCatClient.Configuration(apiKey: "gc_test_demo", baseURL: arguments[1], eventQueuePath: arguments[2])
+var configuration = GrowthCatClient.Configuration(
+    apiKey: "gc_test_demo", baseURL: arguments[1], eventQueuePath: arguments[2])
 configuration.batchSize = 7
 let client = try GrowthCatClient(configuration: configuration, http: http)
 /// Unbuffered: a line printed is a line the parent will read, even if SIGKILL follows at once.

@@ -17,7 +17,9 @@ struct FailureTests {
 
     @Test func unresolvableHost() async throws {
         let client = CurlHTTPClient()
-        let error = await transportError { try await client.send(HTTPRequest(url: "https://no-such-host.invalid/", timeout: .seconds(10))) }
+        let error = await transportError {
+            try await client.send(HTTPRequest(url: "https://no-such-host.invalid/", timeout: .seconds(10)))
+        }
         #expect(error?.code == .hostNotFound)
         await client.shutdown()
     }
@@ -47,7 +49,9 @@ struct FailureTests {
 
     @Test func timeout() async throws {
         try await withServer({ _ in .respond(.text("late", delay: .seconds(3))) }) { server, client in
-            let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL, timeout: .milliseconds(200))) }
+            let error = await transportError {
+                try await client.send(HTTPRequest(url: server.baseURL, timeout: .milliseconds(200)))
+            }
             #expect(error?.code == .timeout)
         }
     }
@@ -67,7 +71,8 @@ struct FailureTests {
         var configuration = CurlHTTPClient.Configuration()
         configuration.maxResponseBytes = 64 << 10
         let body = [UInt8](repeating: 1, count: 4 << 20)
-        try await withServer(configuration: configuration, { _ in .respond(.init(body: body, closeDelimited: true)) }) { server, client in
+        try await withServer(configuration: configuration, { _ in .respond(.init(body: body, closeDelimited: true)) }) {
+            server, client in
             let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL)) }
             #expect(error?.code == .responseTooLarge)
             #expect(error?.message.contains("65536") == true)

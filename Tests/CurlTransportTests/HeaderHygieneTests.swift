@@ -10,7 +10,9 @@ struct HeaderHygieneTests {
     @Test(arguments: ["a\r\nX-Injected: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{7F}b", "a\u{1B}b"])
     func aHeaderValueWithAControlCharacterIsRefusedAndNothingIsSent(value: String) async throws {
         try await withServer(echo) { server, client in
-            let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL + "/", headers: ["X-Test": value])) }
+            let error = await transportError {
+                try await client.send(HTTPRequest(url: server.baseURL + "/", headers: ["X-Test": value]))
+            }
             #expect(error?.code == .invalidHeader)
             #expect(error?.message.contains(value) == false, "the message does not echo the value")
             #expect(server.requestsReceived == 0)
@@ -21,7 +23,9 @@ struct HeaderHygieneTests {
     @Test(arguments: ["", "X Test", "X-Test:", "X\r\nInjected", "Ünicode", "(comment)"])
     func aHeaderNameThatIsNotATokenIsRefused(name: String) async throws {
         try await withServer(echo) { server, client in
-            let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL + "/", headers: HTTPHeaders([(name, "v")]))) }
+            let error = await transportError {
+                try await client.send(HTTPRequest(url: server.baseURL + "/", headers: HTTPHeaders([(name, "v")])))
+            }
             #expect(error?.code == .invalidHeader)
             #expect(server.requestsReceived == 0)
         }
@@ -29,7 +33,8 @@ struct HeaderHygieneTests {
 
     @Test func aTabInAValueAndEveryTokenCharacterInANameAreAllowed() async throws {
         try await withServer(echo) { server, client in
-            let response = try await client.send(HTTPRequest(url: server.baseURL + "/", headers: ["X-A!#$%&'*+.^_`|~9": "a\tb"]))
+            let response = try await client.send(
+                HTTPRequest(url: server.baseURL + "/", headers: ["X-A!#$%&'*+.^_`|~9": "a\tb"]))
             #expect(response.headers["X-Seen-X-A!#$%&'*+.^_`|~9"] == "a\tb")
         }
     }

@@ -8,7 +8,9 @@ import Testing
 @Suite("Requests and responses", .timeLimit(.minutes(2)))
 struct RequestResponseTests {
     @Test func getReturnsStatusHeadersAndBody() async throws {
-        try await withServer({ _ in .respond(.init(status: 203, headers: [("X-Answer", "42")], body: Array("hello".utf8))) }) { server, client in
+        try await withServer({ _ in
+            .respond(.init(status: 203, headers: [("X-Answer", "42")], body: Array("hello".utf8)))
+        }) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL + "/hello"))
             #expect(response.status == 203)
             #expect(response.headers["X-Answer"] == "42")
@@ -57,10 +59,14 @@ struct RequestResponseTests {
 
     @Test func gzipResponsesAreDecoded() async throws {
         // gzip of "hello gzip " × 100, produced by Python's gzip.compress(mtime=0).
-        let gzipped: [UInt8] = [31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 203, 72, 205, 201, 201, 87, 72, 175, 202, 44, 80, 200,
-                                24, 101, 142, 50, 71, 153, 163, 76, 114, 153, 0, 76, 86, 215, 15, 76, 4, 0, 0]
+        let gzipped: [UInt8] = [
+            31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 203, 72, 205, 201, 201, 87, 72, 175, 202, 44, 80, 200,
+            24, 101, 142, 50, 71, 153, 163, 76, 114, 153, 0, 76, 86, 215, 15, 76, 4, 0, 0,
+        ]
         try await withServer({ request in
-            guard request.header("Accept-Encoding")?.contains("gzip") == true else { return .respond(.text("no gzip offered", status: 406)) }
+            guard request.header("Accept-Encoding")?.contains("gzip") == true else {
+                return .respond(.text("no gzip offered", status: 406))
+            }
             return .respond(.init(headers: [("Content-Encoding", "gzip")], body: gzipped))
         }) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL))
@@ -115,7 +121,8 @@ struct RequestResponseTests {
 
     @Test func redirectsAreFollowed() async throws {
         try await withServer({ request in
-            request.path == "/final" ? .respond(.text("arrived")) : .respond(.init(status: 302, headers: [("Location", "/final")]))
+            request.path == "/final"
+                ? .respond(.text("arrived")) : .respond(.init(status: 302, headers: [("Location", "/final")]))
         }) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL + "/start"))
             #expect(response.status == 200)

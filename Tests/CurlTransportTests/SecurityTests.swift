@@ -84,13 +84,19 @@ final class SelfSignedTLSServer: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
-        let made = try await ChildProcess.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                                                          "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                                              deadline: .seconds(30))
+        let made = try await ChildProcess.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            ],
+            deadline: .seconds(30))
         guard made.status == 0 else { throw ServerErrorText("openssl req failed (\(made.status)): \(made.err)") }
         let port = try LoopbackHTTPServer.unusedPort()
-        let process = try ChildProcess.start("openssl", ["s_server", "-quiet", "-www", "-accept", "\(port)", "-cert", cert, "-key", key])
-        let server = SelfSignedTLSServer(url: "https://localhost:\(port)/", certificatePath: cert, directory: directory, process: process)
+        let process = try ChildProcess.start(
+            "openssl", ["s_server", "-quiet", "-www", "-accept", "\(port)", "-cert", cert, "-key", key])
+        let server = SelfSignedTLSServer(
+            url: "https://localhost:\(port)/", certificatePath: cert, directory: directory, process: process)
         for _ in 0..<200 {
             if canConnect(port: port) { return server }
             try await Task.sleep(for: .milliseconds(10))
@@ -113,9 +119,14 @@ final class SelfSignedTLSServer: Sendable {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         } == 0
     }
 }
 
-struct ServerErrorText: Error { let text: String; init(_ text: String) { self.text = text } }
+struct ServerErrorText: Error {
+    let text: String
+    init(_ text: String) { self.text = text }
+}

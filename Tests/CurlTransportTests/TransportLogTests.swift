@@ -3,8 +3,8 @@ import CurlTransport
 import Foundation
 import Logging
 import LoopbackServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Transport logs", .timeLimit(.minutes(1)))
 struct TransportLogTests {
@@ -13,7 +13,8 @@ struct TransportLogTests {
         defer { server.stop() }
         let logs = LogCapture()
         let client = CurlHTTPClient(logger: logs.logger(label: "admediation.transport", level: .debug))
-        _ = try await client.send(HTTPRequest(url: server.baseURL + "/v1/ads?api_key=s3cr3t", headers: ["Authorization": "Bearer s3cr3t"]))
+        _ = try await client.send(
+            HTTPRequest(url: server.baseURL + "/v1/ads?api_key=s3cr3t", headers: ["Authorization": "Bearer s3cr3t"]))
         await client.shutdown()
         #expect(logs.all.count == 1)
         let record = try #require(logs.all.first)

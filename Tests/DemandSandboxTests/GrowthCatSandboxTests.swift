@@ -8,7 +8,8 @@ import Testing
 struct GrowthCatSandboxTests {
     @Test func bootstrapReturnsAdsConfig() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/sdk/config", headers: gcAuth))
+            let response = try await client.send(
+                HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/sdk/config", headers: gcAuth))
             #expect(response.status == 200)
             let ads = try #require(try json(response)["ads"] as? [String: Any])
             #expect(ads["ads_enabled"] as? Bool == true)
@@ -20,7 +21,10 @@ struct GrowthCatSandboxTests {
     @Test func missingOrUnknownAPIKeyIs401() async throws {
         try await withSandbox { sandbox, client in
             let none = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/sdk/config"))
-            let wrong = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/sdk/config", headers: ["Authorization": "Bearer gc_live_nope"]))
+            let wrong = try await client.send(
+                HTTPRequest(
+                    url: sandbox.growthcatBaseURL + "/v1/sdk/config", headers: ["Authorization": "Bearer gc_live_nope"])
+            )
             #expect(none.status == 401 && errorCode(none) == "unauthorized")
             #expect(wrong.status == 401)
         }
@@ -28,7 +32,9 @@ struct GrowthCatSandboxTests {
 
     @Test func rewardedCatalogCarriesRewardAndClosePolicy() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=rewarded_coins", headers: gcAuth))
+            let response = try await client.send(
+                HTTPRequest(
+                    url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=rewarded_coins", headers: gcAuth))
             let body = try json(response)
             #expect(body["placement_key"] as? String == "rewarded_coins")
             let ad = try #require((body["ads"] as? [[String: Any]])?.first)
@@ -44,7 +50,10 @@ struct GrowthCatSandboxTests {
     @Test func appStoreCreativesCarryTheirPresentation() async throws {
         try await withSandbox { sandbox, client in
             for (key, presentation) in [("install_offer", "overlay"), ("store_page", "product_view")] {
-                let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=\(key)", headers: gcAuth)))
+                let body = try json(
+                    try await client.send(
+                        HTTPRequest(
+                            url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=\(key)", headers: gcAuth)))
                 let creative = try #require(((body["ads"] as? [[String: Any]])?.first)?["creative"] as? [String: Any])
                 #expect(creative["creative_type"] as? String == "app_store")
                 #expect((creative["store_kit"] as? [String: Any])?["presentation"] as? String == presentation)
@@ -54,14 +63,18 @@ struct GrowthCatSandboxTests {
 
     @Test func unknownPlacementIs404() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=nope", headers: gcAuth))
+            let response = try await client.send(
+                HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=nope", headers: gcAuth))
             #expect(response.status == 404 && errorCode(response) == "invalid_placement")
         }
     }
 
     @Test func appScopedCatalogAliasIsTheSameCall() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/sdk/apps/app_sandbox/ads/catalog?placement_key=home_banner", headers: gcAuth))
+            let response = try await client.send(
+                HTTPRequest(
+                    url: sandbox.growthcatBaseURL + "/v1/sdk/apps/app_sandbox/ads/catalog?placement_key=home_banner",
+                    headers: gcAuth))
             #expect(response.status == 200)
             #expect((try json(response)["ads"] as? [Any])?.count == 1)
         }
@@ -69,26 +82,39 @@ struct GrowthCatSandboxTests {
 
     @Test func serveByFormatReturnsAdsOfThatFormatWithoutPlacement() async throws {
         try await withSandbox { sandbox, client in
-            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/serve?format=banner", headers: gcAuth)))
+            let body = try json(
+                try await client.send(
+                    HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/serve?format=banner", headers: gcAuth)))
             let ads = try #require(body["ads"] as? [[String: Any]])
             #expect(!ads.isEmpty)
             #expect(ads.allSatisfy { $0["placement"] is NSNull })
-            let bad = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/serve?format=poster", headers: gcAuth))
+            let bad = try await client.send(
+                HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/serve?format=poster", headers: gcAuth))
             #expect(bad.status == 400)
         }
     }
 
     @Test func noFillIsAnEmptyAdsList() async throws {
-        try await withSandbox(SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)])) { sandbox, client in
-            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=home_banner", headers: gcAuth)))
+        try await withSandbox(SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)])) {
+            sandbox, client in
+            let body = try json(
+                try await client.send(
+                    HTTPRequest(
+                        url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=home_banner", headers: gcAuth)))
             #expect((body["ads"] as? [Any])?.isEmpty == true)
         }
     }
 
     @Test func creativeAssetsAreServedAsRealBytes() async throws {
         try await withSandbox { sandbox, client in
-            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=level_complete", headers: gcAuth)))
-            let url = try #require((((body["ads"] as? [[String: Any]])?.first)?["creative"] as? [String: Any])?["public_asset_url"] as? String)
+            let body = try json(
+                try await client.send(
+                    HTTPRequest(
+                        url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=level_complete", headers: gcAuth)
+                ))
+            let url = try #require(
+                (((body["ads"] as? [[String: Any]])?.first)?["creative"] as? [String: Any])?["public_asset_url"]
+                    as? String)
             let first = try await client.send(HTTPRequest(url: url))
             let again = try await client.send(HTTPRequest(url: url))
             #expect(first.status == 200 && first.body.count == 4096)
@@ -99,9 +125,11 @@ struct GrowthCatSandboxTests {
 
     @Test func eventsAreDeduplicatedBySdkEventID() async throws {
         try await withSandbox { sandbox, client in
-            let batch = #"{"events":[{"sdk_event_id":"e1","event_name":"impression"},{"sdk_event_id":"e2","event_name":"video_progress","metadata":{"progress_pct":"50"}}]}"#
+            let batch =
+                #"{"events":[{"sdk_event_id":"e1","event_name":"impression"},{"sdk_event_id":"e2","event_name":"video_progress","metadata":{"progress_pct":"50"}}]}"#
             let first = try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/events", batch, headers: gcAuth))
-            let second = try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/events", batch, headers: gcAuth))
+            let second = try await client.send(
+                post(sandbox.growthcatBaseURL + "/v1/ads/events", batch, headers: gcAuth))
             #expect(first.status == 202)
             #expect(try json(first)["accepted"] as? Int == 2)
             #expect(try json(second)["duplicates"] as? Int == 2)
@@ -122,7 +150,8 @@ struct GrowthCatSandboxTests {
     ])
     func invalidEventBatchIs400(body: String, code: String) async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/events", body, headers: gcAuth))
+            let response = try await client.send(
+                post(sandbox.growthcatBaseURL + "/v1/ads/events", body, headers: gcAuth))
             #expect(response.status == 400)
             #expect(errorCode(response) == code)
         }
@@ -131,13 +160,19 @@ struct GrowthCatSandboxTests {
     @Test func batchOfMoreThan100EventsIs400() async throws {
         try await withSandbox { sandbox, client in
             let events = (0..<101).map { #"{"sdk_event_id":"e\#($0)","event_name":"click"}"# }.joined(separator: ",")
-            let response = try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/events", #"{"events":[\#(events)]}"#, headers: gcAuth))
+            let response = try await client.send(
+                post(sandbox.growthcatBaseURL + "/v1/ads/events", #"{"events":[\#(events)]}"#, headers: gcAuth))
             #expect(response.status == 400 && errorCode(response) == "batch_too_large")
         }
     }
 
-    private func rewardedAd(_ sandbox: RunningSandbox, _ client: CurlHTTPClient) async throws -> (allocation: String, token: String) {
-        let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=rewarded_coins", headers: gcAuth)))
+    private func rewardedAd(_ sandbox: RunningSandbox, _ client: CurlHTTPClient) async throws -> (
+        allocation: String, token: String
+    ) {
+        let body = try json(
+            try await client.send(
+                HTTPRequest(
+                    url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=rewarded_coins", headers: gcAuth)))
         let tracking = try #require(((body["ads"] as? [[String: Any]])?.first)?["tracking"] as? [String: Any])
         return (try #require(tracking["allocation_id"] as? String), try #require(tracking["token"] as? String))
     }
@@ -145,11 +180,16 @@ struct GrowthCatSandboxTests {
     @Test func rewardIsValidatedOnceAfterTheMinimumViewTime() async throws {
         try await withSandbox { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)
-            let request = #"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","viewed_seconds":16,"completed":true}"#
-            let granted = try json(try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", request, headers: gcAuth)))
+            let request =
+                #"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","viewed_seconds":16,"completed":true}"#
+            let granted = try json(
+                try await client.send(
+                    post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", request, headers: gcAuth)))
             #expect(granted["reward_validated"] as? Bool == true)
             #expect((granted["reward"] as? [String: Any])?["amount"] as? Int == 50)
-            let again = try json(try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", request, headers: gcAuth)))
+            let again = try json(
+                try await client.send(
+                    post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", request, headers: gcAuth)))
             #expect(again["reward_validated"] as? Bool == false, "a token is redeemed once")
             #expect(sandbox.records.rewardValidations.map(\.validated) == [true, false])
         }
@@ -158,10 +198,14 @@ struct GrowthCatSandboxTests {
     @Test func rewardIsRefusedUnderTheMinimumViewTimeOrWithoutUser() async throws {
         try await withSandbox { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)
-            let short = #"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","viewed_seconds":3,"completed":false}"#
-            let anonymous = #"{"allocation_id":"\#(allocation)","token":"\#(token)","viewed_seconds":30,"completed":true}"#
+            let short =
+                #"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","viewed_seconds":3,"completed":false}"#
+            let anonymous =
+                #"{"allocation_id":"\#(allocation)","token":"\#(token)","viewed_seconds":30,"completed":true}"#
             for body in [short, anonymous] {
-                let answer = try json(try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", body, headers: gcAuth)))
+                let answer = try json(
+                    try await client.send(
+                        post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", body, headers: gcAuth)))
                 #expect(answer["reward_validated"] as? Bool == false)
                 #expect(answer["reward"] is NSNull)
             }
@@ -170,7 +214,11 @@ struct GrowthCatSandboxTests {
 
     @Test func privacyQueryParametersAreRecorded() async throws {
         try await withSandbox { sandbox, client in
-            _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=home_banner&gdpr=1&gdpr_consent=CPX&us_privacy=1YNN", headers: gcAuth))
+            _ = try await client.send(
+                HTTPRequest(
+                    url: sandbox.growthcatBaseURL
+                        + "/v1/ads/catalog?placement_key=home_banner&gdpr=1&gdpr_consent=CPX&us_privacy=1YNN",
+                    headers: gcAuth))
             #expect(sandbox.records.adRequestPrivacy == ["gdpr=1&gdpr_consent=CPX&us_privacy=1YNN"])
         }
     }

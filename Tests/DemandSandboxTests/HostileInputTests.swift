@@ -24,17 +24,26 @@ struct SandboxHostileInputTests {
     }
 
     static let valid = #"""
-    {"seed": 1, "networks": {"mars": {"fill_rate": 0.5, "ecpm": {"fixed": 2}, "latency_ms": {"uniform": {"min": 1, "max": 5}},
-      "faults": [{"kind": "status", "rate": 0.1, "status": 429, "retry_after_s": 2}]}}}
-    """#
+        {"seed": 1, "networks": {"mars": {"fill_rate": 0.5, "ecpm": {"fixed": 2}, "latency_ms": {"uniform": {"min": 1, "max": 5}},
+          "faults": [{"kind": "status", "rate": 0.1, "status": 429, "retry_after_s": 2}]}}}
+        """#
 
     @Test(arguments: [
         (["networks", "mars", "fill_rate"], "networks.mars.fill_rate: must be 0…1"),
         (["networks", "mars", "ecpm", "fixed"], "networks.mars.ecpm: every value must be 0.0…1000000.0"),
-        (["networks", "mars", "latency_ms", "uniform", "max"], "networks.mars.latency_ms: every value must be 0.0…60000.0"),
+        (
+            ["networks", "mars", "latency_ms", "uniform", "max"],
+            "networks.mars.latency_ms: every value must be 0.0…60000.0"
+        ),
         (["networks", "mars", "faults", "0", "rate"], "networks.mars.faults[0].rate: must be 0…1"),
-        (["networks", "mars", "faults", "0", "status"], "networks.mars.faults[0].status: must be a whole number 100…599"),
-        (["networks", "mars", "faults", "0", "retry_after_s"], "networks.mars.faults[0].retry_after_s: must be a whole number 0…604800"),
+        (
+            ["networks", "mars", "faults", "0", "status"],
+            "networks.mars.faults[0].status: must be a whole number 100…599"
+        ),
+        (
+            ["networks", "mars", "faults", "0", "retry_after_s"],
+            "networks.mars.faults[0].retry_after_s: must be a whole number 0…604800"
+        ),
     ])
     func aScenarioNumberOutOfRangeIsRefusedNamingTheField(path: [String], expected: String) throws {
         for value in [HostileJSON.huge, HostileJSON.hugeNegative, HostileJSON.int64Max, HostileJSON.wrongType] {
@@ -66,7 +75,8 @@ struct SandboxHostileInputTests {
 
     @Test func aProgrammaticScenarioWithAHugeLatencyOrStatusNeverTrapsTheSandbox() async throws {
         let scenario = SandboxScenario(networks: [
-            "appopen": NetworkScenario(latencyMs: .fixed(-1e308), faults: [Fault(.status, status: 1_000_000, retryAfterS: -7)]),
+            "appopen": NetworkScenario(
+                latencyMs: .fixed(-1e308), faults: [Fault(.status, status: 1_000_000, retryAfterS: -7)])
         ])
         try await withSandbox(scenario) { sandbox, client in
             let query = "ad_unit_id=ca-app-pub-sandbox%2Fapp_open_main&request_id=r1"

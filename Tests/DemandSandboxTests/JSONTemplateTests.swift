@@ -10,16 +10,19 @@ struct JSONTemplateTests {
     @Test(arguments: [true, false])
     func aRenderedAdIsTheSameBytesAsJSONSerialization(withPlacement: Bool) throws {
         for placement in SandboxState.growthcatPlacements.values {
-            let template = JSONTemplate(rendering: SandboxState.growthcatAdObject(
-                placement, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole, ecpm: JSONTemplate.numberHole,
-                withPlacement: withPlacement, baseURL: "http://127.0.0.1:1"))
+            let template = JSONTemplate(
+                rendering: SandboxState.growthcatAdObject(
+                    placement, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole,
+                    ecpm: JSONTemplate.numberHole,
+                    withPlacement: withPlacement, baseURL: "http://127.0.0.1:1"))
             #expect(template.holes.count >= 4, "serial ×3, token, price")
             for (serial, price) in [(7, 2.5), (123_456, 0.01), (1, 1_000_000.0), (42, 3.0)] {
                 var rendered = ""
                 template.render(serial: serial, token: "tok_0A1B2C3D4E5F", number: price, into: &rendered)
                 let expected = try JSONSerialization.data(
                     withJSONObject: SandboxState.growthcatAdObject(
-                        placement, serial: "\(serial)", token: "tok_0A1B2C3D4E5F", ecpm: price, withPlacement: withPlacement,
+                        placement, serial: "\(serial)", token: "tok_0A1B2C3D4E5F", ecpm: price,
+                        withPlacement: withPlacement,
                         baseURL: "http://127.0.0.1:1"),
                     options: [.sortedKeys, .withoutEscapingSlashes])
                 let parsedRendered = try JSONSerialization.jsonObject(with: Data(rendered.utf8)) as? NSDictionary

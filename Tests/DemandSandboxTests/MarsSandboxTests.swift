@@ -12,7 +12,10 @@ struct MarsSandboxTests {
 
     @Test func tilesSpocsAndImagesFillWithCallbacksPointingBack() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await ads(sandbox, #"{"context_id":"c1","placements":[{"placement":"mock_tile_1","count":1,"content":null},{"placement":"mock_spoc_1","count":3,"content":{"taxonomy":"IAB-3.0","categories":["338"]}},{"placement":"mock_billboard_1","count":1,"content":null}]}"#, client)
+            let response = try await ads(
+                sandbox,
+                #"{"context_id":"c1","placements":[{"placement":"mock_tile_1","count":1,"content":null},{"placement":"mock_spoc_1","count":3,"content":{"taxonomy":"IAB-3.0","categories":["338"]}},{"placement":"mock_billboard_1","count":1,"content":null}]}"#,
+                client)
             #expect(response.status == 200)
             #expect(response.headers["Cache-Control"] == "max-age=300")
             let body = try json(response)
@@ -30,7 +33,8 @@ struct MarsSandboxTests {
 
     @Test func callbacksAreRecordedWithTheirQuery() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.marsBaseURL + "t?data=impression-x&request_hash=abc"))
+            let response = try await client.send(
+                HTTPRequest(url: sandbox.marsBaseURL + "t?data=impression-x&request_hash=abc"))
             #expect(response.status == 200)
             #expect(sandbox.records.marsCallbacks.first?.query == ["data": "impression-x", "request_hash": "abc"])
         }
@@ -38,15 +42,22 @@ struct MarsSandboxTests {
 
     @Test func deleteUserWithDoubleSlashRecordsTheContextID() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(method: .delete, url: sandbox.marsBaseURL + "/delete_user", body: Data(#"{"context_id":"old-id"}"#.utf8)))
+            let response = try await client.send(
+                HTTPRequest(
+                    method: .delete, url: sandbox.marsBaseURL + "/delete_user",
+                    body: Data(#"{"context_id":"old-id"}"#.utf8)))
             #expect(response.status == 200)
             #expect(sandbox.records.marsDeletedContextIDs == ["old-id"])
         }
     }
 
     @Test func noFillLeavesAnEmptyListForThePlacement() async throws {
-        try await withSandbox(SandboxScenario(placements: ["mars/mock_tile_1": NetworkScenario(fillRate: 0)])) { sandbox, client in
-            let body = try json(try await ads(sandbox, #"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":null}]}"#, client))
+        try await withSandbox(SandboxScenario(placements: ["mars/mock_tile_1": NetworkScenario(fillRate: 0)])) {
+            sandbox, client in
+            let body = try json(
+                try await ads(
+                    sandbox, #"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":null}]}"#,
+                    client))
             #expect((body["mock_tile_1"] as? [Any])?.isEmpty == true)
         }
     }
@@ -55,12 +66,18 @@ struct MarsSandboxTests {
         ("{oops", "malformed_json"),
         (#"{"placements":[{"placement":"mock_tile_1","count":1}]}"#, "invalid_request"),
         (#"{"context_id":"c","placements":[]}"#, "invalid_request"),
-        (#"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1},{"placement":"mock_tile_1","count":1}]}"#, "invalid_request"),
+        (
+            #"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1},{"placement":"mock_tile_1","count":1}]}"#,
+            "invalid_request"
+        ),
         (#"{"context_id":"c","placements":[{"placement":"mock_spoc_1","count":21}]}"#, "invalid_request"),
         (#"{"context_id":"c","placements":[{"placement":"mock_spoc_1","count":0}]}"#, "invalid_request"),
         (#"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":2}]}"#, "invalid_request"),
         (#"{"context_id":"c","placements":[{"placement":"nope_1","count":1}]}"#, "unsupported_placement"),
-        (#"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":{"taxonomy":"IAB-9","categories":[]}}]}"#, "invalid_request"),
+        (
+            #"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":{"taxonomy":"IAB-9","categories":[]}}]}"#,
+            "invalid_request"
+        ),
     ])
     func invalidAdRequestIs400(body: String, code: String) async throws {
         try await withSandbox { sandbox, client in
@@ -73,7 +90,8 @@ struct MarsSandboxTests {
 
 @Suite("Sandbox: Chartboost-style", .timeLimit(.minutes(2)))
 struct ChartboostSandboxTests {
-    let load = #"{"request_id":"r1","location":"Main Menu","size":{"width":320,"height":50},"privacy":{"us_privacy":"1YNN"}}"#
+    let load =
+        #"{"request_id":"r1","location":"Main Menu","size":{"width":320,"height":50},"privacy":{"us_privacy":"1YNN"}}"#
 
     @Test func signedLoadFillsWithTheRequestedSize() async throws {
         try await withSandbox { sandbox, client in
@@ -88,7 +106,8 @@ struct ChartboostSandboxTests {
 
     @Test func wrongSignatureIs401() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(signed(.post, sandbox, "/chartboost/banner/v1/load", body: load, secret: "not-the-secret"))
+            let response = try await client.send(
+                signed(.post, sandbox, "/chartboost/banner/v1/load", body: load, secret: "not-the-secret"))
             #expect(response.status == 401 && errorCode(response) == "invalid_signature")
         }
     }
@@ -109,7 +128,8 @@ struct ChartboostSandboxTests {
     }
 
     @Test func noFillIs204() async throws {
-        try await withSandbox(SandboxScenario(networks: ["chartboost": NetworkScenario(fillRate: 0)])) { sandbox, client in
+        try await withSandbox(SandboxScenario(networks: ["chartboost": NetworkScenario(fillRate: 0)])) {
+            sandbox, client in
             let response = try await client.send(signed(.post, sandbox, "/chartboost/banner/v1/load", body: load))
             #expect(response.status == 204 && response.body.isEmpty)
         }
@@ -117,7 +137,8 @@ struct ChartboostSandboxTests {
 
     @Test func signedTrackingIsRecorded() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(signed(.get, sandbox, "/chartboost/banner/v1/track?e=impression&ad=cb_ad_1"))
+            let response = try await client.send(
+                signed(.get, sandbox, "/chartboost/banner/v1/track?e=impression&ad=cb_ad_1"))
             #expect(response.status == 204)
             #expect(sandbox.records.trackingHits.first?.query == ["e": "impression", "ad": "cb_ad_1"])
         }
@@ -130,7 +151,10 @@ struct AppOpenSandboxTests {
 
     @Test func testAdUnitAlwaysFillsEvenAtZeroFillRate() async throws {
         try await withSandbox(SandboxScenario(networks: ["appopen": NetworkScenario(fillRate: 0)])) { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=\(testUnit)&request_id=r1&us_privacy=1YNN"))
+            let response = try await client.send(
+                HTTPRequest(
+                    url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=\(testUnit)&request_id=r1&us_privacy=1YNN")
+            )
             #expect(response.status == 200)
             let body = try json(response)
             #expect(body["ttl_seconds"] as? Int == 14_400)
@@ -141,15 +165,20 @@ struct AppOpenSandboxTests {
 
     @Test func otherUnitsFollowTheFillRate() async throws {
         try await withSandbox(SandboxScenario(networks: ["appopen": NetworkScenario(fillRate: 0)])) { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=ca-app-pub-sandbox/app_open_main&request_id=r1"))
+            let response = try await client.send(
+                HTTPRequest(
+                    url: sandbox.appOpenBaseURL
+                        + "/appopen/v1/ad?ad_unit_id=ca-app-pub-sandbox/app_open_main&request_id=r1"))
             #expect(response.status == 204)
         }
     }
 
     @Test func unknownOrMissingAdUnitIs400() async throws {
         try await withSandbox { sandbox, client in
-            let unknown = try await client.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=nope&request_id=r1"))
-            let missing = try await client.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?request_id=r1"))
+            let unknown = try await client.send(
+                HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=nope&request_id=r1"))
+            let missing = try await client.send(
+                HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?request_id=r1"))
             #expect(unknown.status == 400 && errorCode(unknown) == "invalid_ad_unit")
             #expect(missing.status == 400)
         }
@@ -157,7 +186,8 @@ struct AppOpenSandboxTests {
 
     @Test func trackingIsRecorded() async throws {
         try await withSandbox { sandbox, client in
-            let response = try await client.send(HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/track?e=click&ad=ao_1"))
+            let response = try await client.send(
+                HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/track?e=click&ad=ao_1"))
             #expect(response.status == 204)
             #expect(sandbox.records.trackingHits.first?.network == "appopen")
         }

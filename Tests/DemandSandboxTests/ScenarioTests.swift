@@ -9,7 +9,9 @@ struct ScenarioTests {
     let catalog = "/v1/ads/catalog?placement_key=home_banner"
 
     func faulted(_ kind: Fault.Kind, status: Int = 500) -> SandboxScenario {
-        SandboxScenario(networks: ["growthcat": NetworkScenario(faults: [Fault(kind, rate: 1, status: status, retryAfterS: 7)])])
+        SandboxScenario(networks: [
+            "growthcat": NetworkScenario(faults: [Fault(kind, rate: 1, status: status, retryAfterS: 7)])
+        ])
     }
 
     @Test func injectedStatusCarriesAnErrorBody() async throws {
@@ -29,7 +31,9 @@ struct ScenarioTests {
 
     @Test func injectedResetFailsTheTransfer() async throws {
         try await withSandbox(faulted(.reset)) { sandbox, client in
-            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) } throws: { error in
+            await #expect {
+                _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            } throws: { error in
                 guard let error = error as? HTTPClientError else { return false }
                 return [.connectionReset, .truncatedBody].contains(error.code)
             }
@@ -38,7 +42,9 @@ struct ScenarioTests {
 
     @Test func injectedTruncationIsATruncatedBody() async throws {
         try await withSandbox(faulted(.truncated)) { sandbox, client in
-            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) } throws: { error in
+            await #expect {
+                _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            } throws: { error in
                 (error as? HTTPClientError)?.code == .truncatedBody
             }
         }
@@ -54,14 +60,17 @@ struct ScenarioTests {
 
     @Test func injectedWrongShapeIsValidJSONWithoutAnAdsList() async throws {
         try await withSandbox(faulted(.wrongShape)) { sandbox, client in
-            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            let body = try json(
+                try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
             #expect(body["ads"] is String)
         }
     }
 
     @Test func injectedOversizedBodyHitsTheClientCap() async throws {
         try await withSandbox(faulted(.oversized)) { sandbox, client in
-            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) } throws: { error in
+            await #expect {
+                _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            } throws: { error in
                 (error as? HTTPClientError)?.code == .responseTooLarge
             }
         }
@@ -78,14 +87,18 @@ struct ScenarioTests {
 
     @Test func slowDripTripsAShortClientDeadline() async throws {
         try await withSandbox(faulted(.slowDrip)) { sandbox, client in
-            await #expect { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth, timeout: .milliseconds(100))) } throws: { error in
+            await #expect {
+                _ = try await client.send(
+                    HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth, timeout: .milliseconds(100)))
+            } throws: { error in
                 (error as? HTTPClientError)?.code == .timeout
             }
         }
     }
 
     @Test func fixedLatencyDelaysTheAnswer() async throws {
-        try await withSandbox(SandboxScenario(networks: ["growthcat": NetworkScenario(latencyMs: .fixed(150))])) { sandbox, client in
+        try await withSandbox(SandboxScenario(networks: ["growthcat": NetworkScenario(latencyMs: .fixed(150))])) {
+            sandbox, client in
             let start = ContinuousClock.now
             _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
             #expect(ContinuousClock.now - start >= .milliseconds(150))
@@ -93,13 +106,17 @@ struct ScenarioTests {
     }
 
     @Test func sameSeedGivesTheSameAnswers() async throws {
-        let scenario = SandboxScenario(seed: 7, networks: ["growthcat": NetworkScenario(fillRate: 0.5, ecpm: .logNormal(median: 2, sigma: 0.5))])
+        let scenario = SandboxScenario(
+            seed: 7, networks: ["growthcat": NetworkScenario(fillRate: 0.5, ecpm: .logNormal(median: 2, sigma: 0.5))])
         var runs: [[String]] = []
         for _ in 0..<2 {
             try await withSandbox(scenario) { sandbox, client in
                 var answers: [String] = []
                 for _ in 0..<20 {
-                    let ads = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))["ads"] as? [[String: Any]]
+                    let ads =
+                        try json(
+                            try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+                        )["ads"] as? [[String: Any]]
                     answers.append(ads?.first.map { "\($0["ecpm"] ?? "")" } ?? "no-fill")
                 }
                 runs.append(answers)
@@ -111,10 +128,17 @@ struct ScenarioTests {
     }
 
     @Test func placementScenarioOverridesTheNetworkScenario() async throws {
-        let scenario = SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)], placements: ["growthcat/home_banner": NetworkScenario(fillRate: 1)])
+        let scenario = SandboxScenario(
+            networks: ["growthcat": NetworkScenario(fillRate: 0)],
+            placements: ["growthcat/home_banner": NetworkScenario(fillRate: 1)])
         try await withSandbox(scenario) { sandbox, client in
-            let banner = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
-            let other = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=level_complete", headers: gcAuth)))
+            let banner = try json(
+                try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            let other = try json(
+                try await client.send(
+                    HTTPRequest(
+                        url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=level_complete", headers: gcAuth)
+                ))
             #expect((banner["ads"] as? [Any])?.count == 1)
             #expect((other["ads"] as? [Any])?.isEmpty == true)
         }
@@ -122,12 +146,16 @@ struct ScenarioTests {
 
     @Test func scenarioChangesAtRuntimeThroughTheAdminEndpoint() async throws {
         try await withSandbox { sandbox, client in
-            let put = HTTPRequest(method: .put, url: sandbox.adminURL + "/scenario", body: Data(#"{"networks":{"growthcat":{"fill_rate":0}}}"#.utf8))
+            let put = HTTPRequest(
+                method: .put, url: sandbox.adminURL + "/scenario",
+                body: Data(#"{"networks":{"growthcat":{"fill_rate":0}}}"#.utf8))
             #expect(try await client.send(put).status == 200)
             #expect(sandbox.scenario.networks["growthcat"]?.fillRate == 0)
-            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            let body = try json(
+                try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
             #expect((body["ads"] as? [Any])?.isEmpty == true)
-            let bad = try await client.send(HTTPRequest(method: .put, url: sandbox.adminURL + "/scenario", body: Data("{".utf8)))
+            let bad = try await client.send(
+                HTTPRequest(method: .put, url: sandbox.adminURL + "/scenario", body: Data("{".utf8)))
             #expect(bad.status == 400)
         }
     }
@@ -135,14 +163,17 @@ struct ScenarioTests {
     @Test func scenarioChangesAtRuntimeThroughTheAPI() async throws {
         try await withSandbox { sandbox, client in
             sandbox.setScenario(SandboxScenario(networks: ["growthcat": NetworkScenario(fillRate: 0)]))
-            let body = try json(try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
+            let body = try json(
+                try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)))
             #expect((body["ads"] as? [Any])?.isEmpty == true)
         }
     }
 
     @Test func recordsCountRequestsPerRouteAndAreServedByTheAdminEndpoint() async throws {
         try await withSandbox { sandbox, client in
-            for _ in 0..<3 { _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth)) }
+            for _ in 0..<3 {
+                _ = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            }
             #expect(sandbox.records.requestCounts["GET /growthcat/v1/ads/catalog"] == 3)
             let records = try json(try await client.send(HTTPRequest(url: sandbox.adminURL + "/records")))
             #expect((records["request_counts"] as? [String: Int])?["GET /growthcat/v1/ads/catalog"] == 3)
@@ -152,10 +183,13 @@ struct ScenarioTests {
     }
 
     @Test func scenarioJSONUsesSnakeCaseAndDefaults() throws {
-        let scenario = try JSONDecoder().decode(SandboxScenario.self, from: Data("""
-        {"seed": 3, "networks": {"mars": {"fill_rate": 0.25, "latency_ms": {"uniform": {"min": 10, "max": 20}},
-          "faults": [{"kind": "status", "status": 429, "rate": 0.1, "retry_after_s": 2}]}}}
-        """.utf8))
+        let scenario = try JSONDecoder().decode(
+            SandboxScenario.self,
+            from: Data(
+                """
+                {"seed": 3, "networks": {"mars": {"fill_rate": 0.25, "latency_ms": {"uniform": {"min": 10, "max": 20}},
+                  "faults": [{"kind": "status", "status": 429, "rate": 0.1, "retry_after_s": 2}]}}}
+                """.utf8))
         #expect(scenario.seed == 3)
         #expect(scenario.networks["mars"]?.fillRate == 0.25)
         #expect(scenario.networks["mars"]?.latencyMs == .uniform(min: 10, max: 20))
@@ -183,7 +217,9 @@ struct SandboxScopeTests {
         // once in 15 runs, still held for a moment after `shutdown()` returned (its accepted connections close
         // asynchronously — not understood further), so the check allows 2 s, polling, before it fails.
         let deadline = ContinuousClock.now + .seconds(2)
-        while !Self.canBind(host: host, port: port), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        while !Self.canBind(host: host, port: port), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         #expect(Self.canBind(host: host, port: port), "nothing holds the address 2 s after the scope has ended")
     }
 
@@ -200,7 +236,9 @@ struct SandboxScopeTests {
         address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
         address.sin_addr.s_addr = inet_addr(host)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         return bound == 0 && listen(fd, 1) == 0
     }

@@ -15,11 +15,14 @@ func withSandbox(
 }
 
 func json(_ response: HTTPResponse) throws -> [String: Any] {
-    try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any], "body: \(String(decoding: response.body, as: UTF8.self))")
+    try #require(
+        try JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+        "body: \(String(decoding: response.body, as: UTF8.self))")
 }
 
 func errorCode(_ response: HTTPResponse) -> String? {
-    ((try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["error"] as? [String: Any])?["code"] as? String
+    ((try? JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["error"] as? [String: Any])?["code"]
+        as? String
 }
 
 let gcAuth: HTTPHeaders = ["Authorization": "Bearer gc_test_demo"]
@@ -29,9 +32,15 @@ func post(_ url: String, _ body: String, headers: HTTPHeaders = ["Content-Type":
 }
 
 /// Signs a Chartboost-style request the way the contract says.
-func signed(_ method: HTTPMethod, _ sandbox: RunningSandbox, _ pathWithQuery: String, body: String = "", secret: String = "cb_sig_demo_secret") -> HTTPRequest {
-    let signature = chartboostSignature(secret: secret, method: method.rawValue, pathWithQuery: pathWithQuery, body: Data(body.utf8))
+func signed(
+    _ method: HTTPMethod, _ sandbox: RunningSandbox, _ pathWithQuery: String, body: String = "",
+    secret: String = "cb_sig_demo_secret"
+) -> HTTPRequest {
+    let signature = chartboostSignature(
+        secret: secret, method: method.rawValue, pathWithQuery: pathWithQuery, body: Data(body.utf8))
     var headers: HTTPHeaders = ["X-CB-App-Id": "cb_app_demo", "X-CB-Signature": signature]
     if !body.isEmpty { headers.add(name: "Content-Type", value: "application/json") }
-    return HTTPRequest(method: method, url: sandbox.rootURL + pathWithQuery, headers: headers, body: body.isEmpty ? nil : Data(body.utf8))
+    return HTTPRequest(
+        method: method, url: sandbox.rootURL + pathWithQuery, headers: headers,
+        body: body.isEmpty ? nil : Data(body.utf8))
 }

@@ -18,14 +18,19 @@ struct FaultCase: Sendable, CustomStringConvertible {
     var isAboutTime: Bool { name == "timeout" || name == "slow_drip" }
 
     static func status(_ code: Int) -> FaultCase {
-        FaultCase(name: code == 429 ? "429 + Retry-After" : "\(code)", scenario: NetworkScenario(faults: [Fault(.status, status: code, retryAfterS: 7)]))
+        FaultCase(
+            name: code == 429 ? "429 + Retry-After" : "\(code)",
+            scenario: NetworkScenario(faults: [Fault(.status, status: code, retryAfterS: 7)]))
     }
-    static func kind(_ kind: Fault.Kind) -> FaultCase { FaultCase(name: kind.rawValue, scenario: NetworkScenario(faults: [Fault(kind)])) }
+    static func kind(_ kind: Fault.Kind) -> FaultCase {
+        FaultCase(name: kind.rawValue, scenario: NetworkScenario(faults: [Fault(kind)]))
+    }
 
-    static let all: [FaultCase] = [400, 401, 403, 404, 429, 500, 503].map(status) + [
-        kind(.reset), kind(.truncated), kind(.malformedJSON), kind(.wrongShape), kind(.oversized), kind(.slowDrip),
-        FaultCase(name: "timeout", scenario: NetworkScenario(latencyMs: .fixed(2000))),
-    ]
+    static let all: [FaultCase] =
+        [400, 401, 403, 404, 429, 500, 503].map(status) + [
+            kind(.reset), kind(.truncated), kind(.malformedJSON), kind(.wrongShape), kind(.oversized), kind(.slowDrip),
+            FaultCase(name: "timeout", scenario: NetworkScenario(latencyMs: .fixed(2000))),
+        ]
 }
 
 /// One of the four networks, built over the sandbox.
@@ -47,14 +52,20 @@ struct NetworkCase: Sendable, CustomStringConvertible {
     func make(_ sandbox: RunningSandbox, _ http: CurlHTTPClient, directory: URL) throws -> any AdNetwork {
         switch name {
         case "growthcat":
-            var configuration = GrowthCatClient.Configuration(apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL,
-                                                              eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
+            var configuration = GrowthCatClient.Configuration(
+                apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL,
+                eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
             configuration.catalogCaching = false
             return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
         case "mars":
-            return MarsNetwork(client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build())
+            return MarsNetwork(
+                client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build()
+            )
         case "chartboost":
-            return ChartboostNetwork(configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"), http: http)
+            return ChartboostNetwork(
+                configuration: .init(
+                    baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
+                http: http)
         default:
             return AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http)
         }
@@ -71,11 +82,12 @@ func matrixCell(_ outcome: LineOutcome) -> String {
 
 /// Chartboost-style and app-open share one contract for errors: every status maps onto the taxonomy.
 let errorBodyContract: [String: String] = [
-        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
-        "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
-        "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
-        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
-    ]
+    "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
+    "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
+    "reset": "error:network", "truncated": "error:network", "malformed_json": "error:invalid_response",
+    "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout",
+    "timeout": "timeout",
+]
 
 /// The documented outcome of every (network, fault) pair: the faulted line's outcome in the trace. In every case
 /// the line below it (a scripted fill) still gets its chance and wins. docs/RELIABILITY.md prints this table.
@@ -84,7 +96,8 @@ let expectedMatrix: [String: [String: String]] = [
         "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "no_fill",
         "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
         "reset": "no_fill", "truncated": "no_fill", "malformed_json": "error:invalid_response",
-        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout", "timeout": "timeout",
+        "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout",
+        "timeout": "timeout",
     ],
     "mars": [
         "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "error:server_404",
@@ -100,9 +113,11 @@ let expectedMatrix: [String: [String: String]] = [
 struct FaultMatrixTests {
     @Test(arguments: NetworkCase.all, FaultCase.all)
     func theFaultedLineEndsAsDocumentedAndTheNextLineStillFills(network: NetworkCase, fault: FaultCase) async throws {
-        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 1, networks: [network.name: fault.scenario]))
+        let sandbox = try await DemandSandbox.start(
+            scenario: SandboxScenario(seed: 1, networks: [network.name: fault.scenario]))
         let http = CurlHTTPClient()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fault-matrix-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fault-matrix-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let backup = ScriptedAdNetwork(id: "backup", fallback: .fill(ecpm: 1))
@@ -111,10 +126,14 @@ struct FaultMatrixTests {
             format: network.format.name, size: network.size, mode: .sequential,
             // A generous line timeout where the fault is not about time, so a busy machine cannot turn an error into a
             // timeout; 500 ms where it is (the sandbox waits 2 s, or drips 16 bytes every 40 ms).
-            lines: [WaterfallLine(network: adapter.id, placement: network.placement, timeoutMs: fault.isAboutTime ? 500 : 5000),
-                    WaterfallLine(network: "backup", placement: "any", timeoutMs: 500)],
+            lines: [
+                WaterfallLine(
+                    network: adapter.id, placement: network.placement, timeoutMs: fault.isAboutTime ? 500 : 5000),
+                WaterfallLine(network: "backup", placement: "any", timeoutMs: 500),
+            ],
             deadlineMs: 12_000)
-        let mediator = try Mediator(networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
+        let mediator = try Mediator(
+            networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
 
         let outcome = await mediator.loadWithTrace(AdRequest(placement: "p", format: network.format))
 
@@ -124,7 +143,9 @@ struct FaultMatrixTests {
         #expect(try outcome.result.get().ad?.networkID == "backup")
         // Nothing leaks: every easy handle is freed once the transfers (including cancelled ones) are done.
         let deadline = ContinuousClock.now + .seconds(5)
-        while http.statistics.liveHandles > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        while http.statistics.liveHandles > 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         #expect(http.statistics.liveHandles == 0 && http.statistics.activeTransfers == 0)
         await http.shutdown()
         await sandbox.shutdown()

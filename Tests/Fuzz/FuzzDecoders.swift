@@ -13,19 +13,23 @@ import OpenRTBBidder
 
 /// An HTTP client that is never called: the adapters' parsers are fed bodies directly.
 struct NoHTTPClient: HTTPClient {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw HTTPClientError(.other, "not used by the fuzzer") }
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        throw HTTPClientError(.other, "not used by the fuzzer")
+    }
 }
 
 /// Every decoder, by target name. Each must return (never trap) whatever the bytes are.
 enum Targets {
     static let chartboost = ChartboostNetwork(
-        configuration: .init(baseURL: "https://cb.example", appID: "a", appSignature: "s"), http: NoHTTPClient(), clock: ManualAdClock())
+        configuration: .init(baseURL: "https://cb.example", appID: "a", appSignature: "s"), http: NoHTTPClient(),
+        clock: ManualAdClock())
     static let bidder: BiddingNetwork = {
         var configuration = BiddingNetwork.Configuration(baseURL: "https://rtb.example")
-        configuration.noticeAttempts = 1   // notices fail at once on NoHTTPClient, never wait for a retry
+        configuration.noticeAttempts = 1  // notices fail at once on NoHTTPClient, never wait for a retry
         return BiddingNetwork(configuration: configuration, http: NoHTTPClient(), clock: ManualAdClock())
     }()
-    static let appOpen = AppOpenNetwork(configuration: .init(baseURL: "https://ao.example"), http: NoHTTPClient(), clock: ManualAdClock())
+    static let appOpen = AppOpenNetwork(
+        configuration: .init(baseURL: "https://ao.example"), http: NoHTTPClient(), clock: ManualAdClock())
 
     static let all: [String: @Sendable (Data) -> Void] = [
         "growthcat-config": { _ = try? GrowthCatClient.parseBootstrap($0) },
@@ -34,14 +38,18 @@ enum Targets {
             guard let (ads, _) = try? GrowthCatClient.parseCatalog(data) else { return }
             for ad in ads {
                 var (session, _) = GrowthCatPresentation.present(ad, at: .zero)
-                for second in [1, 15, 30, 3600, 604_800, 1_000_000] { _ = session.advance(to: .zero + .seconds(second)) }
+                for second in [1, 15, 30, 3600, 604_800, 1_000_000] {
+                    _ = session.advance(to: .zero + .seconds(second))
+                }
                 _ = session.close(at: .zero + .seconds(604_801))
             }
         },
         "growthcat-events": { _ = try? GrowthCatClient.parseEventsAnswer($0) },
         "growthcat-reward": { _ = try? GrowthCatClient.parseRewardAnswer($0) },
         "mars-ads": { data in
-            guard let items = try? MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: data), onInvalid: { _, _ in }) else { return }
+            guard
+                let items = try? MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: data), onInvalid: { _, _ in })
+            else { return }
             for kind in MozAdsClient.Kind.allCases {
                 let selected = MozAdsClient.select(items, kind: kind, hash: "h", onInvalid: { _, _ in })
                 for item in selected.values.joined() {
@@ -96,50 +104,59 @@ enum Targets {
 }
 
 /// The target this process fuzzes (from FUZZ_TARGET).
-let selected: (@Sendable (Data) -> Void)? = ProcessInfo.processInfo.environment["FUZZ_TARGET"].flatMap { Targets.all[$0] }
+let selected: (@Sendable (Data) -> Void)? = ProcessInfo.processInfo.environment["FUZZ_TARGET"].flatMap {
+    Targets.all[$0]
+}
 
 #if FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    ) -> Int32
 #endif
 
 @main
 struct FuzzDecoders {
     static func main() {
         #if FUZZING
-        guard selected != nil else {
-            FileHandle.standardError.write(Data("set FUZZ_TARGET to one of: \(Targets.all.keys.sorted().joined(separator: ", "))\n".utf8))
-            exit(2)
-        }
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { bytes, count in
-            selected?(bytes.map { Data(bytes: $0, count: count) } ?? Data())
-            return 0
-        })
-        #else
-        let arguments = CommandLine.arguments.dropFirst()
-        guard let name = arguments.first, let target = Targets.all[name] else {
-            print("usage: fuzz-decoders TARGET FILE-OR-DIRECTORY…  (targets: \(Targets.all.keys.sorted().joined(separator: ", ")))")
-            exit(2)
-        }
-        var replayed = 0
-        for path in arguments.dropFirst() {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            let files = isDirectory.boolValue
-                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 } : [path]
-            for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else { continue }
-                target(data)
-                replayed += 1
+            guard selected != nil else {
+                FileHandle.standardError.write(
+                    Data("set FUZZ_TARGET to one of: \(Targets.all.keys.sorted().joined(separator: ", "))\n".utf8))
+                exit(2)
             }
-        }
-        print("\(name): replayed \(replayed) inputs")
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(
+                LLVMFuzzerRunDriver(&argc, &argv) { bytes, count in
+                    selected?(bytes.map { Data(bytes: $0, count: count) } ?? Data())
+                    return 0
+                })
+        #else
+            let arguments = CommandLine.arguments.dropFirst()
+            guard let name = arguments.first, let target = Targets.all[name] else {
+                print(
+                    "usage: fuzz-decoders TARGET FILE-OR-DIRECTORY…  (targets: \(Targets.all.keys.sorted().joined(separator: ", ")))"
+                )
+                exit(2)
+            }
+            var replayed = 0
+            for path in arguments.dropFirst() {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+                let files =
+                    isDirectory.boolValue
+                    ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map {
+                        path + "/" + $0
+                    } : [path]
+                for file in files {
+                    guard let data = FileManager.default.contents(atPath: file) else { continue }
+                    target(data)
+                    replayed += 1
+                }
+            }
+            print("\(name): replayed \(replayed) inputs")
         #endif
     }
 }

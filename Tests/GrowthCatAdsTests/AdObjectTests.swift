@@ -25,14 +25,19 @@ final class AssetServer: Sendable {
         let base = self.base, hits = self.assetHits
         server = try LoopbackHTTPServer { request in
             if request.path.hasSuffix("/sdk/config") {
-                return .respond(.init(body: Array(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#.utf8)))
+                return .respond(
+                    .init(
+                        body: Array(
+                            #"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#
+                                .utf8)))
             }
             if request.path.hasSuffix("/asset.mp4") {
                 hits.withLock { $0 += 1 }
                 return asset()
             }
             let url = base.withLock { $0 } + "/asset.mp4"
-            let ad = #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"video","public_asset_url":"\#(url)","asset_cache":{"cacheable":true,"strategy":"prefetch"}},"tracking":{"allocation_id":"a","token":"t"}}"#
+            let ad =
+                #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"video","public_asset_url":"\#(url)","asset_cache":{"cacheable":true,"strategy":"prefetch"}},"tracking":{"allocation_id":"a","token":"t"}}"#
             return .respond(.init(body: Array(#"{"cache_ttl_seconds":300,"ads":[\#(ad)]}"#.utf8)))
         }
         base.withLock { $0 = server.baseURL }
@@ -41,8 +46,10 @@ final class AssetServer: Sendable {
     var assetRequests: Int { assetHits.withLock { $0 } }
 
     func client(_ curl: CurlHTTPClient) throws -> GrowthCatClient {
-        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
-        configuration.mediaCacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)")
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
+        configuration.mediaCacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "media-\(UUID().uuidString)")
         return try GrowthCatClient(configuration: configuration, http: curl)
     }
 }
@@ -105,7 +112,9 @@ struct AdObjectTests {
         let client = try server.client(curl)
         let started = ContinuousClock.now
         let ad = try #require(try await client.loadAd(placementKey: "p", timeout: .milliseconds(400)))
-        #expect(ContinuousClock.now - started < .seconds(5), "bounded by the 400 ms load timeout, not the 10 s request timeout")
+        #expect(
+            ContinuousClock.now - started < .seconds(5),
+            "bounded by the 400 ms load timeout, not the 10 s request timeout")
         #expect(ad.localAssetFile == nil)
         await curl.shutdown()
     }
@@ -140,7 +149,8 @@ struct AdObjectTests {
 @Suite("Media cache bounds", .timeLimit(.minutes(1)))
 struct MediaCacheBoundTests {
     @Test func storingACreativeSweepsTheExpiredOnes() async throws {
-        let cache = try MediaCache(directory: FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)"))
+        let cache = try MediaCache(
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)"))
         try await cache.store(Data("a".utf8), for: "https://x/a", expiresAt: 100)
         try await cache.store(Data("b".utf8), for: "https://x/b", expiresAt: 200)
         #expect(await cache.count() == 2)

@@ -12,16 +12,18 @@ import Testing
 struct GrowthCatClientLifecycleTests {
     /// A client whose server is unreachable, with a failed impression (offline, so the probe runs) and a queued
     /// batch event (batch timer): both background timers are sleeping on the returned clock.
-    func offlineClientWithTimers() async throws -> (GrowthCatClient, RecordingHTTPClient, CurlHTTPClient, ManualAdClock) {
+    func offlineClientWithTimers() async throws -> (GrowthCatClient, RecordingHTTPClient, CurlHTTPClient, ManualAdClock)
+    {
         let port = try LoopbackHTTPServer.refusingPort()
         let curl = CurlHTTPClient()
         let http = RecordingHTTPClient(wrapping: curl)
         let clock = ManualAdClock()
-        let client = try GrowthCatClient(configuration: .init(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath()),
-                                         http: http, clock: clock)
-        try await client.trackAdEvent(.impression, for: gcAd(), placementKey: "p")   // flushed at once: fails, offline
-        try await client.trackAdEvent(.videoStart, for: gcAd(), placementKey: "p")   // waits for the batch timer
-        await clock.waitForSleepers(2)   // the batch timer and the offline probe
+        let client = try GrowthCatClient(
+            configuration: .init(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath()),
+            http: http, clock: clock)
+        try await client.trackAdEvent(.impression, for: gcAd(), placementKey: "p")  // flushed at once: fails, offline
+        try await client.trackAdEvent(.videoStart, for: gcAd(), placementKey: "p")  // waits for the batch timer
+        await clock.waitForSleepers(2)  // the batch timer and the offline probe
         return (client, http, curl, clock)
     }
 
@@ -43,7 +45,9 @@ struct GrowthCatClientLifecycleTests {
         do {
             let (client, h, c, k) = try await offlineClientWithTimers()
             released = client
-            http = h; curl = c; clock = k
+            http = h
+            curl = c
+            clock = k
         }
         for _ in 0..<100 where released != nil || clock.sleeperCount > 0 { await Task.yield() }
         #expect(released == nil, "its timers do not keep the client alive")
@@ -58,7 +62,8 @@ struct GrowthCatClientLifecycleTests {
         let port = try LoopbackHTTPServer.refusingPort()
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
-        let configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
+        let configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
         try await GrowthCatClient.withClient(configuration: configuration, http: curl, clock: clock) { client in
             try await client.trackAdEvent(.impression, for: gcAd(), placementKey: "p")
             await clock.waitForSleepers(1)

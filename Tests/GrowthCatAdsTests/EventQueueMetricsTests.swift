@@ -10,10 +10,12 @@ import Testing
 @Suite("GrowthCat event-queue metrics", .timeLimit(.minutes(2)))
 struct EventQueueMetricsTests {
     @Test func queueDepthIsAGaugeAndDropsAtTheCapAreCounted() async throws {
-        let port = try LoopbackHTTPServer.refusingPort()   // nobody listens: the client stays offline, events stay queued
+        // Nobody listens: the client stays offline, events stay queued.
+        let port = try LoopbackHTTPServer.refusingPort()
         let curl = CurlHTTPClient()
         let metrics = TestMetrics()
-        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
         configuration.logger = LogCapture().logger(label: "admediation.growthcat")
         configuration.metrics = metrics
         let client = try GrowthCatClient(configuration: configuration, http: curl, clock: ManualAdClock())
@@ -25,6 +27,8 @@ struct EventQueueMetricsTests {
         let depth = try metrics.expectGauge("admediation_growthcat_event_queue_depth")
         #expect(depth.lastValue == 500)
         #expect(depth.values.max() == 500, "never above the cap")
-        #expect(try metrics.expectCounter("admediation_growthcat_events_dropped_total", [("reason", "queue_full")]).totalValue == 5)
+        #expect(
+            try metrics.expectCounter("admediation_growthcat_events_dropped_total", [("reason", "queue_full")])
+                .totalValue == 5)
     }
 }

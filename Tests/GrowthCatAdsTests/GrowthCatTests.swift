@@ -4,12 +4,15 @@ import AdStorage
 import CurlTransport
 import DemandSandbox
 import Foundation
-@testable import GrowthCatAds
 import LoopbackServer
 import Synchronization
 import Testing
 
-func queuePath() -> String { FileManager.default.temporaryDirectory.appendingPathComponent("gc-\(UUID().uuidString).sqlite").path }
+@testable import GrowthCatAds
+
+func queuePath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("gc-\(UUID().uuidString).sqlite").path
+}
 
 struct GCFixture {
     let sandbox: RunningSandbox
@@ -25,20 +28,26 @@ struct GCFixture {
     }
 }
 
-func gcFixture(_ scenario: SandboxScenario = SandboxScenario(), apiKey: String = "gc_test_demo", path: String = queuePath(),
-               configure: (inout GrowthCatClient.Configuration) -> Void = { _ in }) async throws -> GCFixture {
+func gcFixture(
+    _ scenario: SandboxScenario = SandboxScenario(), apiKey: String = "gc_test_demo", path: String = queuePath(),
+    configure: (inout GrowthCatClient.Configuration) -> Void = { _ in }
+) async throws -> GCFixture {
     let sandbox = try await DemandSandbox.start(scenario: scenario)
     let curl = CurlHTTPClient()
     let http = RecordingHTTPClient(wrapping: curl)
     let clock = ManualAdClock()
-    var configuration = GrowthCatClient.Configuration(apiKey: apiKey, baseURL: sandbox.growthcatBaseURL, eventQueuePath: path)
+    var configuration = GrowthCatClient.Configuration(
+        apiKey: apiKey, baseURL: sandbox.growthcatBaseURL, eventQueuePath: path)
     configure(&configuration)
     let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
     return GCFixture(sandbox: sandbox, curl: curl, http: http, client: client, clock: clock, path: path)
 }
 
 func gcError(_ operation: () async throws -> Void) async -> GrowthCatError? {
-    do { try await operation(); return nil } catch { return error as? GrowthCatError }
+    do {
+        try await operation()
+        return nil
+    } catch { return error as? GrowthCatError }
 }
 
 extension Task where Success == Never, Failure == Never {
@@ -94,19 +103,28 @@ struct GrowthCatClientTests {
     /// Seed: the catalog TTL is `min(cache_ttl_seconds, ad_cache_ttl_seconds)` — "overridden per-response when the
     /// server sends a tighter TTL". Both orders are checked, so a client taking either one alone fails.
     @Test(arguments: [(60, 300, 60), (900, 300, 300)])
-    func catalogIsCachedForTheTighterOfServerAndBootstrapTTL(serverTTL: Int, bootstrapTTL: Int, expected: Int) async throws {
+    func catalogIsCachedForTheTighterOfServerAndBootstrapTTL(serverTTL: Int, bootstrapTTL: Int, expected: Int)
+        async throws
+    {
         let catalogRequests = Synchronization.Atomic<Int>(0)
         let server = try LoopbackHTTPServer { request in
             if request.path.hasSuffix("/sdk/config") {
-                return .respond(.init(body: Array(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["banner"],"ad_cache_ttl_seconds":\#(bootstrapTTL)}}"#.utf8)))
+                return .respond(
+                    .init(
+                        body: Array(
+                            #"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["banner"],"ad_cache_ttl_seconds":\#(bootstrapTTL)}}"#
+                                .utf8)))
             }
             catalogRequests.add(1, ordering: .relaxed)
-            let ad = #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            let ad =
+                #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
             return .respond(.init(body: Array(#"{"cache_ttl_seconds":\#(serverTTL),"ads":[\#(ad)]}"#.utf8)))
         }
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
-        let client = try GrowthCatClient(configuration: .init(apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath()), http: curl, clock: clock)
+        let client = try GrowthCatClient(
+            configuration: .init(apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath()), http: curl,
+            clock: clock)
         _ = try await client.loadAd(placementKey: "b")
         _ = try await client.loadAd(placementKey: "b")
         await client.prefetchAdCatalogs(placementKeys: ["b"])
@@ -136,7 +154,9 @@ struct GrowthCatClientTests {
         // A one-second budget leaves no room for the first one-second back-off: the 5xx is reported as it is.
         let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner", timeout: .seconds(1)) }
         #expect(error?.code == .unauthorized)
-        #expect(!"\(String(describing: error))".contains(key) && !"\(String(describing: error?.adError))".contains("supersecret"))
+        #expect(
+            !"\(String(describing: error))".contains(key)
+                && !"\(String(describing: error?.adError))".contains("supersecret"))
         let configuration = GrowthCatClient.Configuration(apiKey: key, baseURL: "http://127.0.0.1", eventQueuePath: "x")
         #expect("\(configuration)".contains("gc_live_…9876") && !"\(configuration)".contains("supersecret"))
         await f.close()
@@ -144,11 +164,18 @@ struct GrowthCatClientTests {
 
     @Test(arguments: [(429, "rate"), (503, "server"), (400, "server"), (403, "server")])
     func statusCodesFollowTheSeedTable(status: Int, kind: String) async throws {
-        let f = try await gcFixture(SandboxScenario(placements: ["growthcat/home_banner": NetworkScenario(faults: [Fault(.status, status: status, retryAfterS: 6)])]))
+        let f = try await gcFixture(
+            SandboxScenario(placements: [
+                "growthcat/home_banner": NetworkScenario(faults: [Fault(.status, status: status, retryAfterS: 6)])
+            ]))
         _ = try await f.client.refreshSDKConfig()
         // A one-second budget leaves no room for the first one-second back-off: the 5xx is reported as it is.
         let error = await gcError { _ = try await f.client.loadAd(placementKey: "home_banner", timeout: .seconds(1)) }
-        if kind == "rate" { #expect(error?.code == .rateLimited(retryAfter: .seconds(6))) } else { #expect(error?.code == .server(status: status)) }
+        if kind == "rate" {
+            #expect(error?.code == .rateLimited(retryAfter: .seconds(6)))
+        } else {
+            #expect(error?.code == .server(status: status))
+        }
         await f.close()
     }
 
@@ -162,9 +189,12 @@ struct GrowthCatClientTests {
 
     @Test func privacyAndUserTravelInTheCatalogQuery() async throws {
         let f = try await gcFixture()
-        _ = try await f.client.loadAd(placementKey: "home_banner", appUserID: "u1", sessionID: "s1",
-                                      privacy: PrivacySignals(gdprApplies: true, tcfConsent: "CPx", usPrivacy: "1YNN", gpp: "DBA", gppSectionIDs: [7], coppa: true))
-        #expect(f.sandbox.records.adRequestPrivacy == ["gdpr=1&gdpr_consent=CPx&us_privacy=1YNN&gpp=DBA&gpp_sid=7&coppa=1"])
+        _ = try await f.client.loadAd(
+            placementKey: "home_banner", appUserID: "u1", sessionID: "s1",
+            privacy: PrivacySignals(
+                gdprApplies: true, tcfConsent: "CPx", usPrivacy: "1YNN", gpp: "DBA", gppSectionIDs: [7], coppa: true))
+        #expect(
+            f.sandbox.records.adRequestPrivacy == ["gdpr=1&gdpr_consent=CPx&us_privacy=1YNN&gpp=DBA&gpp_sid=7&coppa=1"])
         #expect(f.http.requestTexts.last?.contains("app_user_id=u1&session_id=s1") == true)
         await f.close()
     }
@@ -186,7 +216,10 @@ struct GrowthCatEventTests {
     @Test func otherEventsWaitForTenOrThirtySeconds() async throws {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
-        for pct in 1...9 { try await f.client.trackAdEvent(.videoProgress, for: ad, placementKey: "video_break", metadata: ["progress_pct": "\(pct)"]) }
+        for pct in 1...9 {
+            try await f.client.trackAdEvent(
+                .videoProgress, for: ad, placementKey: "video_break", metadata: ["progress_pct": "\(pct)"])
+        }
         #expect(f.sandbox.records.growthcatEvents.isEmpty)
         try await f.client.trackAdEvent(.videoComplete, for: ad, placementKey: "video_break")
         #expect(f.sandbox.records.growthcatEvents.count == 10, "the 10th event flushes the batch")
@@ -232,7 +265,9 @@ struct GrowthCatEventTests {
         let f = try await gcFixture(path: path)
         let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
         try await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
-        let reopened = try GrowthCatClient(configuration: .init(apiKey: "gc_test_demo", baseURL: f.sandbox.growthcatBaseURL, eventQueuePath: path), http: f.curl)
+        let reopened = try GrowthCatClient(
+            configuration: .init(apiKey: "gc_test_demo", baseURL: f.sandbox.growthcatBaseURL, eventQueuePath: path),
+            http: f.curl)
         #expect(await reopened.pendingEventCount == 1)
         #expect(await reopened.flushAdEvents().sent == 1)
         await f.close()
@@ -241,9 +276,11 @@ struct GrowthCatEventTests {
     @Test func rewardIsGrantedOnlyOnServerValidation() async throws {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
-        let short = try await f.client.validateAdReward(for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 5, completed: false)
+        let short = try await f.client.validateAdReward(
+            for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 5, completed: false)
         #expect(!short.rewardValidated && short.reward == nil)
-        let full = try await f.client.validateAdReward(for: ad, appUserID: "u1", sessionID: "s", viewedSeconds: 30, completed: true)
+        let full = try await f.client.validateAdReward(
+            for: ad, appUserID: "u1", sessionID: "s", viewedSeconds: 30, completed: true)
         #expect(full.rewardValidated && full.reward?.amount == 50)
         await f.close()
     }
@@ -251,7 +288,10 @@ struct GrowthCatEventTests {
     @Test func rewardValidationRequiresAUserAndSendsNothingWithout() async throws {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
-        let error = await gcError { _ = try await f.client.validateAdReward(for: ad, appUserID: " ", sessionID: nil, viewedSeconds: 30, completed: true) }
+        let error = await gcError {
+            _ = try await f.client.validateAdReward(
+                for: ad, appUserID: " ", sessionID: nil, viewedSeconds: 30, completed: true)
+        }
         #expect(error?.code == .invalidRequest)
         #expect(f.sandbox.records.rewardValidations.isEmpty)
         await f.close()
@@ -261,7 +301,10 @@ struct GrowthCatEventTests {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "rewarded_coins"))
         await f.sandbox.shutdown()
-        let error = await gcError { _ = try await f.client.validateAdReward(for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 30, completed: true) }
+        let error = await gcError {
+            _ = try await f.client.validateAdReward(
+                for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 30, completed: true)
+        }
         #expect(error?.code == .network)
         #expect(await f.client.pendingEventCount == 0, "no pending reward is stored")
         await f.curl.shutdown()
@@ -295,7 +338,9 @@ struct EventQueueStoreTests {
 struct GrowthCatNetworkTests {
     @Test func rewardedFormatLoadsARewardedAdWithItsPrice() async throws {
         let f = try await gcFixture()
-        let ad = try #require(try await GrowthCatNetwork(client: f.client).load(AdRequest(placement: "rewarded_coins", format: .rewarded)).ad)
+        let ad = try #require(
+            try await GrowthCatNetwork(client: f.client).load(AdRequest(placement: "rewarded_coins", format: .rewarded))
+                .ad)
         #expect(ad.networkID == "growthcat" && ad.ecpm != nil && ad.creative.kind == "video")
         try await ad.report(.videoProgress(percent: 50))
         _ = await f.client.flushAdEvents()
@@ -304,18 +349,21 @@ struct GrowthCatNetworkTests {
     }
 
     @Test func adapterPassesTheConformanceKit() async throws {
-        let f = try await gcFixture(SandboxScenario(placements: [
-            "growthcat/home_banner": NetworkScenario(fillRate: 0),
-            "growthcat/store_page": NetworkScenario(faults: [Fault(.status, status: 503)]),
-            "growthcat/video_break": NetworkScenario(latencyMs: .fixed(1500)),
-        ]))
+        let f = try await gcFixture(
+            SandboxScenario(placements: [
+                "growthcat/home_banner": NetworkScenario(fillRate: 0),
+                "growthcat/store_page": NetworkScenario(faults: [Fault(.status, status: 503)]),
+                "growthcat/video_break": NetworkScenario(latencyMs: .fixed(1500)),
+            ]))
         let network = GrowthCatNetwork(client: f.client)
         _ = try await f.client.refreshSDKConfig()
         let subject = ConformanceSubject(
             network: network, wire: f.http,
             fillRequest: AdRequest(placement: "level_complete", format: .interstitial),
             noFillRequest: AdRequest(placement: "home_banner", format: .banner(.standard)),
-            failingRequest: (AdRequest(placement: "store_page", format: .interstitial, timeout: .seconds(1)), .server(status: 503)),
+            failingRequest: (
+                AdRequest(placement: "store_page", format: .interstitial, timeout: .seconds(1)), .server(status: 503)
+            ),
             slowRequest: AdRequest(placement: "video_break", format: .interstitial))
         for result in await AdNetworkConformance.runAll(subject) where result.status != .passed {
             Issue.record("\(result.scenario): \(result.status)")
@@ -370,7 +418,9 @@ struct GrowthCatMediaTests {
         #expect(try await f.client.cacheCreative(for: ad) != nil)
         let requests = f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +)
         _ = try await f.client.cacheCreative(for: ad)
-        #expect(f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +) == requests, "cached: no second download")
+        #expect(
+            f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +) == requests,
+            "cached: no second download")
         wall.seconds.withLock { $0 += 60 }
         #expect(await f.client.cachedCreative(for: ad) == nil, "expired after its own 60 s TTL")
         await f.close()
@@ -381,34 +431,41 @@ struct GrowthCatMediaTests {
 struct GrowthCatBootstrapRuleTests {
     /// A server whose bootstrap is `config` and whose catalog holds one banner.
     func crafted(config: String) throws -> (GrowthCatClient, LoopbackHTTPServer, CurlHTTPClient) {
-        let banner = #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+        let banner =
+            #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
         let server = try LoopbackHTTPServer { request in
             let body = request.path.hasSuffix("/sdk/config") ? config : #"{"cache_ttl_seconds":300,"ads":[\#(banner)]}"#
             return .respond(.init(headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
         }
         let curl = CurlHTTPClient()
-        let client = try GrowthCatClient(configuration: .init(apiKey: "gc_test_x", baseURL: server.baseURL, eventQueuePath: queuePath()), http: curl)
+        let client = try GrowthCatClient(
+            configuration: .init(apiKey: "gc_test_x", baseURL: server.baseURL, eventQueuePath: queuePath()), http: curl)
         return (client, server, curl)
     }
 
     @Test func adsDisabledLoadsNothing() async throws {
-        let (client, server, curl) = try crafted(config: #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":false,"formats":["banner"]}}"#)
+        let (client, server, curl) = try crafted(
+            config: #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":false,"formats":["banner"]}}"#)
         #expect(try await client.loadAd(placementKey: "b") == nil)
         #expect(server.requestsReceived == 1, "only the bootstrap: no catalog request when ads are disabled")
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func missingAdsObjectMeansDisabled() async throws {
         let (client, server, curl) = try crafted(config: #"{"app_id":"a","workspace":"test"}"#)
         #expect(try await client.refreshSDKConfig().adsConfig.adsEnabled == false)
         #expect(try await client.loadAd(placementKey: "b") == nil)
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func formatNotInTheBootstrapIsNotServed() async throws {
-        let (client, server, curl) = try crafted(config: #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#)
+        let (client, server, curl) = try crafted(
+            config: #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#)
         #expect(try await client.loadAd(placementKey: "b") == nil)
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 }
 
@@ -418,7 +475,12 @@ struct GrowthCatDeliveryTests {
     final class EventLog: Sendable {
         private let state: Synchronization.Mutex<(batches: [[String]], status: Int)>
         init(status: Int) { state = .init(([], status)) }
-        func record(_ ids: [String]) -> Int { state.withLock { $0.batches.append(ids); return $0.status } }
+        func record(_ ids: [String]) -> Int {
+            state.withLock {
+                $0.batches.append(ids)
+                return $0.status
+            }
+        }
         var batches: [[String]] { state.withLock { $0.batches } }
     }
 
@@ -430,13 +492,20 @@ struct GrowthCatDeliveryTests {
         init(eventStatus: Int) throws {
             let log = EventLog(status: eventStatus)
             self.log = log
-            let ad = #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            let ad =
+                #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
             server = try LoopbackHTTPServer { request in
                 if request.path.hasSuffix("/sdk/config") {
-                    return .respond(.init(body: Array(#"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"],"max_offline_ad_events":500}}"#.utf8)))
+                    return .respond(
+                        .init(
+                            body: Array(
+                                #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"],"max_offline_ad_events":500}}"#
+                                    .utf8)))
                 }
                 if request.path.hasSuffix("/ads/events") {
-                    let events = ((try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["events"] as? [[String: Any]]) ?? []
+                    let events =
+                        ((try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["events"]
+                            as? [[String: Any]]) ?? []
                     let status = log.record(events.compactMap { $0["sdk_event_id"] as? String })
                     return .respond(.init(status: status, body: Array("{}".utf8)))
                 }
@@ -447,9 +516,15 @@ struct GrowthCatDeliveryTests {
         var received: [[String]] { log.batches }
     }
 
-    func client(_ server: EventServer, clock: any AdClock = SystemAdClock(), path: String = queuePath()) throws -> (GrowthCatClient, CurlHTTPClient) {
+    func client(_ server: EventServer, clock: any AdClock = SystemAdClock(), path: String = queuePath()) throws -> (
+        GrowthCatClient, CurlHTTPClient
+    ) {
         let curl = CurlHTTPClient()
-        return (try GrowthCatClient(configuration: .init(apiKey: "gc_test_x", baseURL: server.server.baseURL, eventQueuePath: path), http: curl, clock: clock), curl)
+        return (
+            try GrowthCatClient(
+                configuration: .init(apiKey: "gc_test_x", baseURL: server.server.baseURL, eventQueuePath: path),
+                http: curl, clock: clock), curl
+        )
     }
 
     @Test func aBatchAnswered400IsDroppedForGood() async throws {
@@ -459,7 +534,8 @@ struct GrowthCatDeliveryTests {
         try await c.trackAdEvent(.impression, for: ad, placementKey: "p")
         #expect(await c.pendingEventCount == 0)
         #expect(server.received.count == 1, "sent once, never retried")
-        await curl.shutdown(); server.server.stop()
+        await curl.shutdown()
+        server.server.stop()
     }
 
     @Test func serverErrorsAreRetriedThreeTimesWithExponentialBackoffAndKeepTheSameIDs() async throws {
@@ -476,7 +552,8 @@ struct GrowthCatDeliveryTests {
         #expect(server.received.count == 4, "the first try and 3 retries")
         #expect(Set(server.received.map { $0 }).count == 1, "every retry carries the same sdk_event_id")
         #expect(await c.pendingEventCount == 1, "still queued for a later flush")
-        await curl.shutdown(); server.server.stop()
+        await curl.shutdown()
+        server.server.stop()
     }
 
     @Test func backoffDelaysDouble() async throws {
@@ -487,13 +564,17 @@ struct GrowthCatDeliveryTests {
         let flush = Task { try await c.trackAdEvent(.impression, for: ad, placementKey: "p") }
         var attemptTimes: [AdInstant] = []
         while attemptTimes.count < 4 {
-            if server.received.count > attemptTimes.count { attemptTimes.append(clock.now); continue }
+            if server.received.count > attemptTimes.count {
+                attemptTimes.append(clock.now)
+                continue
+            }
             if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(100)) } else { await Task.pollPause() }
         }
         try await flush.value
         let gaps = zip(attemptTimes.dropFirst(), attemptTimes).map { $0 - $1 }
         #expect(gaps == [.seconds(1), .seconds(2), .seconds(4)])
-        await curl.shutdown(); server.server.stop()
+        await curl.shutdown()
+        server.server.stop()
     }
 
     @Test func connectivityReturningReplaysTheQueue() async throws {
@@ -504,13 +585,15 @@ struct GrowthCatDeliveryTests {
         let server = try EventServer(eventStatus: 202)
         let path = queuePath()
         let store = try EventQueueStore(path: path)
-        try await store.append(eventID: "offline-1", payload: Data(#"{"sdk_event_id":"offline-1","event_name":"click"}"#.utf8), cap: 500)
+        try await store.append(
+            eventID: "offline-1", payload: Data(#"{"sdk_event_id":"offline-1","event_name":"click"}"#.utf8), cap: 500)
         let (c, curl) = try client(server, path: path)
         await c.monitor(Monitor(changes: stream))
         continuation.yield(true)
         while await c.pendingEventCount > 0 { await Task.pollPause() }
         #expect(server.received == [["offline-1"]])
-        await curl.shutdown(); server.server.stop()
+        await curl.shutdown()
+        server.server.stop()
     }
 }
 
@@ -532,7 +615,7 @@ struct GrowthCatRecoveryTests {
     @Test func aSuccessfulRequestReplaysTheQueue() async throws {
         let f = try await gcFixture()
         let back = try await offlineThenBack(f)
-        _ = try await f.client.refreshSDKConfig()   // any request that succeeds shows connectivity is back
+        _ = try await f.client.refreshSDKConfig()  // any request that succeeds shows connectivity is back
         while await f.client.pendingEventCount > 0 { await Task.pollPause() }
         #expect(back.records.growthcatEvents.map(\.eventName) == ["click"])
         await back.shutdown()
@@ -542,7 +625,7 @@ struct GrowthCatRecoveryTests {
     @Test func thePeriodicProbeReplaysTheQueueWithoutAnyCall() async throws {
         let f = try await gcFixture()
         let back = try await offlineThenBack(f)
-        await f.clock.waitForSleepers(1)                 // the probe sleeps its 30 s
+        await f.clock.waitForSleepers(1)  // the probe sleeps its 30 s
         await f.clock.advance(by: .seconds(30))
         while await f.client.pendingEventCount > 0 { await Task.pollPause() }
         #expect(back.records.growthcatEvents.map(\.eventName) == ["click"])

@@ -7,15 +7,15 @@ import Testing
 
 /// A valid catalog with one rewarded video ad, every numeric field of the contract present.
 let validCatalog = """
-{"cache_ttl_seconds": 300, "media_cache_ttl_seconds": 3600, "ads": [{
-  "campaign": {"id": "c1"}, "ecpm": 4.5,
-  "placement": {"key": "rewarded_coins", "format": "interstitial", "reward_enabled": true, "reward_name": "Coins",
-                "reward_amount": 50, "minimum_view_seconds": 15, "is_skippable": false, "skippable_after_seconds": 5},
-  "creative": {"id": "cr1", "creative_type": "video", "public_asset_url": "https://cdn.example/v.mp4", "duration_seconds": 30,
-               "asset_cache": {"cacheable": true, "ttl_seconds": 600, "strategy": "prefetch"}},
-  "close_policy": {"is_skippable": false, "skippable_after_seconds": 5, "reward_grant_after_seconds": 15},
-  "tracking": {"allocation_id": "al1", "token": "tk1"}}]}
-"""
+    {"cache_ttl_seconds": 300, "media_cache_ttl_seconds": 3600, "ads": [{
+      "campaign": {"id": "c1"}, "ecpm": 4.5,
+      "placement": {"key": "rewarded_coins", "format": "interstitial", "reward_enabled": true, "reward_name": "Coins",
+                    "reward_amount": 50, "minimum_view_seconds": 15, "is_skippable": false, "skippable_after_seconds": 5},
+      "creative": {"id": "cr1", "creative_type": "video", "public_asset_url": "https://cdn.example/v.mp4", "duration_seconds": 30,
+                   "asset_cache": {"cacheable": true, "ttl_seconds": 600, "strategy": "prefetch"}},
+      "close_policy": {"is_skippable": false, "skippable_after_seconds": 5, "reward_grant_after_seconds": 15},
+      "tracking": {"allocation_id": "al1", "token": "tk1"}}]}
+    """
 
 /// Which outcome a hostile value must have for a field.
 enum Expected { case clampedTo(Double), absent }
@@ -65,7 +65,9 @@ struct GrowthCatHostileAnswerTests {
         }
     }
 
-    @Test(arguments: [(["ads", "0", "ecpm"], 1_000_000.0), (["ads", "0", "placement", "reward_amount"], 1e12)], HostileJSON.numeric)
+    @Test(
+        arguments: [(["ads", "0", "ecpm"], 1_000_000.0), (["ads", "0", "placement", "reward_amount"], 1e12)],
+        HostileJSON.numeric)
     func pricesAndRewardAmountsOutOfRangeAreDropped(field: ([String], Double), value: HostileJSON.Value) throws {
         let body = try #require(HostileJSON.replacing(field.0, in: validCatalog, with: value))
         let ad = try #require(try GrowthCatClient.parseCatalog(body).0.first)
@@ -75,9 +77,12 @@ struct GrowthCatHostileAnswerTests {
 
     @Test(arguments: HostileJSON.numeric)
     func bootstrapNumbersClampOrFallBackToTheirDefaults(value: HostileJSON.Value) throws {
-        let valid = #"{"app_id": "a", "ads": {"ads_enabled": true, "ad_cache_ttl_seconds": 300, "max_offline_ad_events": 500}}"#
-        let ttl = try GrowthCatClient.parseBootstrap(try #require(HostileJSON.replacing(["ads", "ad_cache_ttl_seconds"], in: valid, with: value)))
-        let cap = try GrowthCatClient.parseBootstrap(try #require(HostileJSON.replacing(["ads", "max_offline_ad_events"], in: valid, with: value)))
+        let valid =
+            #"{"app_id": "a", "ads": {"ads_enabled": true, "ad_cache_ttl_seconds": 300, "max_offline_ad_events": 500}}"#
+        let ttl = try GrowthCatClient.parseBootstrap(
+            try #require(HostileJSON.replacing(["ads", "ad_cache_ttl_seconds"], in: valid, with: value)))
+        let cap = try GrowthCatClient.parseBootstrap(
+            try #require(HostileJSON.replacing(["ads", "max_offline_ad_events"], in: valid, with: value)))
         switch value.name {
         case "huge", "int64_max":
             #expect(ttl.adsConfig.adCacheTTLSeconds == 604_800)
@@ -111,10 +116,18 @@ struct GrowthCatHostileAnswerTests {
     @Test(arguments: HostileJSON.numeric)
     func eventAndRewardCountsClampToZeroOrAMillion(value: HostileJSON.Value) throws {
         let valid = #"{"accepted": 3, "duplicates": 1}"#
-        let duplicates = try GrowthCatClient.parseEventsAnswer(try #require(HostileJSON.replacing(["duplicates"], in: valid, with: value)))
-        let accepted = try GrowthCatClient.parseEventsAnswer(try #require(HostileJSON.replacing(["accepted"], in: valid, with: value)))
-        let reward = try GrowthCatClient.parseRewardAnswer(try #require(HostileJSON.replacing(["accepted"], in: #"{"reward_validated": false, "accepted": 1}"#, with: value)))
-        let expected = switch value.name { case "huge", "int64_max": 1_000_000; default: 0 }
+        let duplicates = try GrowthCatClient.parseEventsAnswer(
+            try #require(HostileJSON.replacing(["duplicates"], in: valid, with: value)))
+        let accepted = try GrowthCatClient.parseEventsAnswer(
+            try #require(HostileJSON.replacing(["accepted"], in: valid, with: value)))
+        let reward = try GrowthCatClient.parseRewardAnswer(
+            try #require(
+                HostileJSON.replacing(["accepted"], in: #"{"reward_validated": false, "accepted": 1}"#, with: value)))
+        let expected =
+            switch value.name {
+            case "huge", "int64_max": 1_000_000
+            default: 0
+            }
         #expect(duplicates.duplicates == expected && duplicates.accepted == 3)
         #expect(accepted.accepted == expected && accepted.duplicates == 1)
         #expect(reward.accepted == expected && !reward.rewardValidated)
@@ -128,13 +141,19 @@ struct GrowthCatHostileAnswerTests {
     }
 
     @Test func aHugeRewardedMinimumViewTimeNeverTrapsThePresentation() throws {
-        let body = try #require(HostileJSON.replacing(["ads", "0", "placement", "minimum_view_seconds"], in: validCatalog, with: HostileJSON.huge))
+        let body = try #require(
+            HostileJSON.replacing(
+                ["ads", "0", "placement", "minimum_view_seconds"], in: validCatalog, with: HostileJSON.huge))
         let ad = try #require(try GrowthCatClient.parseCatalog(body).0.first)
         let (session, _) = GrowthCatPresentation.present(ad, at: .zero)
-        #expect(session.closeAvailableAt == .zero + .seconds(30), "a week-long minimum: the close appears at the video's end")
+        #expect(
+            session.closeAvailableAt == .zero + .seconds(30),
+            "a week-long minimum: the close appears at the video's end")
         var image = ad
         image.creativeType = "image"
-        #expect(GrowthCatPresentation.present(image, at: .zero).0.closeAvailableAt == AdInstant.zero + GrowthCatPresentation.maximumCloseDelay)
+        #expect(
+            GrowthCatPresentation.present(image, at: .zero).0.closeAvailableAt == AdInstant.zero
+                + GrowthCatPresentation.maximumCloseDelay)
     }
 }
 
@@ -142,8 +161,8 @@ struct GrowthCatHostileAnswerTests {
 struct GrowthCatNoSilentLossTests {
     @Test func anEventThatDoesNotFitTheFullQueueIsAStorageErrorAndEveryAcknowledgedEventIsKept() async throws {
         let f = try await gcFixture { configuration in
-            configuration.eventQueueMaxBytes = 64 << 10   // a full disk, in miniature
-            configuration.batchSize = 10_000              // nothing is flushed (and deleted) during the test
+            configuration.eventQueueMaxBytes = 64 << 10  // a full disk, in miniature
+            configuration.batchSize = 10_000  // nothing is flushed (and deleted) during the test
         }
         let ad = try #require(try await f.client.loadAd(placementKey: "video_break"))
         let big = String(repeating: "x", count: 8 << 10)
@@ -151,7 +170,8 @@ struct GrowthCatNoSilentLossTests {
         var failure: GrowthCatError?
         for n in 0..<64 {
             do {
-                try await f.client.trackAdEvent(.videoProgress, for: ad, placementKey: "video_break", metadata: ["n": "\(n)", "pad": big])
+                try await f.client.trackAdEvent(
+                    .videoProgress, for: ad, placementKey: "video_break", metadata: ["n": "\(n)", "pad": big])
                 acknowledged += 1
             } catch {
                 failure = error
@@ -161,7 +181,9 @@ struct GrowthCatNoSilentLossTests {
         #expect(failure?.code == .storage, "the append that did not fit was refused")
         #expect(failure?.adError.code == .storage)
         #expect(acknowledged > 0)
-        #expect(await f.client.pendingEventCount == acknowledged, "every acknowledged event is on disk, the refused one is not")
+        #expect(
+            await f.client.pendingEventCount == acknowledged,
+            "every acknowledged event is on disk, the refused one is not")
         await f.close()
     }
 }

@@ -28,8 +28,9 @@ struct HourOfTrafficBoundsTests {
         // Every 5 simulated minutes each of the 100 users loads one of three placements: 300 distinct keys an hour.
         for minute in stride(from: 0, to: 60, by: 5) {
             for user in 0..<100 {
-                _ = try await f.client.loadAd(placementKey: placements[(user + minute / 5) % 3], appUserID: "u\(user)",
-                                              privacy: Self.privacy(ofUser: user))
+                _ = try await f.client.loadAd(
+                    placementKey: placements[(user + minute / 5) % 3], appUserID: "u\(user)",
+                    privacy: Self.privacy(ofUser: user))
                 let count = await f.client.catalogCacheCount
                 largest = max(largest, count)
                 #expect(count <= GrowthCatClient.catalogCacheLimit, "minute \(minute), user \(user)")
@@ -41,11 +42,12 @@ struct HourOfTrafficBoundsTests {
     }
 
     @Test func offlineEventQueueStaysUnderItsCap() async throws {
-        let port = try LoopbackHTTPServer.refusingPort()   // nobody listens: every flush fails, the client is offline
+        let port = try LoopbackHTTPServer.refusingPort()  // nobody listens: every flush fails, the client is offline
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
         let logs = LogCapture()
-        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: "http://127.0.0.1:\(port)", eventQueuePath: queuePath())
         configuration.logger = logs.logger(label: "admediation.growthcat")
         let client = try GrowthCatClient(configuration: configuration, http: curl, clock: clock)
         // Each of the 100 users has an ad event every 10 simulated minutes: 600 events an hour against a cap of 500.
@@ -60,7 +62,9 @@ struct HourOfTrafficBoundsTests {
             await clock.advance(by: .seconds(600))
         }
         #expect(largest == 500, "the oldest events were dropped at the cap")
-        #expect(logs.all.filter { $0.level == .warning }.count == 100, "each of the 100 drops past the cap was logged as a warning")
+        #expect(
+            logs.all.filter { $0.level == .warning }.count == 100,
+            "each of the 100 drops past the cap was logged as a warning")
         await client.shutdown()
         await curl.shutdown()
     }

@@ -31,29 +31,38 @@ final class Flag: Sendable {
 func scriptedCatalogServer(_ script: CatalogScript, retryAfter: String? = nil) throws -> LoopbackHTTPServer {
     try LoopbackHTTPServer { request in
         if request.path.hasSuffix("/sdk/config") {
-            return .respond(.init(body: Array(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#.utf8)))
+            return .respond(
+                .init(
+                    body: Array(
+                        #"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["interstitial"]}}"#.utf8)))
         }
         let status = script.next(request.target)
         if status != 200 {
             let headers = retryAfter.map { [("Retry-After", $0)] } ?? []
-            return .respond(.init(status: status, headers: headers, body: Array(#"{"error":{"code":"x","message":"y"}}"#.utf8)))
+            return .respond(
+                .init(status: status, headers: headers, body: Array(#"{"error":{"code":"x","message":"y"}}"#.utf8)))
         }
-        let ad = #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+        let ad =
+            #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
         return .respond(.init(body: Array(#"{"cache_ttl_seconds":300,"ads":[\#(ad)]}"#.utf8)))
     }
 }
 
 @Suite("GrowthCat: the status table applies to loads", .timeLimit(.minutes(1)))
 struct LoadStatusTests {
-    func client(_ server: LoopbackHTTPServer, clock: ManualAdClock, caching: Bool = false) throws -> (GrowthCatClient, CurlHTTPClient) {
+    func client(_ server: LoopbackHTTPServer, clock: ManualAdClock, caching: Bool = false) throws -> (
+        GrowthCatClient, CurlHTTPClient
+    ) {
         let curl = CurlHTTPClient()
-        var configuration = GrowthCatClient.Configuration(apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
         configuration.catalogCaching = caching
         return (try GrowthCatClient(configuration: configuration, http: curl, clock: clock), curl)
     }
 
     /// Drives a load on a manual clock: advances time only while the load sleeps in its back-off; fails after 20 s.
-    func drive<T: Sendable>(_ clock: ManualAdClock, _ load: @escaping @Sendable () async throws -> T) async throws -> T {
+    func drive<T: Sendable>(_ clock: ManualAdClock, _ load: @escaping @Sendable () async throws -> T) async throws -> T
+    {
         let finished = Flag()
         let task = Task {
             defer { finished.set() }
@@ -66,7 +75,11 @@ struct LoadStatusTests {
                 Issue.record("the load did not finish")
                 throw CancellationError()
             }
-            if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(250)) } else { try await Task.sleep(for: .milliseconds(1)) }
+            if clock.sleeperCount > 0 {
+                await clock.advance(by: .milliseconds(250))
+            } else {
+                try await Task.sleep(for: .milliseconds(1))
+            }
         }
         return try await task.value
     }
@@ -81,7 +94,8 @@ struct LoadStatusTests {
         #expect(ad?.creativeID == "cr")
         #expect(script.targets.count == 3, "two 503s, then the answer")
         #expect(clock.now >= .zero + .seconds(3), "waited 1 s, then 2 s")
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func retriesStopWhenTheNextAttemptWouldStartAfterTheLoadsDeadline() async throws {
@@ -96,7 +110,8 @@ struct LoadStatusTests {
             #expect(error.code == .server(status: 503))
         }
         #expect(script.targets.count == 2, "at 0 s and after 1 s; a retry after 2 s more would pass the 2.5 s deadline")
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     /// Seed: 429 → "Respect Retry-After header".
@@ -115,7 +130,8 @@ struct LoadStatusTests {
         await clock.advance(by: .seconds(21))
         #expect(try await c.loadAd(placementKey: "p")?.creativeID == "cr")
         #expect(script.targets.count == 2)
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     /// "prefetchAdCatalogs warms entries that a later loadAd — with an appUserID, a session id and privacy
@@ -133,6 +149,7 @@ struct LoadStatusTests {
         _ = try await c.loadAd(placementKey: "p", appUserID: "u1", privacy: PrivacySignals(gdprApplies: false))
         #expect(script.targets.count == 2, "other privacy signals are another entry")
         #expect(script.targets.last?.contains("app_user_id=u1") == true, "the user still travels on the wire")
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 }

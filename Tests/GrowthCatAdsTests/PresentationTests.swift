@@ -1,14 +1,20 @@
 import AdMediation
-@testable import GrowthCatAds
 import Testing
 
-func gcAd(type: String = "image", duration: Double? = nil, skippableAfter: Double? = nil, isSkippable: Bool = true,
-          reward: Double? = nil, presentation: String? = nil) -> GrowthCatAd {
+@testable import GrowthCatAds
+
+func gcAd(
+    type: String = "image", duration: Double? = nil, skippableAfter: Double? = nil, isSkippable: Bool = true,
+    reward: Double? = nil, presentation: String? = nil
+) -> GrowthCatAd {
     GrowthCatAd(
-        placement: .init(key: "p", format: .interstitial, rewardEnabled: reward != nil, rewardName: reward == nil ? nil : "Coins",
-                         rewardAmount: reward == nil ? nil : 5, minimumViewSeconds: reward, isSkippable: isSkippable, skippableAfterSeconds: skippableAfter),
+        placement: .init(
+            key: "p", format: .interstitial, rewardEnabled: reward != nil, rewardName: reward == nil ? nil : "Coins",
+            rewardAmount: reward == nil ? nil : 5, minimumViewSeconds: reward, isSkippable: isSkippable,
+            skippableAfterSeconds: skippableAfter),
         campaignID: "c", creativeID: "cr", creativeType: type, assetURL: "https://a/x", headline: nil, ctaText: nil,
-        durationSeconds: duration, storePresentation: presentation, appStoreID: nil, assetCacheable: true, assetTTLSeconds: nil,
+        durationSeconds: duration, storePresentation: presentation, appStoreID: nil, assetCacheable: true,
+        assetTTLSeconds: nil,
         assetStrategy: nil, allocationID: "a", token: "t", closeIsSkippable: nil, closeSkippableAfterSeconds: nil,
         rewardGrantAfterSeconds: nil, ecpm: nil)
 }
@@ -34,7 +40,9 @@ struct PresentationTests {
     }
 
     @Test func videoClosesPerPolicy() {
-        #expect(GrowthCatPresentation.present(gcAd(type: "video", duration: 30, skippableAfter: 5), at: t0).0.closeAvailableAt == at(5))
+        #expect(
+            GrowthCatPresentation.present(gcAd(type: "video", duration: 30, skippableAfter: 5), at: t0).0
+                .closeAvailableAt == at(5))
     }
 
     @Test func videoWithoutPolicyClosesAtTheEnd() {
@@ -42,7 +50,8 @@ struct PresentationTests {
     }
 
     @Test func rewardedCloseIsHiddenUntilTheMinimumViewTime() {
-        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 30, skippableAfter: 5, reward: 15), at: t0)
+        var (s, _) = GrowthCatPresentation.present(
+            gcAd(type: "video", duration: 30, skippableAfter: 5, reward: 15), at: t0)
         #expect(s.close(at: at(14)).0 == .notYet(availableAt: at(15)))
         let (result, events) = s.close(at: at(16))
         #expect(result == .closed(validateReward: (viewedSeconds: 16, completed: false)))
@@ -66,8 +75,12 @@ struct PresentationTests {
     }
 
     @Test func appStoreCreativesCarryTheirPresentation() {
-        #expect(GrowthCatPresentation.present(gcAd(type: "app_store", presentation: "product_view"), at: t0).0.storePresentation == "product_view")
-        #expect(GrowthCatPresentation.present(gcAd(type: "app_store", presentation: "overlay"), at: t0).0.storePresentation == "overlay")
+        #expect(
+            GrowthCatPresentation.present(gcAd(type: "app_store", presentation: "product_view"), at: t0).0
+                .storePresentation == "product_view")
+        #expect(
+            GrowthCatPresentation.present(gcAd(type: "app_store", presentation: "overlay"), at: t0).0.storePresentation
+                == "overlay")
         #expect(GrowthCatPresentation.present(gcAd(), at: t0).0.storePresentation == nil)
     }
 

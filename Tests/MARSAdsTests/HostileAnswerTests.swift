@@ -8,11 +8,11 @@ import Testing
 @Suite("MARS answers with hostile numbers", .timeLimit(.minutes(2)))
 struct MarsHostileAnswerTests {
     static let validSpoc = """
-    {"spocs": [{"format": "spoc", "url": "https://a.example/s", "image_url": "https://img.example/s.png", "block_key": "bk",
-      "title": "T", "domain": "d.example", "excerpt": "E", "sponsor": "S",
-      "caps": {"cap_key": "ck", "day": 10}, "ranking": {"priority": 3, "item_score": 0.5, "personalization_models": {"m": 1}},
-      "callbacks": {"click": "https://t.example/c", "impression": "https://t.example/i", "report": null}}]}
-    """
+        {"spocs": [{"format": "spoc", "url": "https://a.example/s", "image_url": "https://img.example/s.png", "block_key": "bk",
+          "title": "T", "domain": "d.example", "excerpt": "E", "sponsor": "S",
+          "caps": {"cap_key": "ck", "day": 10}, "ranking": {"priority": 3, "item_score": 0.5, "personalization_models": {"m": 1}},
+          "callbacks": {"click": "https://t.example/c", "impression": "https://t.example/i", "report": null}}]}
+        """
 
     func spoc(_ path: [String], _ value: HostileJSON.Value) throws -> MozAdsSpoc? {
         let body = try #require(HostileJSON.replacing(path, in: Self.validSpoc, with: value))
@@ -52,7 +52,8 @@ struct MarsHostileAnswerTests {
     }
 
     @Test(arguments: [
-        ("max-age=600", Int64(600)), ("max-age=-5", nil), ("max-age=99999999999999999999999", Int64.max), ("max-age=1e308", nil),
+        ("max-age=600", Int64(600)), ("max-age=-5", nil), ("max-age=99999999999999999999999", Int64.max),
+        ("max-age=1e308", nil),
         ("max-age=", nil), ("no-store, max-age=9223372036854775807", Int64.max),
     ])
     func cacheControlMaxAgeIsReadCheckedAndNeverTraps(header: String, expected: Int64?) {
@@ -61,7 +62,10 @@ struct MarsHostileAnswerTests {
 
     @Test func aDeeplyNestedAnswerIsAJSONErrorNamingTheLimit() {
         let body = Data((#"{"spocs": "# + String(repeating: "[", count: 100_000)).utf8)
-        #expect(throws: MozAdsClientError(code: .json, message: "the response breaks a limit: nesting deeper than 32 levels")) {
+        #expect(
+            throws: MozAdsClientError(
+                code: .json, message: "the response breaks a limit: nesting deeper than 32 levels")
+        ) {
             try MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: body)) { _, _ in }
         }
     }

@@ -4,10 +4,11 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import LoopbackServer
-@testable import MARSAds
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import MARSAds
 
 /// A server whose responses carry `cacheControl`, counting requests.
 func cachingServer(cacheControl: String?, status: Int = 200) throws -> LoopbackHTTPServer {
@@ -18,11 +19,15 @@ func cachingServer(cacheControl: String?, status: Int = 200) throws -> LoopbackH
     }
 }
 
-func cachedClient(_ server: LoopbackHTTPServer, config: MozAdsCacheConfig, wall: WallClock = WallClock()) -> (MozAdsClient, CurlHTTPClient, RecordingTelemetry) {
+func cachedClient(_ server: LoopbackHTTPServer, config: MozAdsCacheConfig, wall: WallClock = WallClock()) -> (
+    MozAdsClient, CurlHTTPClient, RecordingTelemetry
+) {
     let curl = CurlHTTPClient()
     let telemetry = RecordingTelemetry()
-    let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(telemetry)
-        .cacheConfig(config).wallClock(wall.now).build()
+    let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(
+        telemetry
+    )
+    .cacheConfig(config).wallClock(wall.now).build()
     return (client, curl, telemetry)
 }
 
@@ -56,32 +61,43 @@ struct MarsCacheTests {
         _ = try await client.requestTileAds(p)
         #expect(server.requestsReceived == 2)
         #expect(telemetry.cacheOutcomes() == ["miss_not_cacheable", "miss_not_cacheable"])
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test(arguments: [
-        (nil as String?, nil as UInt64?, 300 as UInt64?, 300 as Int64),   // default applies alone
-        ("max-age=2", nil, 300, 2),                                     // max-age under the default
-        ("max-age=1", 20, 300, 1),                                      // min(max-age 1, explicit 20)
-        (nil, 2, 60, 2),                                                // explicit 2 under the default 60
-        ("max-age=900", nil, 60, 60),                                   // the default caps a larger max-age
+        (nil as String?, nil as UInt64?, 300 as UInt64?, 300 as Int64),  // default applies alone
+        ("max-age=2", nil, 300, 2),  // max-age under the default
+        ("max-age=1", 20, 300, 1),  // min(max-age 1, explicit 20)
+        (nil, 2, 60, 2),  // explicit 2 under the default 60
+        ("max-age=900", nil, 60, 60),  // the default caps a larger max-age
     ])
-    func effectiveTTLIsTheMinimumOfThePresentValues(cacheControl: String?, requestTTL: UInt64?, defaultTTL: UInt64?, expected: Int64) async throws {
+    func effectiveTTLIsTheMinimumOfThePresentValues(
+        cacheControl: String?, requestTTL: UInt64?, defaultTTL: UInt64?, expected: Int64
+    ) async throws {
         let server = try cachingServer(cacheControl: cacheControl)
         let path = tempDB()
         let (client, curl, _) = cachedClient(server, config: .init(dbPath: path, defaultCacheTtlSeconds: defaultTTL))
-        _ = try await client.requestTileAds(p, options: .init(cachePolicy: .init(mode: .cacheFirst, ttlSeconds: requestTTL)))
+        _ = try await client.requestTileAds(
+            p, options: .init(cachePolicy: .init(mode: .cacheFirst, ttlSeconds: requestTTL)))
         let store = try HTTPCacheStore(path: path)
-        let hash = MozAdsClient.requestHash(environment: .custom(baseURL: server.baseURL + "/v1/"), placements: [.init(id: "p", count: 1)], flags: [:], ohttp: false)
+        let hash = MozAdsClient.requestHash(
+            environment: .custom(baseURL: server.baseURL + "/v1/"), placements: [.init(id: "p", count: 1)], flags: [:],
+            ohttp: false)
         let row = try #require(try await store.lookup(hash: hash))
         #expect(row.ttlSeconds == expected)
         #expect(row.expiresAt - row.cachedAt == expected)
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func ttlIsCappedAtSevenDays() throws {
-        guard case .success(let cache) = MarsHTTPCache.make(.init(dbPath: tempDB(), defaultCacheTtlSeconds: 7 * 24 * 3600)) else {
-            Issue.record("cache did not build"); return
+        guard
+            case .success(let cache) = MarsHTTPCache.make(
+                .init(dbPath: tempDB(), defaultCacheTtlSeconds: 7 * 24 * 3600))
+        else {
+            Issue.record("cache did not build")
+            return
         }
         #expect(cache.effectiveTTL(serverMaxAge: nil, requestTTL: 30 * 24 * 3600) == 7 * 24 * 3600)
     }
@@ -97,7 +113,8 @@ struct MarsCacheTests {
         _ = try await client.requestTileAds(p)
         #expect(server.requestsReceived == 2)
         #expect(telemetry.cacheOutcomes() == ["miss_stored", "hit", "miss_stored"])
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func onlyStatus200IsCached() async throws {
@@ -107,7 +124,8 @@ struct MarsCacheTests {
         _ = await marsError { _ = try await client.requestTileAds(p) }
         #expect(server.requestsReceived == 2)
         #expect(telemetry.cacheOutcomes().isEmpty)
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func ttlZeroIsNotStoredButAnExistingEntryIsStillServed() async throws {
@@ -118,7 +136,8 @@ struct MarsCacheTests {
         _ = try await client.requestTileAds(p)
         _ = try await client.requestTileAds(p, options: .init(cachePolicy: .init(mode: .cacheFirst, ttlSeconds: 0)))
         #expect(telemetry.cacheOutcomes() == ["no_cache", "miss_stored", "hit"])
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func callbacksBypassTheCache() async throws {
@@ -159,14 +178,19 @@ struct MarsCacheTests {
         let f = try await marsFixture(cache: config)
         #expect(!f.client.isCacheEnabled)
         #expect(f.telemetry.log.contains("build:\(label)"))
-        _ = try await f.client.requestTileAds(tile1)   // the client still works
+        _ = try await f.client.requestTileAds(tile1)  // the client still works
         await f.close()
     }
 
     @Test func cacheConfigurationBoundsAreAccepted() throws {
-        for config in [MozAdsCacheConfig(dbPath: tempDB(), defaultCacheTtlSeconds: 1, maxSizeMib: 1),
-                       MozAdsCacheConfig(dbPath: tempDB(), defaultCacheTtlSeconds: 7 * 24 * 3600, maxSizeMib: 100)] {
-            guard case .success = MarsHTTPCache.make(config) else { Issue.record("\(config) rejected"); continue }
+        for config in [
+            MozAdsCacheConfig(dbPath: tempDB(), defaultCacheTtlSeconds: 1, maxSizeMib: 1),
+            MozAdsCacheConfig(dbPath: tempDB(), defaultCacheTtlSeconds: 7 * 24 * 3600, maxSizeMib: 100),
+        ] {
+            guard case .success = MarsHTTPCache.make(config) else {
+                Issue.record("\(config) rejected")
+                continue
+            }
         }
     }
 }
@@ -179,15 +203,19 @@ struct HTTPCacheStoreTests {
 
     @Test func storeAndLookupRoundTripStatusHeadersAndBody() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: ["a": "b"], body: Data("body".utf8), ttlSeconds: 30, now: 100)
+        try await store.store(
+            hash: "h", method: "POST", url: "u", status: 200, headers: ["a": "b"], body: Data("body".utf8),
+            ttlSeconds: 30, now: 100)
         let row = try #require(try await store.lookup(hash: "h"))
         #expect(row.status == 200 && row.headers == ["a": "b"] && row.body == Data("body".utf8) && row.expiresAt == 130)
     }
 
     @Test func upsertWithAShorterTTLMovesExpiryEarlier() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 300, now: 100)
-        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 150)
+        try await store.store(
+            hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 300, now: 100)
+        try await store.store(
+            hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 150)
         let row = try #require(try await store.lookup(hash: "h"))
         #expect(row.cachedAt == 150 && row.expiresAt == 160)
         #expect(try await store.count() == 1)
@@ -195,8 +223,10 @@ struct HTTPCacheStoreTests {
 
     @Test func deletingExpiredRowsRemovesOnlyThoseAndLookupIgnoresExpiryUntilThen() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        try await store.store(hash: "old", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 100)
-        try await store.store(hash: "new", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 100)
+        try await store.store(
+            hash: "old", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 10, now: 100)
+        try await store.store(
+            hash: "new", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 100)
         #expect(try await store.lookup(hash: "old") != nil, "lookup does not apply expiry")
         #expect(try await store.deleteExpired(now: 110) == 1)
         #expect(try await store.lookup(hash: "old") == nil)
@@ -206,7 +236,9 @@ struct HTTPCacheStoreTests {
     @Test func trimEvictsTheOldestFirst() async throws {
         let store = try HTTPCacheStore(path: tempDB())
         for i in 0..<5 {
-            try await store.store(hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(repeating: 1, count: 400), ttlSeconds: 100, now: Int64(100 + i))
+            try await store.store(
+                hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:],
+                body: Data(repeating: 1, count: 400), ttlSeconds: 100, now: Int64(100 + i))
         }
         _ = try await store.trim(maxBytes: 1024)
         #expect(try await store.totalSize() <= 1024)
@@ -216,7 +248,11 @@ struct HTTPCacheStoreTests {
 
     @Test func clearReturnsTheNumberOfRowsAndInvalidateDeletesOne() async throws {
         let store = try HTTPCacheStore(path: tempDB())
-        for i in 0..<3 { try await store.store(hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100, now: 1) }
+        for i in 0..<3 {
+            try await store.store(
+                hash: "h\(i)", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 100,
+                now: 1)
+        }
         #expect(try await store.invalidate(hash: "h1"))
         #expect(try await store.count() == 2)
         #expect(try await store.clear() == 2)
@@ -229,10 +265,17 @@ struct HTTPCacheStoreTests {
             _ = store
         }
         // Replace the table with a one-column one, as a corrupted or old database would have.
-        let python = try await ChildProcess.run("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()", path], deadline: .seconds(30))
+        let python = try await ChildProcess.run(
+            "python3",
+            [
+                "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()",
+                path,
+            ], deadline: .seconds(30))
         #expect(python.status == 0, "\(python.err)")
         let store = try HTTPCacheStore(path: path)
-        try await store.store(hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 1, now: 1)
+        try await store.store(
+            hash: "h", method: "POST", url: "u", status: 200, headers: [:], body: Data(), ttlSeconds: 1, now: 1)
         #expect(try await store.count() == 1)
     }
 }
@@ -242,20 +285,24 @@ struct MarsCacheCoherenceTests {
     @Test func aRowEvictedByTheSizeLimitIsNoLongerServedFromMemory() async throws {
         // Each answer is ~600 KB, so the second store pushes the first out of a 1 MiB cache (in 100 KB strings: the
         // client refuses any one string over 256 KiB).
-        let padding = Array(repeating: "\"" + String(repeating: "x", count: 100_000) + "\"", count: 6).joined(separator: ",")
+        let padding = Array(repeating: "\"" + String(repeating: "x", count: 100_000) + "\"", count: 6).joined(
+            separator: ",")
         let server = try LoopbackHTTPServer { request in
             let placement = String(decoding: request.body, as: UTF8.self).contains("\"p2\"") ? "p2" : "p1"
-            return .respond(.init(headers: [("Content-Type", "application/json")],
-                                  body: Array(#"{"padding":[\#(padding)],"\#(placement)":[\#(tileJSON(placement))]}"#.utf8)))
+            return .respond(
+                .init(
+                    headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"padding":[\#(padding)],"\#(placement)":[\#(tileJSON(placement))]}"#.utf8)))
         }
         let (client, curl, telemetry) = cachedClient(server, config: .init(dbPath: tempDB(), maxSizeMib: 1))
         _ = try await client.requestTileAds([.init(placementId: "p1")])
         _ = try await client.requestTileAds([.init(placementId: "p1")])
         #expect(server.requestsReceived == 1, "a hit while the row exists")
-        _ = try await client.requestTileAds([.init(placementId: "p2")])   // evicts p1's row
+        _ = try await client.requestTileAds([.init(placementId: "p2")])  // evicts p1's row
         _ = try await client.requestTileAds([.init(placementId: "p1")])
         #expect(server.requestsReceived == 3, "p1 was evicted from SQLite, so it is not served from memory either")
         #expect(telemetry.cacheOutcomes() == ["miss_stored", "hit", "miss_stored", "miss_stored"])
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 }

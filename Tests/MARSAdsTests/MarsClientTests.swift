@@ -4,12 +4,16 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import LoopbackServer
-@testable import MARSAds
 import Synchronization
 import Testing
 
+@testable import MARSAds
+
 func marsError(_ operation: () async throws -> Void) async -> MozAdsClientError? {
-    do { try await operation(); return nil } catch { return error as? MozAdsClientError }
+    do {
+        try await operation()
+        return nil
+    } catch { return error as? MozAdsClientError }
 }
 
 @Suite("MARS client over the sandbox", .timeLimit(.minutes(2)))
@@ -17,9 +21,15 @@ struct MarsClientTests {
     @Test func tileSpocAndImageRequestsFill() async throws {
         let f = try await marsFixture()
         let tiles = try await f.client.requestTileAds(tile1)
-        let spocs = try await f.client.requestSpocAds([MozAdsPlacementRequestWithCount(count: 3, placementId: "mock_spoc_1")])
-        let images = try await f.client.requestImageAds([MozAdsPlacementRequest(placementId: "mock_billboard_1", iabContent: .init(taxonomy: .iab3_0, categoryIds: ["338"]))],
-                                                        options: .init(flags: ["contextual_placement": true]))
+        let spocs = try await f.client.requestSpocAds([
+            MozAdsPlacementRequestWithCount(count: 3, placementId: "mock_spoc_1")
+        ])
+        let images = try await f.client.requestImageAds(
+            [
+                MozAdsPlacementRequest(
+                    placementId: "mock_billboard_1", iabContent: .init(taxonomy: .iab3_0, categoryIds: ["338"]))
+            ],
+            options: .init(flags: ["contextual_placement": true]))
         #expect(tiles["mock_tile_1"]?.name.isEmpty == false)
         #expect(spocs["mock_spoc_1"]?.count == 3)
         #expect(spocs["mock_spoc_1"]?.map(\.ranking.priority) == [1, 2, 3], "server order kept")
@@ -35,7 +45,8 @@ struct MarsClientTests {
         let request = try #require(seen.requests.first)
         #expect(request.method == "POST" && request.path == "/v1/ads")
         #expect(request.header("Content-Type") == "application/json")
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func customContextIDProviderValueIsSent() async throws {
@@ -62,7 +73,9 @@ struct MarsClientTests {
         #expect(f.sandbox.records.marsDeletedContextIDs.isEmpty, "no rotation before 3 days")
         f.wall.advance(1)
         _ = try await f.client.requestTileAds(tile1)
-        let ids = f.sandbox.records.marsRequests.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["context_id"] as? String }
+        let ids = f.sandbox.records.marsRequests.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["context_id"] as? String
+        }
         #expect(ids[0] == ids[1] && ids[1] != ids[2])
         while f.sandbox.records.marsDeletedContextIDs.isEmpty { await Task.pollPause() }
         #expect(f.sandbox.records.marsDeletedContextIDs == [ids[0]])
@@ -89,7 +102,9 @@ struct MarsClientTests {
         let f = try await marsFixture()
         let error = await marsError { _ = try await f.client.requestTileAds(tile1, options: .init(ohttp: true)) }
         #expect(error?.code == .ohttpNotConfigured)
-        let callback = await marsError { try await f.client.recordClick("https://t.example/c", options: .init(ohttp: true)) }
+        let callback = await marsError {
+            try await f.client.recordClick("https://t.example/c", options: .init(ohttp: true))
+        }
         #expect(callback?.code == .ohttpNotConfigured)
         #expect(f.sandbox.records.count("/mars/") == 0)
         await f.close()
@@ -102,20 +117,26 @@ struct MarsClientTests {
     }
 
     @Test func invalidItemsAreDroppedOneByOne() async throws {
-        let bad = #"{"format":"tile","url":"u","image_url":"i","block_key":"b","name":"n","callbacks":{"click":"not a url","impression":"https://t/i"}}"#
+        let bad =
+            #"{"format":"tile","url":"u","image_url":"i","block_key":"b","name":"n","callbacks":{"click":"not a url","impression":"https://t/i"}}"#
         let body = #"{"p1":[\#(bad),\#(tileJSON("ok"))],"p2":[\#(bad)],"p3":"not a list"}"#
         let (client, server, curl, telemetry) = try craftedClient(body: body)
-        let tiles = try await client.requestTileAds([.init(placementId: "p1"), .init(placementId: "p2"), .init(placementId: "p3")])
+        let tiles = try await client.requestTileAds([
+            .init(placementId: "p1"), .init(placementId: "p2"), .init(placementId: "p3"),
+        ])
         #expect(Array(tiles.keys) == ["p1"])
         #expect(tiles["p1"]?.blockKey == "bk_ok")
         #expect(telemetry.log.filter { $0 == "deser:invalid_ad_item" }.count == 2)
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func tilesKeepTheFirstAdOnly() async throws {
-        let (client, server, curl, _) = try craftedClient(body: #"{"p":[\#(tileJSON("first")),\#(tileJSON("second"))]}"#)
+        let (client, server, curl, _) = try craftedClient(
+            body: #"{"p":[\#(tileJSON("first")),\#(tileJSON("second"))]}"#)
         #expect(try await client.requestTileAds([.init(placementId: "p")])["p"]?.blockKey == "bk_first")
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func nullReportDecodesToNilAndStillGetsTheRequestHash() async throws {
@@ -123,13 +144,17 @@ struct MarsClientTests {
         let tile = try #require(try await client.requestTileAds([.init(placementId: "p")])["p"])
         #expect(tile.callbacks.report == nil)
         #expect(tile.callbacks.click.contains("&request_hash="))
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func callbacksAreEnrichedWithHashCapKeyPlacementAndPosition() async throws {
         let f = try await marsFixture()
-        let spocs = try #require(try await f.client.requestSpocAds([.init(count: 2, placementId: "mock_spoc_1")])["mock_spoc_1"])
-        let hash = MozAdsClient.requestHash(environment: .custom(baseURL: f.sandbox.marsBaseURL), placements: [Spec(id: "mock_spoc_1", count: 2)], flags: [:], ohttp: false)
+        let spocs = try #require(
+            try await f.client.requestSpocAds([.init(count: 2, placementId: "mock_spoc_1")])["mock_spoc_1"])
+        let hash = MozAdsClient.requestHash(
+            environment: .custom(baseURL: f.sandbox.marsBaseURL), placements: [Spec(id: "mock_spoc_1", count: 2)],
+            flags: [:], ohttp: false)
         #expect(spocs[0].callbacks.click.hasSuffix("&request_hash=\(hash)"))
         #expect(spocs[0].callbacks.impression.hasSuffix("&request_hash=\(hash)&cap_key=\(spocs[0].caps.capKey)"))
         #expect(spocs[0].callbacks.report?.hasSuffix("&placement_id=mock_spoc_1&position=0") == true)
@@ -139,7 +164,8 @@ struct MarsClientTests {
 
     @Test func callbacksAreGETsAndImpressionDropsCapKey() async throws {
         let f = try await marsFixture()
-        let spoc = try #require(try await f.client.requestSpocAds([.init(count: 1, placementId: "mock_spoc_1")])["mock_spoc_1"]?.first)
+        let spoc = try #require(
+            try await f.client.requestSpocAds([.init(count: 1, placementId: "mock_spoc_1")])["mock_spoc_1"]?.first)
         try await f.client.recordImpression(spoc.callbacks.impression)
         try await f.client.recordClick(spoc.callbacks.click)
         try await f.client.reportAd(spoc.callbacks.report!, reason: .notInterested)
@@ -153,7 +179,8 @@ struct MarsClientTests {
     }
 
     @Test func reportReasonsHaveTheirWireValues() {
-        #expect(MozAdsReportReason.allCases.map(\.rawValue) == ["inappropriate", "not_interested", "seen_too_many_times"])
+        #expect(
+            MozAdsReportReason.allCases.map(\.rawValue) == ["inappropriate", "not_interested", "seen_too_many_times"])
     }
 
     @Test func invalidCallbackURLFailsBeforeAnyRequest() async throws {
@@ -164,7 +191,10 @@ struct MarsClientTests {
         await f.close()
     }
 
-    @Test(arguments: [(400, "badRequest"), (500, "server"), (503, "server"), (404, "unexpected"), (429, "unexpected"), (204, "unexpected")])
+    @Test(arguments: [
+        (400, "badRequest"), (500, "server"), (503, "server"), (404, "unexpected"), (429, "unexpected"),
+        (204, "unexpected"),
+    ])
     func statusCodesMapToErrorsWithTheBodyAsMessage(status: Int, kind: String) async throws {
         let (client, server, curl, _) = try craftedClient(status: status, body: "nope \(status)")
         let error = await marsError { _ = try await client.requestTileAds(tile1) }
@@ -175,7 +205,8 @@ struct MarsClientTests {
         default: Issue.record("unexpected \(String(describing: error))")
         }
         if status != 204 { #expect(error?.message == "nope \(status)") }
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func callbackSucceedsOnlyOn200() async throws {
@@ -183,7 +214,8 @@ struct MarsClientTests {
         let error = await marsError { try await client.recordImpression(server.baseURL + "/v1/t?x=1") }
         #expect(error?.code == .unexpected(status: 204))
         #expect(telemetry.log.contains("error:record_impression"))
-        await curl.shutdown(); server.stop()
+        await curl.shutdown()
+        server.stop()
     }
 
     @Test func operationsAreCountedInTelemetry() async throws {
@@ -209,7 +241,9 @@ struct MarsNetworkTests {
     @Test func tilesSpocsAndImagesLoadAsFormats() async throws {
         let f = try await marsFixture()
         let network = MarsNetwork(client: f.client)
-        for (placement, format) in [("mock_tile_1", AdFormat.tile), ("mock_spoc_1", .spoc), ("mock_billboard_1", .image)] {
+        for (placement, format) in [
+            ("mock_tile_1", AdFormat.tile), ("mock_spoc_1", .spoc), ("mock_billboard_1", .image),
+        ] {
             let ad = try #require(try await network.load(AdRequest(placement: placement, format: format)).ad)
             #expect(ad.format == format && ad.networkID == "mars")
         }
@@ -218,11 +252,15 @@ struct MarsNetworkTests {
 
     @Test func eventsFireTheCallbacks() async throws {
         let f = try await marsFixture()
-        let ad = try #require(try await MarsNetwork(client: f.client).load(AdRequest(placement: "mock_spoc_1", format: .spoc)).ad)
+        let ad = try #require(
+            try await MarsNetwork(client: f.client).load(AdRequest(placement: "mock_spoc_1", format: .spoc)).ad)
         try await ad.report(.impression)
         try await ad.report(.click)
         try await ad.report(.reported(reason: "inappropriate"))
-        #expect(f.sandbox.records.marsCallbacks.map { $0.query["data"]?.split(separator: "-").first.map(String.init) } == ["impression", "click", "report"])
+        #expect(
+            f.sandbox.records.marsCallbacks.map { $0.query["data"]?.split(separator: "-").first.map(String.init) } == [
+                "impression", "click", "report",
+            ])
         await f.close()
     }
 
@@ -247,10 +285,11 @@ struct MarsNetworkTests {
     }
 
     @Test func adapterPassesTheConformanceKit() async throws {
-        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(placements: [
-            "mars/mock_tile_2": NetworkScenario(fillRate: 0),
-            "mars/mock_tile_3": NetworkScenario(latencyMs: .fixed(1500)),
-        ]))
+        let sandbox = try await DemandSandbox.start(
+            scenario: SandboxScenario(placements: [
+                "mars/mock_tile_2": NetworkScenario(fillRate: 0),
+                "mars/mock_tile_3": NetworkScenario(latencyMs: .fixed(1500)),
+            ]))
         let curl = CurlHTTPClient()
         let http = RecordingHTTPClient(wrapping: curl)
         // No cache: the kit's repeated identical requests must reach the wire.

@@ -17,9 +17,14 @@ struct MarsMetricsTests {
         _ = try await client.requestTileAds(p)
         await curl.shutdown()
         server.stop()
-        #expect(try metrics.expectCounter("admediation_mars_cache_outcomes_total", [("outcome", "miss_stored")]).totalValue == 1)
-        #expect(try metrics.expectCounter("admediation_mars_cache_outcomes_total", [("outcome", "hit")]).totalValue == 2)
-        #expect(try metrics.expectCounter("admediation_mars_operations_total", [("operation", "request_ads")]).totalValue == 3)
+        #expect(
+            try metrics.expectCounter("admediation_mars_cache_outcomes_total", [("outcome", "miss_stored")]).totalValue
+                == 1)
+        #expect(
+            try metrics.expectCounter("admediation_mars_cache_outcomes_total", [("outcome", "hit")]).totalValue == 2)
+        #expect(
+            try metrics.expectCounter("admediation_mars_operations_total", [("operation", "request_ads")]).totalValue
+                == 3)
     }
 
     @Test func aFailedRequestIsCountedAsAnErrorOfItsOperation() async throws {
@@ -31,6 +36,7 @@ struct MarsMetricsTests {
         await #expect(throws: (any Error).self) { try await client.requestTileAds(p) }
         await curl.shutdown()
         server.stop()
-        #expect(try metrics.expectCounter("admediation_mars_errors_total", [("operation", "request_ads")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("admediation_mars_errors_total", [("operation", "request_ads")]).totalValue == 1)
     }
 }

@@ -11,10 +11,14 @@ import Testing
 /// MARS through the sandbox's Oblivious HTTP relay and gateway (RFC 9458).
 @Suite("MARS over Oblivious HTTP", .timeLimit(.minutes(1)))
 struct OHTTPModeTests {
-    static func client(_ sandbox: RunningSandbox, _ curl: CurlHTTPClient, relay: String? = nil, keys: String? = nil,
-                       cache: MozAdsCacheConfig? = nil) -> MozAdsClient {
+    static func client(
+        _ sandbox: RunningSandbox, _ curl: CurlHTTPClient, relay: String? = nil, keys: String? = nil,
+        cache: MozAdsCacheConfig? = nil
+    ) -> MozAdsClient {
         var builder = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL))
-            .ohttp(relayURL: relay ?? sandbox.rootURL + "/ohttp/relay", keyConfigurationURL: keys ?? sandbox.rootURL + "/ohttp/keys")
+            .ohttp(
+                relayURL: relay ?? sandbox.rootURL + "/ohttp/relay",
+                keyConfigurationURL: keys ?? sandbox.rootURL + "/ohttp/keys")
         if let cache { builder = builder.cacheConfig(cache) }
         return builder.build()
     }
@@ -34,7 +38,9 @@ struct OHTTPModeTests {
                     #expect(relayed.range(of: Data(plaintext.utf8)) == nil, "the relay saw \(plaintext)")
                 }
                 #expect(records.ohttpGatewayRequests.map { "\($0.method) \($0.path)" } == ["POST /mars/v1/ads"])
-                #expect(records.marsRequests.count == 1 && records.marsRequests[0].contains("mock_tile_1"), "the gateway decrypted the request")
+                #expect(
+                    records.marsRequests.count == 1 && records.marsRequests[0].contains("mock_tile_1"),
+                    "the gateway decrypted the request")
                 #expect(records.count("GET /mars/v1/ads-preflight") == 1, "the preflight goes directly")
             }
         }
@@ -57,7 +63,8 @@ struct OHTTPModeTests {
             try await withCurlHTTPClient { curl in
                 let client = Self.client(sandbox, curl)
                 let tile = try #require(try await client.requestTileAds(tile1, options: Self.ohttp)["mock_tile_1"])
-                try await client.recordImpression(tile.callbacks.impression, options: MozAdsCallbackOptions(ohttp: true))
+                try await client.recordImpression(
+                    tile.callbacks.impression, options: MozAdsCallbackOptions(ohttp: true))
                 let records = sandbox.records
                 #expect(records.ohttpRelayed.count == 2)
                 #expect(records.ohttpGatewayRequests.map(\.path) == ["/mars/v1/ads", "/mars/v1/t"])
@@ -70,14 +77,18 @@ struct OHTTPModeTests {
         try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { curl in
                 let client = Self.client(sandbox, curl)
-                _ = try await client.requestTileAds(tile1, options: MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst), ohttp: true))
+                _ = try await client.requestTileAds(
+                    tile1, options: MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst), ohttp: true))
                 let rotated = try await curl.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/ohttp/rotate"))
                 #expect(rotated.status == 200)
-                let tiles = try await client.requestTileAds(tile1, options: MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst), ohttp: true))
+                let tiles = try await client.requestTileAds(
+                    tile1, options: MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst), ohttp: true))
                 #expect(tiles["mock_tile_1"] != nil)
                 let records = sandbox.records
                 #expect(records.count("GET /ohttp/keys") == 2, "fetched once, then once more after the rotation")
-                #expect(records.ohttpRelayed.map(\.status) == [200, 422, 200], "the old key's request got the ohttp-key problem")
+                #expect(
+                    records.ohttpRelayed.map(\.status) == [200, 422, 200],
+                    "the old key's request got the ohttp-key problem")
             }
         }
     }
@@ -95,7 +106,9 @@ struct OHTTPModeTests {
     }
 
     @Test func relayRefusalIsAnOHTTPRelayError() async throws {
-        let relay = try LoopbackHTTPServer { _ in .respond(.init(status: 502, headers: [("Content-Type", "text/plain")], body: Array("bad gateway".utf8))) }
+        let relay = try LoopbackHTTPServer { _ in
+            .respond(.init(status: 502, headers: [("Content-Type", "text/plain")], body: Array("bad gateway".utf8)))
+        }
         defer { relay.stop() }
         try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { curl in
@@ -112,7 +125,7 @@ struct OHTTPModeTests {
     @Test func malformedKeyConfigurationIsAConfigurationError() async throws {
         try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { curl in
-                let client = Self.client(sandbox, curl, keys: sandbox.marsBaseURL + "t")   // 200, empty body
+                let client = Self.client(sandbox, curl, keys: sandbox.marsBaseURL + "t")  // 200, empty body
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
                 #expect(error?.code == .transport(.ohttpKeyConfiguration))
                 #expect(error.map { MarsNetwork.adError($0).code } == .configuration)
@@ -123,7 +136,10 @@ struct OHTTPModeTests {
 
     @Test func responseThatDoesNotDecryptIsAnInvalidResponse() async throws {
         let relay = try LoopbackHTTPServer { _ in
-            .respond(.init(status: 200, headers: [("Content-Type", "message/ohttp-res")], body: [UInt8](repeating: 7, count: 64)))
+            .respond(
+                .init(
+                    status: 200, headers: [("Content-Type", "message/ohttp-res")],
+                    body: [UInt8](repeating: 7, count: 64)))
         }
         defer { relay.stop() }
         try await DemandSandbox.withSandbox { sandbox in
@@ -152,7 +168,8 @@ struct OHTTPModeTests {
     @Test func withoutARelayOHTTPStillFailsClearlyAndSendsNothing() async throws {
         try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { curl in
-                let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL)).build()
+                let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL))
+                    .build()
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
                 #expect(error?.code == .ohttpNotConfigured)
                 #expect(sandbox.records.count("/mars/") == 0)
@@ -168,7 +185,9 @@ struct OHTTPModeTests {
                 _ = try await client.requestTileAds(tile1, options: networkFirst)
                 _ = try await client.requestTileAds(tile1, options: networkFirst)
                 #expect(sandbox.records.ohttpRelayed.count == 2, "both ad requests went through the relay")
-                #expect(sandbox.records.count("GET /mars/v1/ads-preflight") == 1, "the second preflight came from the cache")
+                #expect(
+                    sandbox.records.count("GET /mars/v1/ads-preflight") == 1, "the second preflight came from the cache"
+                )
             }
         }
     }
@@ -176,8 +195,9 @@ struct OHTTPModeTests {
     @Test func theGatewayAnswersARequestWhosePathEndsInAnEmptyQuery() async throws {
         try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { curl in
-                let relay = ObliviousHTTPRelayClient(relayURL: sandbox.rootURL + "/ohttp/relay", keyConfigurationURL: sandbox.rootURL + "/ohttp/keys",
-                                                     transport: curl)
+                let relay = ObliviousHTTPRelayClient(
+                    relayURL: sandbox.rootURL + "/ohttp/relay", keyConfigurationURL: sandbox.rootURL + "/ohttp/keys",
+                    transport: curl)
                 let response = try await relay.send(HTTPRequest(url: sandbox.marsBaseURL + "t?"))
                 #expect(response.status == 200)
                 #expect(sandbox.records.ohttpGatewayRequests.map(\.path) == ["/mars/v1/t"])

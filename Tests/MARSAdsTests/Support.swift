@@ -3,9 +3,10 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import LoopbackServer
-@testable import MARSAds
 import Synchronization
 import Testing
+
+@testable import MARSAds
 
 /// Records telemetry calls as `"kind:label"` strings.
 final class RecordingTelemetry: MozAdsTelemetry {
@@ -43,34 +44,44 @@ struct MarsFixture {
     }
 }
 
-func marsFixture(_ scenario: SandboxScenario = SandboxScenario(), cache: MozAdsCacheConfig? = MozAdsCacheConfig(dbPath: tempDB()),
-                 contextID: (any MozAdsContextIDProvider)? = nil) async throws -> MarsFixture {
+func marsFixture(
+    _ scenario: SandboxScenario = SandboxScenario(), cache: MozAdsCacheConfig? = MozAdsCacheConfig(dbPath: tempDB()),
+    contextID: (any MozAdsContextIDProvider)? = nil
+) async throws -> MarsFixture {
     let sandbox = try await DemandSandbox.start(scenario: scenario)
     let curl = CurlHTTPClient()
     let telemetry = RecordingTelemetry()
     let wall = WallClock()
-    var builder = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL)).telemetry(telemetry).wallClock(wall.now)
+    var builder = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL)).telemetry(
+        telemetry
+    ).wallClock(wall.now)
     if let cache { builder = builder.cacheConfig(cache) }
     if let contextID { builder = builder.contextIDProvider(contextID) }
     return MarsFixture(sandbox: sandbox, curl: curl, client: builder.build(), telemetry: telemetry, wall: wall)
 }
 
 /// A client against a loopback server that answers `body` (and `status`, `headers`) to every request.
-func craftedClient(status: Int = 200, headers: [(String, String)] = [], body: String,
-                   record: RequestLog? = nil) throws -> (MozAdsClient, LoopbackHTTPServer, CurlHTTPClient, RecordingTelemetry) {
+func craftedClient(
+    status: Int = 200, headers: [(String, String)] = [], body: String,
+    record: RequestLog? = nil
+) throws -> (MozAdsClient, LoopbackHTTPServer, CurlHTTPClient, RecordingTelemetry) {
     let server = try LoopbackHTTPServer { request in
         record?.append(request)
-        return .respond(.init(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body.utf8)))
+        return .respond(
+            .init(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body.utf8)))
     }
     let curl = CurlHTTPClient()
     let telemetry = RecordingTelemetry()
-    let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(telemetry).build()
+    let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/")).telemetry(
+        telemetry
+    ).build()
     return (client, server, curl, telemetry)
 }
 
 let tile1 = [MozAdsPlacementRequest(placementId: "mock_tile_1")]
 
-func callbackJSON(_ id: String, report: String? = "\"https://t.example/r?id=\(UUID().uuidString.prefix(4))\"") -> String {
+func callbackJSON(_ id: String, report: String? = "\"https://t.example/r?id=\(UUID().uuidString.prefix(4))\"") -> String
+{
     #"{"click":"https://t.example/c?id=\#(id)","impression":"https://t.example/i?id=\#(id)","report":\#(report ?? "null")}"#
 }
 

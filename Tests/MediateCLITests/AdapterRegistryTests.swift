@@ -24,13 +24,15 @@ enum EchoFactory: AdNetworkFactory {
 /// The configuration file knows networks only through their factories: a new type is one entry in the list.
 @Suite("Adapter registry", .timeLimit(.minutes(1)))
 struct AdapterRegistryTests {
-    static let file = Data("""
+    static let file = Data(
+        """
         {"networks": {"e": {"type": "echo", "base_url": "http://127.0.0.1:9", "ecpm": 7}},
          "placements": {"p": {"format": "interstitial", "lines": [{"network": "e", "placement": "x"}]}}}
         """.utf8)
 
     @Test func aRegisteredFactoryIsReadCheckedAndBuiltFromTheFile() async throws {
-        let configuration = try CLIConfiguration.parse(Self.file, factories: CLIConfiguration.factories + [EchoFactory.self])
+        let configuration = try CLIConfiguration.parse(
+            Self.file, factories: CLIConfiguration.factories + [EchoFactory.self])
         let http = CurlHTTPClient()
         let networks = try configuration.makeNetworks(http: http)
         let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation)
@@ -41,20 +43,26 @@ struct AdapterRegistryTests {
     }
 
     @Test func anUnregisteredTypeIsRefusedListingTheKnownOnes() {
-        #expect(throws: AdError(.configuration, #"networks.e.type: unknown type "echo" (one of growthcat, mars, chartboost, appopen, openrtb)"#)) {
+        #expect(
+            throws: AdError(
+                .configuration,
+                #"networks.e.type: unknown type "echo" (one of growthcat, mars, chartboost, appopen, openrtb)"#)
+        ) {
             try CLIConfiguration.parse(Self.file)
         }
     }
 
     @Test func aSettingTheFactoryDoesNotKnowIsRefusedNamingIt() {
-        let file = Data(#"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpn": 7}}, "placements": {}}"#.utf8)
+        let file = Data(
+            #"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpn": 7}}, "placements": {}}"#.utf8)
         #expect(throws: AdError(.configuration, "networks.e.ecpn: not a setting of type echo (settings: ecpm)")) {
             try CLIConfiguration.parse(file, factories: [EchoFactory.self])
         }
     }
 
     @Test func theFactoryChecksItsOwnSettings() {
-        let file = Data(#"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpm": 1e9}}, "placements": {}}"#.utf8)
+        let file = Data(
+            #"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpm": 1e9}}, "placements": {}}"#.utf8)
         do {
             _ = try CLIConfiguration.parse(file, factories: [EchoFactory.self])
             Issue.record("an ecpm of 1e9 must be refused")

@@ -1,19 +1,19 @@
 import AdMediation
 import AdNetworkConformance
 import CurlTransport
-import Foundation
-import MediateKit
 import DemandSandbox
+import Foundation
 import GrowthCatAds
+import MediateKit
 import Synchronization
 import Testing
 
 @Suite("mediate configuration file under hostile input", .timeLimit(.minutes(2)))
 struct ConfigurationFileTests {
     static let valid = """
-    {"networks": {"m": {"type": "mars", "base_url": "https://mars.example/v1/", "cache_path": "PATH", "cache_ttl_s": 300, "cache_max_mib": 10}},
-     "placements": {"t": {"format": "tile", "lines": [{"network": "m", "placement": "tile_1"}]}}}
-    """
+        {"networks": {"m": {"type": "mars", "base_url": "https://mars.example/v1/", "cache_path": "PATH", "cache_ttl_s": 300, "cache_max_mib": 10}},
+         "placements": {"t": {"format": "tile", "lines": [{"network": "m", "placement": "tile_1"}]}}}
+        """
 
     /// Parses and builds the networks (where the cache settings are read); the error message, or nil.
     func problem(_ data: Data) async -> String? {
@@ -29,7 +29,9 @@ struct ConfigurationFileTests {
     }
 
     func valid() -> String {
-        Self.valid.replacingOccurrences(of: "PATH", with: FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString).sqlite").path)
+        Self.valid.replacingOccurrences(
+            of: "PATH",
+            with: FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString).sqlite").path)
     }
 
     @Test(arguments: ["cache_ttl_s", "cache_max_mib"], HostileJSON.numeric)
@@ -43,7 +45,9 @@ struct ConfigurationFileTests {
             // Not a string or a number: refused when the file is read.
             #expect(message == "networks.m.\(field): expected a string or a number", "\(value)")
         default:
-            #expect(message?.hasPrefix("networks.m.\(field): must be a whole number") == true, "\(value): \(message ?? "accepted")")
+            #expect(
+                message?.hasPrefix("networks.m.\(field): must be a whole number") == true,
+                "\(value): \(message ?? "accepted")")
         }
     }
 
@@ -60,15 +64,19 @@ struct ConfigurationFileTests {
 @Suite("mediate keeps GrowthCat's event queue across runs", .timeLimit(.minutes(1)))
 struct DurableQueueTests {
     static func config(baseURL: String) -> Data {
-        Data("""
-        {"networks": {"gc": {"type": "growthcat", "base_url": "\(baseURL)", "api_key": "gc_test_demo"}},
-         "placements": {"r": {"format": "rewarded", "lines": [{"network": "gc", "placement": "rewarded_coins"}]}}}
-        """.utf8)
+        Data(
+            """
+            {"networks": {"gc": {"type": "growthcat", "base_url": "\(baseURL)", "api_key": "gc_test_demo"}},
+             "placements": {"r": {"format": "rewarded", "lines": [{"network": "gc", "placement": "rewarded_coins"}]}}}
+            """.utf8)
     }
 
     @Test func theDefaultQueueIsInThePerUserStateDirectory() throws {
-        #expect(CLIConfiguration.stateDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/u"])?.path == "/x/state/mediate")
-        #expect(CLIConfiguration.stateDirectory(environment: ["HOME": "/home/u"])?.path == "/home/u/.local/state/mediate")
+        #expect(
+            CLIConfiguration.stateDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/u"])?.path
+                == "/x/state/mediate")
+        #expect(
+            CLIConfiguration.stateDirectory(environment: ["HOME": "/home/u"])?.path == "/home/u/.local/state/mediate")
         #expect(CLIConfiguration.stateDirectory(environment: [:]) == nil)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)").path
         let path = try CLIConfiguration.defaultQueuePath(networkID: "gc/1", environment: ["XDG_STATE_HOME": state])
@@ -78,20 +86,26 @@ struct DurableQueueTests {
     /// A second run after an offline one delivers the first run's events (ids are stable across retries: the
     /// crash-safety tests check that).
     @Test func eventsQueuedOfflineInOneRunAreDeliveredByTheNext() async throws {
-        let environment = ["XDG_STATE_HOME": FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)").path]
+        let environment = [
+            "XDG_STATE_HOME": FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)")
+                .path
+        ]
         let sandbox = try await DemandSandbox.start()
         let http = CurlHTTPClient()
         // Run 1: load, then the network goes away before the impression is sent.
         let gate = GateHTTPClient(wrapping: http)
-        let first = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(http: gate, environment: environment)
-        let ad = try #require(try await first["gc"]?.load(AdRequest(placement: "rewarded_coins", format: .rewarded, userID: "u1")).ad)
+        let first = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(
+            http: gate, environment: environment)
+        let ad = try #require(
+            try await first["gc"]?.load(AdRequest(placement: "rewarded_coins", format: .rewarded, userID: "u1")).ad)
         gate.offline = true
         _ = try await ad.report(.impression)
         let queued = try #require(first["gc"] as? GrowthCatNetwork).client
         #expect(await queued.pendingEventCount == 1, "kept on disk while offline")
         #expect(sandbox.records.growthcatEvents.isEmpty)
         // Run 2: a fresh configuration and client over the same default path, online again.
-        let second = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(http: http, environment: environment)
+        let second = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(
+            http: http, environment: environment)
         let client = try #require(second["gc"] as? GrowthCatNetwork).client
         #expect(await client.pendingEventCount == 1, "the first run's event is still queued")
         let report = await client.flushAdEvents()

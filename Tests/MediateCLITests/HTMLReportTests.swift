@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import Testing
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// What the HTML report holds, read with an XML parser: sections by placement, table cells by source and field, the
 /// SVG charts' titles, and the embedded JSON.
@@ -19,15 +20,24 @@ final class HTMLReportReader: NSObject, XMLParserDelegate {
     private var text = ""
     private var inData = false
 
-    func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
         if let href = attributes["href"] ?? attributes["src"] { externalReferences.append(href) }
         switch element {
-        case "section": placement = attributes["data-placement"]; if let placement { sections.append(placement) }
+        case "section":
+            placement = attributes["data-placement"]
+            if let placement { sections.append(placement) }
         case "tr": source = attributes["data-source"]
-        case "td": field = attributes["data-field"]; text = ""
-        case "svg": if let placement, let label = attributes["aria-label"] { chartTitles[placement, default: []].append(label) }
-        case "script": inData = attributes["id"] == "report-data"; text = ""
+        case "td":
+            field = attributes["data-field"]
+            text = ""
+        case "svg":
+            if let placement, let label = attributes["aria-label"] { chartTitles[placement, default: []].append(label) }
+        case "script":
+            inData = attributes["id"] == "report-data"
+            text = ""
         default: break
         }
     }
@@ -37,9 +47,13 @@ final class HTMLReportReader: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
         switch element {
         case "td":
-            if let placement, let source, let field { cells[placement, default: [:]][source, default: [:]][field] = text }
+            if let placement, let source, let field {
+                cells[placement, default: [:]][source, default: [:]][field] = text
+            }
             field = nil
-        case "script" where inData: embeddedJSON = text; inData = false
+        case "script" where inData:
+            embeddedJSON = text
+            inData = false
         case "section": placement = nil
         default: break
         }
@@ -49,7 +63,8 @@ final class HTMLReportReader: NSObject, XMLParserDelegate {
 @Suite("mediate compare --format html", .serialized, .timeLimit(.minutes(2)))
 struct HTMLReportTests {
     @Test func everyPlacementAppearsWithTheNumbersOfTheRun() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html")
+            .path
         let run = try await mediate(["compare", "--requests", "12", "--format", "html", "--output", path, "--quiet"])
         #expect(run.code == 0, "stderr: \(run.err)")
         let reader = HTMLReportReader()
@@ -58,7 +73,8 @@ struct HTMLReportTests {
         #expect(parser.parse(), "the report is well-formed: \(String(describing: parser.parserError))")
         #expect(reader.externalReferences.isEmpty, "no external requests: \(reader.externalReferences)")
 
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(reader.embeddedJSON.utf8)) as? [String: Any])
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(reader.embeddedJSON.utf8)) as? [String: Any])
         let placements = try #require(root["placements"] as? [[String: Any]])
         let demo = ["home_tile", "main_banner", "rewarded_coins", "launch"]
         #expect(Set(placements.compactMap { $0["id"] as? String }).isSuperset(of: demo), "the demo's placements")
@@ -80,7 +96,10 @@ struct HTMLReportTests {
                 #expect(row["requests"] == "12" && row["wins"] == "\(line["wins"] ?? "")", "\(id) \(source)")
             }
             let charts = reader.chartTitles[id] ?? []
-            for chart in ["Fill rate", "Estimated revenue per 1000 requests (USD)", "Latency p50 / p95 / p99 (ms)", "Latency distribution"] {
+            for chart in [
+                "Fill rate", "Estimated revenue per 1000 requests (USD)", "Latency p50 / p95 / p99 (ms)",
+                "Latency distribution",
+            ] {
                 #expect(charts.contains(chart), "\(id): missing chart \(chart)")
             }
         }

@@ -17,16 +17,19 @@ func hex(_ text: String) -> Data {
 @Suite("Binary HTTP (RFC 9292)", .timeLimit(.minutes(1)))
 struct BinaryHTTPTests {
     /// RFC 9292 §5, "Known-Length Binary Encoding of Request".
-    static let rfcRequest = hex("""
+    static let rfcRequest = hex(
+        """
         00034745 54056874 74707300 0a2f6865 6c6c6f2e 74787440 6c0a7573 65722d61 67656e74 34637572 6c2f372e 31362e33
         206c6962 6375726c 2f372e31 362e3320 4f70656e 53534c2f 302e392e 376c207a 6c69622f 312e322e 3304686f 73740f77
         77772e65 78616d70 6c652e63 6f6d0f61 63636570 742d6c61 6e677561 67650665 6e2c206d 690000
         """)
-    static let rfcRequestValue = BinaryHTTPRequest(method: "GET", scheme: "https", authority: "", path: "/hello.txt", headers: [
-        .init("user-agent", "curl/7.16.3 libcurl/7.16.3 OpenSSL/0.9.7l zlib/1.2.3"),
-        .init("host", "www.example.com"),
-        .init("accept-language", "en, mi"),
-    ])
+    static let rfcRequestValue = BinaryHTTPRequest(
+        method: "GET", scheme: "https", authority: "", path: "/hello.txt",
+        headers: [
+            .init("user-agent", "curl/7.16.3 libcurl/7.16.3 OpenSSL/0.9.7l zlib/1.2.3"),
+            .init("host", "www.example.com"),
+            .init("accept-language", "en, mi"),
+        ])
 
     @Test func decodesTheRFCKnownLengthRequest() throws {
         #expect(try BinaryHTTPRequest(decoding: Self.rfcRequest) == Self.rfcRequestValue)
@@ -37,14 +40,21 @@ struct BinaryHTTPTests {
     }
 
     @Test func truncatedAndPaddedFormsMeanTheSameRequest() throws {
-        #expect(try BinaryHTTPRequest(decoding: Self.rfcRequest.dropLast(2)) == Self.rfcRequestValue, "content and trailers truncated")
-        #expect(try BinaryHTTPRequest(decoding: Self.rfcRequest + Data(count: 10)) == Self.rfcRequestValue, "ten bytes of padding")
+        #expect(
+            try BinaryHTTPRequest(decoding: Self.rfcRequest.dropLast(2)) == Self.rfcRequestValue,
+            "content and trailers truncated")
+        #expect(
+            try BinaryHTTPRequest(decoding: Self.rfcRequest + Data(count: 10)) == Self.rfcRequestValue,
+            "ten bytes of padding")
     }
 
     /// RFC 9292 §5, "Known-Length Encoding of Response" (the chunked example, with a trailer).
     @Test func decodesAndEncodesTheRFCKnownLengthResponse() throws {
-        let bytes = hex("0140c800 1d546869 7320636f 6e74656e 7420636f 6e746169 6e732043 524c462e 0d0a0d07 74726169 6c657204 74657874")
-        let expected = BinaryHTTPResponse(status: 200, content: Data("This content contains CRLF.\r\n".utf8), trailers: [.init("trailer", "text")])
+        let bytes = hex(
+            "0140c800 1d546869 7320636f 6e74656e 7420636f 6e746169 6e732043 524c462e 0d0a0d07 74726169 6c657204 74657874"
+        )
+        let expected = BinaryHTTPResponse(
+            status: 200, content: Data("This content contains CRLF.\r\n".utf8), trailers: [.init("trailer", "text")])
         #expect(try BinaryHTTPResponse(decoding: bytes) == expected)
         #expect(expected.encoded() == bytes)
     }
@@ -57,7 +67,9 @@ struct BinaryHTTPTests {
     }
 
     @Test func informationalResponsesRoundTrip() throws {
-        let response = BinaryHTTPResponse(status: 204, headers: [.init("x-a", "1")], informational: [.init(status: 103, headers: [.init("link", "</s.css>")])])
+        let response = BinaryHTTPResponse(
+            status: 204, headers: [.init("x-a", "1")],
+            informational: [.init(status: 103, headers: [.init("link", "</s.css>")])])
         #expect(try BinaryHTTPResponse(decoding: response.encoded()) == response)
     }
 
@@ -84,7 +96,9 @@ struct BinaryHTTPTests {
     }
 
     @Test func indefiniteLengthIsRefusedAsUnsupported() {
-        #expect(throws: ObliviousHTTPError(.unsupportedFraming, "framing indicator 2 is not a known-length request (0)")) {
+        #expect(
+            throws: ObliviousHTTPError(.unsupportedFraming, "framing indicator 2 is not a known-length request (0)")
+        ) {
             try BinaryHTTPRequest(decoding: hex("02034745540568747470730000"))
         }
     }

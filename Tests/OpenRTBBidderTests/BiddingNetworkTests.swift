@@ -18,14 +18,16 @@ final class ScriptedBidder: Sendable {
         let port = Mutex(0)
     }
 
-    init(_ answer: @escaping @Sendable (_ request: [String: Any], _ base: String) -> (status: Int, body: String)) throws {
+    init(_ answer: @escaping @Sendable (_ request: [String: Any], _ base: String) -> (status: Int, body: String)) throws
+    {
         let seen = self.seen
         let started = try LoopbackHTTPServer { request in
             seen.requests.withLock { $0.append(request) }
             guard request.path.hasSuffix("/openrtb2/auction") else { return .respond(.init(status: 204, body: [])) }
             let json = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] ?? [:]
             let (status, body) = answer(json, "http://127.0.0.1:\(seen.port.withLock { $0 })")
-            return .respond(.init(status: status, headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+            return .respond(
+                .init(status: status, headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
         }
         seen.port.withLock { $0 = started.port }
         server = started
@@ -43,11 +45,16 @@ final class ScriptedBidder: Sendable {
     static func bid(_ request: [String: Any], _ base: String, _ bid: [String: Any] = [:], id: String? = nil) -> String {
         var fields: [String: Any] = [
             "id": "b1", "impid": "1", "price": 2.5, "adm": "<div>ad</div>", "crid": "cr-1", "w": 320, "h": 50,
-            "nurl": "\(base)/win?p=${AUCTION_PRICE}", "burl": "\(base)/bill?p=${AUCTION_PRICE}", "lurl": "\(base)/loss?r=${AUCTION_LOSS}&p=${AUCTION_PRICE}",
+            "nurl": "\(base)/win?p=${AUCTION_PRICE}", "burl": "\(base)/bill?p=${AUCTION_PRICE}",
+            "lurl": "\(base)/loss?r=${AUCTION_LOSS}&p=${AUCTION_PRICE}",
         ]
         for (key, value) in bid { fields[key] = value }
-        let answer: [String: Any] = ["id": id ?? request["id"] as? String ?? "", "cur": "USD", "seatbid": [["seat": "s1", "bid": [fields]]]]
-        return String(decoding: (try? JSONSerialization.data(withJSONObject: answer, options: [.withoutEscapingSlashes])) ?? Data(), as: UTF8.self)
+        let answer: [String: Any] = [
+            "id": id ?? request["id"] as? String ?? "", "cur": "USD", "seatbid": [["seat": "s1", "bid": [fields]]],
+        ]
+        return String(
+            decoding: (try? JSONSerialization.data(withJSONObject: answer, options: [.withoutEscapingSlashes]))
+                ?? Data(), as: UTF8.self)
     }
 }
 
@@ -65,8 +72,12 @@ func eventually(seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
 
 @Suite("OpenRTB bidder", .timeLimit(.minutes(2)))
 struct BiddingNetworkTests {
-    static func network(_ bidder: ScriptedBidder, clock: any AdClock = SystemAdClock(), _ configure: (inout BiddingNetwork.Configuration) -> Void = { _ in })
-        -> (BiddingNetwork, CurlHTTPClient) {
+    static func network(
+        _ bidder: ScriptedBidder, clock: any AdClock = SystemAdClock(),
+        _ configure: (inout BiddingNetwork.Configuration) -> Void = { _ in }
+    )
+        -> (BiddingNetwork, CurlHTTPClient)
+    {
         let curl = CurlHTTPClient()
         var configuration = BiddingNetwork.Configuration(baseURL: bidder.server.baseURL)
         configure(&configuration)
@@ -75,28 +86,42 @@ struct BiddingNetworkTests {
 
     @Test func theRequestCarriesTheImpressionFloorTmaxAndEveryPrivacySignal() async throws {
         let bidder = try ScriptedBidder { _, _ in (204, "") }
-        let (network, curl) = Self.network(bidder) { $0.advertisingID = "ifa-1"; $0.appBundle = "com.example.game" }
+        let (network, curl) = Self.network(bidder) {
+            $0.advertisingID = "ifa-1"
+            $0.appBundle = "com.example.game"
+        }
         var request = banner
         request.floorEcpm = 1.2
-        request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: "TCF1", usPrivacy: "1YNN", gpp: "GPP1", gppSectionIDs: [7])
+        request.privacy = PrivacySignals(
+            gdprApplies: true, tcfConsent: "TCF1", usPrivacy: "1YNN", gpp: "GPP1", gppSectionIDs: [7])
         _ = try await network.load(request)
         request.privacy.coppa = true
         _ = try await network.load(request)
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
         let bodies = bidder.auctionBodies
         try #require(bodies.count == 2)
         let header = bidder.requests.first?.header("x-openrtb-version")
         #expect(header == "2.6")
         let imp = try #require((bodies[0]["imp"] as? [[String: Any]])?.first)
-        #expect(imp["tagid"] as? String == "main_banner" && imp["bidfloor"] as? Double == 1.2 && imp["bidfloorcur"] as? String == "USD")
-        #expect((imp["banner"] as? [String: Any])?["w"] as? Int == 320 && (imp["banner"] as? [String: Any])?["h"] as? Int == 50)
+        #expect(
+            imp["tagid"] as? String == "main_banner" && imp["bidfloor"] as? Double == 1.2
+                && imp["bidfloorcur"] as? String == "USD")
+        #expect(
+            (imp["banner"] as? [String: Any])?["w"] as? Int == 320
+                && (imp["banner"] as? [String: Any])?["h"] as? Int == 50)
         #expect(bodies[0]["tmax"] as? Int == 350, "400 ms left minus the 50 ms margin")
         #expect((bodies[0]["app"] as? [String: Any])?["bundle"] as? String == "com.example.game")
         let regs = try #require(bodies[0]["regs"] as? [String: Any])
         #expect(regs["gpp"] as? String == "GPP1" && regs["gpp_sid"] as? [Int] == [7] && regs["coppa"] as? Int == 0)
-        #expect((regs["ext"] as? [String: Any])?["gdpr"] as? Int == 1 && (regs["ext"] as? [String: Any])?["us_privacy"] as? String == "1YNN")
+        #expect(
+            (regs["ext"] as? [String: Any])?["gdpr"] as? Int == 1
+                && (regs["ext"] as? [String: Any])?["us_privacy"] as? String == "1YNN")
         #expect((bodies[0]["user"] as? [String: Any])?["consent"] as? String == "TCF1")
-        #expect((bodies[0]["device"] as? [String: Any])?["ifa"] as? String == "ifa-1" && (bodies[0]["device"] as? [String: Any])?["lmt"] as? Int == 0)
+        #expect(
+            (bodies[0]["device"] as? [String: Any])?["ifa"] as? String == "ifa-1"
+                && (bodies[0]["device"] as? [String: Any])?["lmt"] as? Int == 0)
         let limited = try #require(bodies[1]["device"] as? [String: Any])
         #expect(limited["lmt"] as? Int == 1 && limited["ifa"] == nil, "COPPA: no advertising id")
         #expect((bodies[1]["regs"] as? [String: Any])?["coppa"] as? Int == 1)
@@ -106,7 +131,9 @@ struct BiddingNetworkTests {
         let bidder = try ScriptedBidder { _, _ in (204, "") }
         let (network, curl) = Self.network(bidder)
         _ = try await network.load(AdRequest(placement: "r", format: .rewarded, timeout: .seconds(1)))
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
         let imp = try #require((bidder.auctionBodies.first?["imp"] as? [[String: Any]])?.first)
         #expect(imp["rwdd"] as? Int == 1 && imp["instl"] as? Int == 1 && imp["banner"] == nil)
         #expect((imp["video"] as? [String: Any])?["mimes"] as? [String] == ["video/mp4"])
@@ -117,36 +144,51 @@ struct BiddingNetworkTests {
         let clock = ManualAdClock(start: .zero + .seconds(10))
         let (network, curl) = Self.network(bidder, clock: clock)
         let ad = try #require(try await network.load(banner).ad)
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
-        #expect(ad.ecpm == 2.5 && ad.pricePrecision == .exact && ad.creative.markup == "<div>ad</div>" && ad.creative.id == "cr-1")
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
+        #expect(
+            ad.ecpm == 2.5 && ad.pricePrecision == .exact && ad.creative.markup == "<div>ad</div>"
+                && ad.creative.id == "cr-1")
         #expect(ad.expiresAt == clock.now + .seconds(120))
     }
 
-    @Test(arguments: [
-        (["price": -1.0], "not a finite price", "3"),
-        (["price": 0.5], "under the floor", "100"),
-        (["impid": "9"], "not the requested impression", "3"),
-        (["w": 300, "h": 250], "not the banner's 320x50", "3"),
-        (["exp": 0], "has expired", "2"),
-        (["adm": ""], "no markup", "3"),
-    ] as [([String: any Sendable], String, String)])
-    func aBidThatBreaksTheContractIsDiscardedWithItsLossReason(override: [String: any Sendable], why: String, reason: String) async throws {
+    @Test(
+        arguments: [
+            (["price": -1.0], "not a finite price", "3"),
+            (["price": 0.5], "under the floor", "100"),
+            (["impid": "9"], "not the requested impression", "3"),
+            (["w": 300, "h": 250], "not the banner's 320x50", "3"),
+            (["exp": 0], "has expired", "2"),
+            (["adm": ""], "no markup", "3"),
+        ] as [([String: any Sendable], String, String)])
+    func aBidThatBreaksTheContractIsDiscardedWithItsLossReason(
+        override: [String: any Sendable], why: String, reason: String
+    ) async throws {
         let bidder = try ScriptedBidder { request, base in (200, ScriptedBidder.bid(request, base, override)) }
         let (network, curl) = Self.network(bidder)
         var request = banner
         request.floorEcpm = 1.0
         let result = try await network.load(request)
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
-        guard case .noFill(let noFill) = result else { Issue.record("expected a no fill, got \(result)"); return }
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
+        guard case .noFill(let noFill) = result else {
+            Issue.record("expected a no fill, got \(result)")
+            return
+        }
         #expect(noFill.reason.contains(why), "\(noFill.reason)")
         #expect(bidder.notices("/loss").map { $0.contains("r=\(reason)&") } == [true], "\(bidder.notices("/loss"))")
     }
 
     @Test func aResponseForAnotherAuctionIsDiscarded() async throws {
-        let bidder = try ScriptedBidder { request, base in (200, ScriptedBidder.bid(request, base, id: "someone-else")) }
+        let bidder = try ScriptedBidder { request, base in (200, ScriptedBidder.bid(request, base, id: "someone-else"))
+        }
         let (network, curl) = Self.network(bidder)
         let result = try await network.load(banner)
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
         #expect(result.ad == nil)
         #expect(bidder.notices("/loss").count == 1)
     }
@@ -155,14 +197,26 @@ struct BiddingNetworkTests {
         let bidder = try ScriptedBidder { request, base in
             let id = request["id"] as? String ?? ""
             let bid = { (bidID: String, price: Double) -> [String: Any] in
-                ["id": bidID, "impid": "1", "price": price, "adm": "<a/>", "lurl": "\(base)/loss?b=\(bidID)&p=${AUCTION_PRICE}&r=${AUCTION_LOSS}"]
+                [
+                    "id": bidID, "impid": "1", "price": price, "adm": "<a/>",
+                    "lurl": "\(base)/loss?b=\(bidID)&p=${AUCTION_PRICE}&r=${AUCTION_LOSS}",
+                ]
             }
-            let answer: [String: Any] = ["id": id, "seatbid": [["seat": "x", "bid": [bid("low", 1.0), bid("top", 3.0)]], ["seat": "y", "bid": [bid("mid", 2.0)]]]]
-            return (200, String(decoding: (try? JSONSerialization.data(withJSONObject: answer)) ?? Data(), as: UTF8.self))
+            let answer: [String: Any] = [
+                "id": id,
+                "seatbid": [
+                    ["seat": "x", "bid": [bid("low", 1.0), bid("top", 3.0)]], ["seat": "y", "bid": [bid("mid", 2.0)]],
+                ],
+            ]
+            return (
+                200, String(decoding: (try? JSONSerialization.data(withJSONObject: answer)) ?? Data(), as: UTF8.self)
+            )
         }
         let (network, curl) = Self.network(bidder)
         let ad = try #require(try await network.load(banner).ad)
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
         #expect(ad.ecpm == 3.0 && ad.creative.fields["seat"] == "x")
         #expect(Set(bidder.notices("/loss")) == ["/loss?b=low&p=3&r=102", "/loss?b=mid&p=3&r=102"])
     }
@@ -172,11 +226,14 @@ struct BiddingNetworkTests {
         let (network, curl) = Self.network(bidder)
         let ad = try #require(try await network.load(banner).ad)
         #expect(ad.settleAuction(.won(clearingPrice: 2.01)))
-        #expect(!ad.settleAuction(.won(clearingPrice: 2.01)) && !ad.settleAuction(.lost(reason: .lostToHigherBid, winningPrice: 3)))
+        #expect(
+            !ad.settleAuction(.won(clearingPrice: 2.01))
+                && !ad.settleAuction(.lost(reason: .lostToHigherBid, winningPrice: 3)))
         #expect(try await ad.report(.impression))
         #expect(try await !ad.report(.impression))
         await network.shutdown()
-        await curl.shutdown(); bidder.server.stop()
+        await curl.shutdown()
+        bidder.server.stop()
         #expect(bidder.notices("/win") == ["/win?p=2.01"])
         #expect(bidder.notices("/bill") == ["/bill?p=2.01"])
         #expect(bidder.notices("/loss").isEmpty)
@@ -189,7 +246,9 @@ struct BiddingNetworkTests {
         let ad = try #require(try await network.load(banner).ad)
         await clock.advance(by: .seconds(30))
         await #expect(throws: AdError.self) { try await ad.report(.impression) }
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
         #expect(bidder.notices("/bill").isEmpty)
     }
 
@@ -201,11 +260,22 @@ struct BiddingNetworkTests {
         }
         let (network, curl) = Self.network(bidder)
         #expect(try await network.load(banner).ad == nil)
-        guard case .noFill(let noFill) = try await network.load(banner) else { Issue.record("nbr is a no fill"); return }
+        guard case .noFill(let noFill) = try await network.load(banner) else {
+            Issue.record("nbr is a no fill")
+            return
+        }
         #expect(noFill.reason == "no bid (nbr 2)")
-        do { _ = try await network.load(banner); Issue.record("400 must fail") } catch let error as AdError { #expect(error.code == .badRequest) }
-        do { _ = try await network.load(banner); Issue.record("503 must fail") } catch let error as AdError { #expect(error.code == .server(status: 503)) }
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        do {
+            _ = try await network.load(banner)
+            Issue.record("400 must fail")
+        } catch let error as AdError { #expect(error.code == .badRequest) }
+        do {
+            _ = try await network.load(banner)
+            Issue.record("503 must fail")
+        } catch let error as AdError { #expect(error.code == .server(status: 503)) }
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
     }
 
     @Test func tooLittleTimeLeftIsATimeoutWithoutARequest() async throws {
@@ -213,8 +283,13 @@ struct BiddingNetworkTests {
         let (network, curl) = Self.network(bidder)
         var request = banner
         request.timeout = .milliseconds(55)
-        do { _ = try await network.load(request); Issue.record("expected a timeout") } catch let error as AdError { #expect(error.code == .timeout) }
-        await network.shutdown(); await curl.shutdown(); bidder.server.stop()
+        do {
+            _ = try await network.load(request)
+            Issue.record("expected a timeout")
+        } catch let error as AdError { #expect(error.code == .timeout) }
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
         #expect(bidder.requests.isEmpty)
     }
 }

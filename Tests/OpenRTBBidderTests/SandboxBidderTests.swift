@@ -9,13 +9,15 @@ import Testing
 @Suite("OpenRTB bidder over the sandbox", .timeLimit(.minutes(2)))
 struct SandboxBidderTests {
     @Test func theBidderPassesTheConformanceKitAndTheBidderScenarios() async throws {
-        let scenario = SandboxScenario(networks: [
-            "rtb-kit": NetworkScenario(fillRate: 1, ecpm: .uniform(min: 0.5, max: 4)),
-        ], placements: [
-            "rtb-kit/nobid": NetworkScenario(fillRate: 0),
-            "rtb-kit/broken": NetworkScenario(faults: [Fault(.status, status: 400)]),
-            "rtb-kit/slow": NetworkScenario(latencyMs: .fixed(1500)),
-        ])
+        let scenario = SandboxScenario(
+            networks: [
+                "rtb-kit": NetworkScenario(fillRate: 1, ecpm: .uniform(min: 0.5, max: 4))
+            ],
+            placements: [
+                "rtb-kit/nobid": NetworkScenario(fillRate: 0),
+                "rtb-kit/broken": NetworkScenario(faults: [Fault(.status, status: 400)]),
+                "rtb-kit/slow": NetworkScenario(latencyMs: .fixed(1500)),
+            ])
         try await DemandSandbox.withSandbox(scenario: scenario) { sandbox in
             let curl = CurlHTTPClient()
             let http = RecordingHTTPClient(wrapping: curl)
@@ -24,7 +26,8 @@ struct SandboxBidderTests {
             configuration.id = "rtb-kit"
             configuration.defaultTimeout = .seconds(2)
             let network = BiddingNetwork(configuration: configuration, http: http, clock: clock)
-            let kitNetwork = BiddingNetwork(configuration: configuration, http: http)   // the kit's timing rules need a real clock
+            // The kit's timing rules need a real clock.
+            let kitNetwork = BiddingNetwork(configuration: configuration, http: http)
             let subject = ConformanceSubject(
                 network: kitNetwork, wire: http,
                 fillRequest: AdRequest(placement: "main_banner", format: .banner(.standard)),
@@ -35,12 +38,15 @@ struct SandboxBidderTests {
                 Issue.record("\(result.scenario): \(result.status)")
             }
             let bidder = BidderSubject(
-                network: network, wire: http, bidRequest: AdRequest(placement: "main_banner", format: .banner(.standard), timeout: .milliseconds(800)),
+                network: network, wire: http,
+                bidRequest: AdRequest(
+                    placement: "main_banner", format: .banner(.standard), timeout: .milliseconds(800)),
                 clock: clock, floor: 2)
             for result in await BidderConformance.runAll(bidder) where result.status != .passed {
                 Issue.record("\(result.scenario): \(result.status)")
             }
-            await network.shutdown(); await kitNetwork.shutdown()
+            await network.shutdown()
+            await kitNetwork.shutdown()
             await curl.shutdown()
         }
     }
@@ -59,29 +65,40 @@ struct SandboxBidderTests {
                 return BiddingNetwork(configuration: configuration, http: curl)
             }
             let low = bidder("low"), high = bidder("high")
-            let mediator = try Mediator(networks: [low, high], configuration: .init(placements: [
-                "home": PlacementConfiguration(format: "banner", size: "320x50", lines: [], bidders: [
-                    BidderLine(network: "low", placement: "home_banner", timeoutMs: 2000),
-                    BidderLine(network: "high", placement: "home_banner", timeoutMs: 2000),
-                ], auction: .secondPrice),
-            ]))
+            let mediator = try Mediator(
+                networks: [low, high],
+                configuration: .init(placements: [
+                    "home": PlacementConfiguration(
+                        format: "banner", size: "320x50", lines: [],
+                        bidders: [
+                            BidderLine(network: "low", placement: "home_banner", timeoutMs: 2000),
+                            BidderLine(network: "high", placement: "home_banner", timeoutMs: 2000),
+                        ], auction: .secondPrice)
+                ]))
             let outcome = await mediator.loadWithTrace(AdRequest(placement: "home", format: .banner(.standard)))
             let ad = try #require(try outcome.result.get().ad)
             #expect(ad.networkID == "high" && ad.ecpm == 1.51)
             try await ad.report(.impression)
-            await low.shutdown(); await high.shutdown()
+            await low.shutdown()
+            await high.shutdown()
             let notices = sandbox.records.bidNotices
             let bidID = { (name: String) in notices.first { $0.bidder == name }?.bidID ?? "" }
-            #expect(notices.filter { $0.bidder == "high" }.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.bill, .win])
-            #expect(notices.filter { $0.bidder == "high" }.allSatisfy { $0.price == "1.51" && $0.bidID == bidID("high") })
-            #expect(notices.filter { $0.bidder == "low" }.map { "\($0.kind.rawValue) \($0.reason ?? "") \($0.price ?? "")" } == ["loss 102 1.51"])
+            #expect(
+                notices.filter { $0.bidder == "high" }.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [
+                    .bill, .win,
+                ])
+            #expect(
+                notices.filter { $0.bidder == "high" }.allSatisfy { $0.price == "1.51" && $0.bidID == bidID("high") })
+            #expect(
+                notices.filter { $0.bidder == "low" }.map { "\($0.kind.rawValue) \($0.reason ?? "") \($0.price ?? "")" }
+                    == ["loss 102 1.51"])
             await curl.shutdown()
         }
     }
 
     @Test func aDriftingScenarioChangesPricesAfterTheGivenRequestCount() async throws {
         let scenario = SandboxScenario(networks: [
-            "drift": NetworkScenario(ecpm: .fixed(1), drift: [DriftPhase(afterRequests: 3, ecpm: .fixed(4))]),
+            "drift": NetworkScenario(ecpm: .fixed(1), drift: [DriftPhase(afterRequests: 3, ecpm: .fixed(4))])
         ])
         try await DemandSandbox.withSandbox(scenario: scenario) { sandbox in
             let curl = CurlHTTPClient()
@@ -95,7 +112,8 @@ struct SandboxBidderTests {
                 ad?.invalidate()
             }
             #expect(prices == [1, 1, 1, 4, 4])
-            await network.shutdown(); await curl.shutdown()
+            await network.shutdown()
+            await curl.shutdown()
         }
     }
 }

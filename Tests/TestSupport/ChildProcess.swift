@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a child process did.
@@ -33,13 +33,16 @@ public enum ChildProcess {
     /// Runs `executable` (a path, or a name looked up in `PATH`) to its end, reading stdout and stderr fully.
     /// `killAfter`: send SIGKILL at that moment of the child's life (crash tests). `deadline`: kill it then and report
     /// `timedOut`. `killWhen`: SIGKILL as soon as stdout so far satisfies it (a server that prints and runs on).
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           killAfter: Duration? = nil, killWhen: (@Sendable (String) -> Bool)? = nil,
-                           deadline: Duration = .seconds(120)) async throws -> ChildResult {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        killAfter: Duration? = nil, killWhen: (@Sendable (String) -> Bool)? = nil,
+        deadline: Duration = .seconds(120)
+    ) async throws -> ChildResult {
         let spawned = try spawn(executable, arguments, environment: environment, capture: true)
         return await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: watch(spawned, killAfter: killAfter, killWhen: killWhen, deadline: deadline))
+                continuation.resume(
+                    returning: watch(spawned, killAfter: killAfter, killWhen: killWhen, deadline: deadline))
             }
             thread.start()
         }
@@ -63,11 +66,17 @@ public enum ChildProcess {
         }
     }
 
-    struct Spawned { let pid: pid_t; let out: Int32; let err: Int32 }
+    struct Spawned {
+        let pid: pid_t
+        let out: Int32
+        let err: Int32
+    }
 
     private static let spawnLock = NSLock()
 
-    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]?, capture: Bool) throws -> Spawned {
+    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]?, capture: Bool) throws
+        -> Spawned
+    {
         // One spawn at a time: a pipe is created and marked close-on-exec under this lock, so no other child spawned
         // here inherits its write end (which would hold the reader's EOF back until that other child exits).
         spawnLock.lock()
@@ -116,7 +125,10 @@ public enum ChildProcess {
             close(errPipe[1])
         }
         guard result == 0 else {
-            if capture { close(outPipe[0]); close(errPipe[0]) }
+            if capture {
+                close(outPipe[0])
+                close(errPipe[0])
+            }
             throw ChildProcessError(description: "posix_spawnp \(executable) failed: errno \(result)")
         }
         return Spawned(pid: pid, out: outPipe[0], err: errPipe[0])
@@ -124,7 +136,9 @@ public enum ChildProcess {
 
     /// Reads both pipes to their end with `poll` (never blocking on one while the other fills), kills at `killAfter`
     /// or at the deadline, then reaps the child.
-    static func watch(_ child: Spawned, killAfter: Duration?, killWhen: (@Sendable (String) -> Bool)?, deadline: Duration) -> ChildResult {
+    static func watch(
+        _ child: Spawned, killAfter: Duration?, killWhen: (@Sendable (String) -> Bool)?, deadline: Duration
+    ) -> ChildResult {
         let start = ContinuousClock.now
         var out = [UInt8](), err = [UInt8]()
         var open: [Int32] = [child.out, child.err]
@@ -132,11 +146,24 @@ public enum ChildProcess {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !open.isEmpty {
             let elapsed = ContinuousClock.now - start
-            if let killAfter, !killed, elapsed >= killAfter { _ = kill(child.pid, SIGKILL); killed = true }
-            if !timedOut, elapsed >= deadline { _ = kill(child.pid, SIGKILL); timedOut = true }
+            if let killAfter, !killed, elapsed >= killAfter {
+                _ = kill(child.pid, SIGKILL)
+                killed = true
+            }
+            if !timedOut, elapsed >= deadline {
+                _ = kill(child.pid, SIGKILL)
+                timedOut = true
+            }
             var next = deadline - elapsed
             if let killAfter, !killed { next = min(next, killAfter - elapsed) }
-            let waitMs = timedOut ? 1000 : Int32(max(1, min(1000, next.components.seconds * 1000 + next.components.attoseconds / 1_000_000_000_000_000)))
+            let waitMs =
+                timedOut
+                ? 1000
+                : Int32(
+                    max(
+                        1,
+                        min(1000, next.components.seconds * 1000 + next.components.attoseconds / 1_000_000_000_000_000))
+                )
             var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&fds, nfds_t(fds.count), waitMs)
             if ready < 0 && errno != EINTR { break }
@@ -145,7 +172,10 @@ public enum ChildProcess {
                 if count > 0 {
                     if entry.fd == child.out {
                         out += buffer[0..<count]
-                        if let killWhen, !killed, killWhen(String(decoding: out, as: UTF8.self)) { _ = kill(child.pid, SIGKILL); killed = true }
+                        if let killWhen, !killed, killWhen(String(decoding: out, as: UTF8.self)) {
+                            _ = kill(child.pid, SIGKILL)
+                            killed = true
+                        }
                     } else {
                         err += buffer[0..<count]
                     }
@@ -160,7 +190,8 @@ public enum ChildProcess {
         while waitpid(child.pid, &status, 0) == -1 && errno == EINTR {}
         let signalled = (status & 0x7f) != 0 && (status & 0x7f) != 0x7f
         let code = signalled ? 128 + (status & 0x7f) : (status >> 8) & 0xff
-        return ChildResult(status: code, out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self),
-                           timedOut: timedOut, signalled: signalled)
+        return ChildResult(
+            status: code, out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self),
+            timedOut: timedOut, signalled: signalled)
     }
 }

@@ -40,7 +40,9 @@ public final class LogCapture: Sendable {
         }
 
         func log(event: LogEvent) {
-            let record = Record(level: event.level, message: "\(event.message)", metadata: (event.metadata ?? [:]).mapValues { "\($0)" })
+            let record = Record(
+                level: event.level, message: "\(event.message)", metadata: (event.metadata ?? [:]).mapValues { "\($0)" }
+            )
             capture.records.withLock { $0.append(record) }
         }
     }

@@ -40,4 +40,3 @@ public func measureMs<T>(_ operation: () async throws -> T) async rethrows -> (T
     let value = try await operation()
     return (value, (ContinuousClock.now - start).milliseconds)
 }
-

@@ -16,18 +16,24 @@ struct CancellationStressTests {
     @Test func randomCancellationsAmongManyRequestsLeaveNoHandleAndNoCrash() async throws {
         var configuration = CurlHTTPClient.Configuration()
         configuration.maxConnectionsPerHost = 64
-        try await withServer(configuration: configuration, { request in .respond(.text("ok", delay: .microseconds(Int64(request.path.count % 3) * 500))) }) { server, client in
+        try await withServer(
+            configuration: configuration,
+            { request in .respond(.text("ok", delay: .microseconds(Int64(request.path.count % 3) * 500))) }
+        ) { server, client in
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for i in 0..<600 {
                     group.addTask {
-                        let task = Task { try await client.send(HTTPRequest(url: server.baseURL + "/\(i)", timeout: .seconds(5))) }
+                        let task = Task {
+                            try await client.send(HTTPRequest(url: server.baseURL + "/\(i)", timeout: .seconds(5)))
+                        }
                         if i % 2 == 0 {
                             for _ in 0..<(i % 7) { await Task.yield() }
                             task.cancel()
                         }
                         switch await task.result {
                         case .success(let response): return response.status == 200 ? "ok" : "status"
-                        case .failure(let error): return (error as? HTTPClientError)?.code == .cancelled ? "cancelled" : "\(error)"
+                        case .failure(let error):
+                            return (error as? HTTPClientError)?.code == .cancelled ? "cancelled" : "\(error)"
                         }
                     }
                 }

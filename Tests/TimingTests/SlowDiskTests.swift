@@ -38,10 +38,13 @@ struct SlowDiskTests {
 
         // Meanwhile a mediation over other networks answers within its deadline.
         let network = ScriptedAdNetwork(id: "n", fallback: .fill(ecpm: 1, latency: .milliseconds(20)))
-        let mediator = try Mediator(networks: [network], configuration: .init(placements: [
-            "p": PlacementConfiguration(format: "interstitial", lines: [.init(network: "n", placement: "x", timeoutMs: 900)],
-                                        deadlineMs: 1000),
-        ]))
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: .init(placements: [
+                "p": PlacementConfiguration(
+                    format: "interstitial", lines: [.init(network: "n", placement: "x", timeoutMs: 900)],
+                    deadlineMs: 1000)
+            ]))
         let outcome = await mediator.loadWithTrace(AdRequest(placement: "p", format: .interstitial))
         #expect(try outcome.result.get().ad?.networkID == "n", "the mediation filled instead of waiting for the disk")
         #expect(outcome.trace.lines.first?.outcome.name == "fill")

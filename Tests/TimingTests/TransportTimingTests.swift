@@ -18,13 +18,18 @@ struct TransportTimingTests {
             _ = try? await client.send(HTTPRequest(url: server.baseURL, timeout: .milliseconds(1)))
             let ((error, ms), slack) = await SchedulerSlack.around {
                 await measureMs {
-                    await transportError { try await client.send(HTTPRequest(url: server.baseURL, timeout: .milliseconds(timeoutMs))) }
+                    await transportError {
+                        try await client.send(HTTPRequest(url: server.baseURL, timeout: .milliseconds(timeoutMs)))
+                    }
                 }
             }
             let late = 20 + 2 * slack.milliseconds
             #expect(error?.code == .timeout)
-            #expect(ms >= Double(timeoutMs) - 20, "fired early: after \(ms) ms, wanted \(timeoutMs) - 20 at the earliest")
-            #expect(ms <= Double(timeoutMs) + late, "timed out after \(ms) ms, wanted \(timeoutMs) + \(late) (20 + 2 × slack \(slack))")
+            #expect(
+                ms >= Double(timeoutMs) - 20, "fired early: after \(ms) ms, wanted \(timeoutMs) - 20 at the earliest")
+            #expect(
+                ms <= Double(timeoutMs) + late,
+                "timed out after \(ms) ms, wanted \(timeoutMs) + \(late) (20 + 2 × slack \(slack))")
         }
     }
 
@@ -37,34 +42,48 @@ struct TransportTimingTests {
             let (worst, slack) = await SchedulerSlack.around { () async -> Double in
                 var worst = 0.0
                 for _ in 0..<50 {
-                    let (_, ms) = await measureMs { await transportError { try await client.send(HTTPRequest(url: server.baseURL)) } }
+                    let (_, ms) = await measureMs {
+                        await transportError { try await client.send(HTTPRequest(url: server.baseURL)) }
+                    }
                     worst = max(worst, ms)
                 }
                 return worst
             }
             let bound = 100 + 2 * slack.milliseconds
-            #expect(worst <= bound, "the slowest of 50 loopback requests took \(worst) ms, wanted at most \(bound) (100 + 2 × slack \(slack))")
+            #expect(
+                worst <= bound,
+                "the slowest of 50 loopback requests took \(worst) ms, wanted at most \(bound) (100 + 2 × slack \(slack))"
+            )
         }
     }
 
     @Test func requestQueuedBehindConnectionLimitStillTimesOut() async throws {
         var configuration = CurlHTTPClient.Configuration()
         configuration.maxConnectionsPerHost = 1
-        try await withServer(configuration: configuration, { request in
-            .respond(.text("slow", delay: request.path == "/slow" ? .seconds(2) : .zero))
-        }) { server, client in
-            let blocker = Task { try await client.send(HTTPRequest(url: server.baseURL + "/slow", timeout: .seconds(5))) }
+        try await withServer(
+            configuration: configuration,
+            { request in
+                .respond(.text("slow", delay: request.path == "/slow" ? .seconds(2) : .zero))
+            }
+        ) { server, client in
+            let blocker = Task {
+                try await client.send(HTTPRequest(url: server.baseURL + "/slow", timeout: .seconds(5)))
+            }
             // Give the blocker the only connection first.
             while server.requestsReceived == 0 { try await Task.sleep(for: .milliseconds(2)) }
             let ((error, ms), slack) = await SchedulerSlack.around {
                 await measureMs {
-                    await transportError { try await client.send(HTTPRequest(url: server.baseURL + "/queued", timeout: .milliseconds(300))) }
+                    await transportError {
+                        try await client.send(HTTPRequest(url: server.baseURL + "/queued", timeout: .milliseconds(300)))
+                    }
                 }
             }
             let late = 20 + 2 * slack.milliseconds
             #expect(error?.code == .timeout)
             #expect(ms >= 280, "queued request fired early: after \(ms) ms")
-            #expect(ms <= 300 + late, "queued request timed out after \(ms) ms, wanted 300 + \(late) (20 + 2 × slack \(slack))")
+            #expect(
+                ms <= 300 + late,
+                "queued request timed out after \(ms) ms, wanted 300 + \(late) (20 + 2 × slack \(slack))")
             _ = try await blocker.value
         }
     }

@@ -14,7 +14,8 @@ let quiet = Logger(label: "admediation.mediator", factory: { _ in SwiftLogNoOpLo
 func cpuMicros() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
 }
 
 let request = AdRequest(placement: "p", format: .interstitial)
@@ -30,13 +31,16 @@ struct InstantNetwork: AdNetwork {
     let capabilities = AdNetworkCapabilities(formats: ["interstitial"])
     func load(_ request: AdRequest) async throws -> AdLoadResult {
         guard fills else { return .noFill(NoFill(reason: "none")) }
-        return .filled(LoadedAd(networkID: id, placement: request.placement, format: request.format,
-                                creative: AdCreative(id: "c", kind: "image"), ecpm: 1, loadedAt: .zero))
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: request.format,
+                creative: AdCreative(id: "c", kind: "image"), ecpm: 1, loadedAt: .zero))
     }
 }
 let networks = (0..<lineCount).map { i in InstantNetwork(id: "n\(i)", fills: i == lineCount - 1) }
 let configuration = MediationConfiguration(placements: [
-    "p": PlacementConfiguration(format: "interstitial", lines: (0..<lineCount).map { WaterfallLine(network: "n\($0)", placement: "x") }),
+    "p": PlacementConfiguration(
+        format: "interstitial", lines: (0..<lineCount).map { WaterfallLine(network: "n\($0)", placement: "x") })
 ])
 let mediator = try Mediator(networks: networks, configuration: configuration, logger: quiet)
 for _ in 0..<1000 { _ = try await mediator.load(request) }
@@ -56,11 +60,17 @@ let perLine = (mediatedCPU - directCPU) / Double(lineCount)
 let latencies: [Int] = [40, 80, 120, 20]
 func latencyMediator(_ mode: PlacementConfiguration.Mode) throws -> Mediator {
     let nets = latencies.enumerated().map { i, ms in
-        ScriptedAdNetwork(id: "l\(i)", fallback: i == latencies.count - 1 ? .fill(latency: .milliseconds(ms)) : .noFill(latency: .milliseconds(ms)))
+        ScriptedAdNetwork(
+            id: "l\(i)",
+            fallback: i == latencies.count - 1 ? .fill(latency: .milliseconds(ms)) : .noFill(latency: .milliseconds(ms))
+        )
     }
-    return try Mediator(networks: nets, configuration: MediationConfiguration(placements: [
-        "p": PlacementConfiguration(format: "interstitial", mode: mode, lines: nets.map { WaterfallLine(network: $0.id, placement: "x") }),
-    ]), logger: quiet)
+    return try Mediator(
+        networks: nets,
+        configuration: MediationConfiguration(placements: [
+            "p": PlacementConfiguration(
+                format: "interstitial", mode: mode, lines: nets.map { WaterfallLine(network: $0.id, placement: "x") })
+        ]), logger: quiet)
 }
 var decision: [String: [Double]] = [:]
 // Baseline: how late a bare 120 ms sleep wakes on this machine (the lines' own timer overshoot).
@@ -82,8 +92,10 @@ func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 if json {
     let object: [String: Double] = [
-        "direct_cpu_us_per_request": directCPU, "mediated_cpu_us_per_request": mediatedCPU, "overhead_us_per_line": perLine,
-        "decision_parallel_ms": median(decision["parallel"]!), "decision_sequential_ms": median(decision["sequential"]!),
+        "direct_cpu_us_per_request": directCPU, "mediated_cpu_us_per_request": mediatedCPU,
+        "overhead_us_per_line": perLine,
+        "decision_parallel_ms": median(decision["parallel"]!),
+        "decision_sequential_ms": median(decision["sequential"]!),
         "bare_sleep_120ms_ms": median(decision["bare-sleep"]!),
     ]
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -95,7 +107,17 @@ print("|---|---|")
 print(String(format: "| 4 instant networks called directly, CPU µs per request | %.2f |", directCPU))
 print(String(format: "| same 4 networks through the Mediator, CPU µs per request | %.2f |", mediatedCPU))
 print(String(format: "| mediator overhead per line per request (µs) | %.2f |", perLine))
-print(String(format: "| decision latency, parallel (lines 40/80/120 ms no fill, line 4 fills at 20 ms), median ms | %.1f |", median(decision["parallel"]!)))
-print(String(format: "| decision latency, sequential (same lines), median ms | %.1f |", median(decision["sequential"]!)))
-print(String(format: "| a bare 120 ms sleep on this machine (timer overshoot baseline), median ms | %.1f |", median(decision["bare-sleep"]!)))
-print(String(format: "| parallel decision minus the bare-sleep baseline (mediator's own delay), ms | %.2f |", median(decision["parallel"]!) - median(decision["bare-sleep"]!)))
+print(
+    String(
+        format: "| decision latency, parallel (lines 40/80/120 ms no fill, line 4 fills at 20 ms), median ms | %.1f |",
+        median(decision["parallel"]!)))
+print(
+    String(format: "| decision latency, sequential (same lines), median ms | %.1f |", median(decision["sequential"]!)))
+print(
+    String(
+        format: "| a bare 120 ms sleep on this machine (timer overshoot baseline), median ms | %.1f |",
+        median(decision["bare-sleep"]!)))
+print(
+    String(
+        format: "| parallel decision minus the bare-sleep baseline (mediator's own delay), ms | %.2f |",
+        median(decision["parallel"]!) - median(decision["bare-sleep"]!)))

@@ -37,16 +37,31 @@ func throughput(_ request: HTTPRequest, concurrency: Int = 8) async throws -> Do
     return Double(total) / (ContinuousClock.now - start).seconds
 }
 
-let raw = try LoopbackHTTPServer { _ in .respond(.init(headers: [("Content-Type", "application/json")], body: Array("{}".utf8))) }
+let raw = try LoopbackHTTPServer { _ in
+    .respond(.init(headers: [("Content-Type", "application/json")], body: Array("{}".utf8)))
+}
 let sandbox = try await DemandSandbox.start()
 let gcAuth: HTTPHeaders = ["Authorization": "Bearer gc_test_demo"]
 let marsBody = Data(#"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":null}]}"#.utf8)
 let routes: [(String, HTTPRequest)] = [
     ("raw LoopbackHTTPServer (ceiling)", HTTPRequest(url: raw.baseURL + "/")),
     ("sandbox: unknown route (404)", HTTPRequest(url: sandbox.rootURL + "/nothing")),
-    ("sandbox: GrowthCat catalog", HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=home_banner", headers: gcAuth)),
-    ("sandbox: MARS POST /v1/ads", HTTPRequest(method: .post, url: sandbox.marsBaseURL + "ads", headers: ["Content-Type": "application/json"], body: marsBody)),
-    ("sandbox: app-open ad", HTTPRequest(url: sandbox.appOpenBaseURL + "/appopen/v1/ad?ad_unit_id=ca-app-pub-3940256099942544/5575463023&request_id=r")),
+    (
+        "sandbox: GrowthCat catalog",
+        HTTPRequest(url: sandbox.growthcatBaseURL + "/v1/ads/catalog?placement_key=home_banner", headers: gcAuth)
+    ),
+    (
+        "sandbox: MARS POST /v1/ads",
+        HTTPRequest(
+            method: .post, url: sandbox.marsBaseURL + "ads", headers: ["Content-Type": "application/json"],
+            body: marsBody)
+    ),
+    (
+        "sandbox: app-open ad",
+        HTTPRequest(
+            url: sandbox.appOpenBaseURL
+                + "/appopen/v1/ad?ad_unit_id=ca-app-pub-3940256099942544/5575463023&request_id=r")
+    ),
 ]
 say("| route (CurlHTTPClient, c=8, \(total) requests) | requests/s |")
 say("|---|---|")
@@ -72,14 +87,17 @@ func percentiles(_ options: MozAdsRequestOptions?, count: Int) async throws -> (
     samples.sort()
     return (samples[samples.count / 2], samples[samples.count * 99 / 100])
 }
-_ = try await mars.requestTileAds(placements)   // store once
+_ = try await mars.requestTileAds(placements)  // store once
 let hit = try await percentiles(nil, count: 2000)
 let network = try await percentiles(MozAdsRequestOptions(cachePolicy: .init(mode: .networkFirst)), count: 2000)
 say("")
 say("| MARS requestTileAds (2000 each) | p50 µs | p99 µs |")
 say("|---|---|---|")
 say(String(format: "| cache hit (cacheFirst, SQLite WAL) | %.0f | %.0f |", hit.p50, hit.p99))
-say(String(format: "| network round trip to the sandbox (networkFirst, stores too) | %.0f | %.0f |", network.p50, network.p99))
+say(
+    String(
+        format: "| network round trip to the sandbox (networkFirst, stores too) | %.0f | %.0f |", network.p50,
+        network.p99))
 say(String(format: "| ratio network / hit at p50 | %.1fx | |", network.p50 / hit.p50))
 figures["mars cache hit p50 us"] = hit.p50
 figures["mars cache hit p99 us"] = hit.p99

@@ -5,10 +5,11 @@ import AdMediation
 import AsyncHTTPClient
 import CurlTransport
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import LoopbackServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 if CommandLine.arguments.dropFirst().first == "serve" {
     let body = [UInt8](repeating: 0x61, count: 100)
@@ -27,21 +28,26 @@ child.arguments = ["serve"]
 let pipe = Pipe()
 child.standardOutput = pipe
 try child.run()
-let portLine = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+let portLine = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(
+    in: .whitespacesAndNewlines)
 let url = "http://127.0.0.1:\(portLine)/bench"
 defer { kill(child.processIdentifier, SIGKILL) }
 
 func cpuMicros() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
 }
 
-struct Cell { var rps: Double; var cpuPerRequest: Double }
+struct Cell {
+    var rps: Double
+    var cpuPerRequest: Double
+}
 
 /// Runs `total` requests with `concurrency` workers; returns requests/s and client CPU µs per request.
 func measure(concurrency: Int, total: Int, _ send: @escaping @Sendable () async throws -> Void) async throws -> Cell {
-    for _ in 0..<min(200, total) { try await send() }   // warm-up: connections, caches
+    for _ in 0..<min(200, total) { try await send() }  // warm-up: connections, caches
     let cpu0 = cpuMicros()
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -70,14 +76,20 @@ let urlRequest = URLRequest(url: URL(string: url)!)
 
 let clients: [(String, @Sendable () async throws -> Void)] = [
     ("CurlHTTPClient", { _ = try await curl.send(request) }),
-    ("URLSession", {
-        let (data, _) = try await session.data(for: urlRequest)
-        precondition(data.count == 100)
-    }),
-    ("AsyncHTTPClient", {
-        let response = try await ahc.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 20)
-    }),
+    (
+        "URLSession",
+        {
+            let (data, _) = try await session.data(for: urlRequest)
+            precondition(data.count == 100)
+        }
+    ),
+    (
+        "AsyncHTTPClient",
+        {
+            let response = try await ahc.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            _ = try await response.body.collect(upTo: 1 << 20)
+        }
+    ),
 ]
 
 var table: [String: [Int: Cell]] = [:]
@@ -89,7 +101,10 @@ for (name, send) in clients where only == nil || only == name {
         let total = name == "URLSession" ? max(500, requestsPerCell / 5) : requestsPerCell
         let cell = try await measure(concurrency: concurrency, total: total, send)
         table[name, default: [:]][concurrency] = cell
-        FileHandle.standardError.write(Data("\(name) c=\(concurrency): \(Int(cell.rps)) req/s, \(String(format: "%.1f", cell.cpuPerRequest)) µs CPU/req\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "\(name) c=\(concurrency): \(Int(cell.rps)) req/s, \(String(format: "%.1f", cell.cpuPerRequest)) µs CPU/req\n"
+                    .utf8))
     }
 }
 try await ahc.shutdown().get()
@@ -107,17 +122,21 @@ if json {
     print(String(decoding: data, as: UTF8.self))
 }
 if only != nil || json {
-    kill(child.processIdentifier, SIGKILL)   // `exit` skips the `defer` above
+    kill(child.processIdentifier, SIGKILL)  // `exit` skips the `defer` above
     exit(0)
 }
 print("| client | c=1 req/s | c=8 req/s | c=64 req/s | CPU µs/req c=1 | CPU µs/req c=8 | CPU µs/req c=64 |")
 print("|---|---|---|---|---|---|---|")
 for (name, _) in clients {
     let row = table[name]!
-    print("| \(name) | \(Int(row[1]!.rps)) | \(Int(row[8]!.rps)) | \(Int(row[64]!.rps)) | " +
-          String(format: "%.1f | %.1f | %.1f |", row[1]!.cpuPerRequest, row[8]!.cpuPerRequest, row[64]!.cpuPerRequest))
+    print(
+        "| \(name) | \(Int(row[1]!.rps)) | \(Int(row[8]!.rps)) | \(Int(row[64]!.rps)) | "
+            + String(
+                format: "%.1f | %.1f | %.1f |", row[1]!.cpuPerRequest, row[8]!.cpuPerRequest, row[64]!.cpuPerRequest))
 }
 let c8 = table["CurlHTTPClient"]![8]!.rps
 print("")
-print(String(format: "ratios at c=8: curl/URLSession = %.1fx, curl/AsyncHTTPClient = %.2fx",
-             c8 / table["URLSession"]![8]!.rps, c8 / table["AsyncHTTPClient"]![8]!.rps))
+print(
+    String(
+        format: "ratios at c=8: curl/URLSession = %.1fx, curl/AsyncHTTPClient = %.2fx",
+        c8 / table["URLSession"]![8]!.rps, c8 / table["AsyncHTTPClient"]![8]!.rps))

@@ -23,13 +23,16 @@ public struct MediationConfiguration: Codable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         placements = try container.decode([String: PlacementConfiguration].self, forKey: .placements)
-        circuitBreaker = try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init()
+        circuitBreaker =
+            try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init()
     }
 
     /// Decodes JSON, turning decoding failures into a ``AdError/Code/configuration`` error that names the field
     /// path (`placements.home.lines[1].timeout_ms: expected a number`).
     public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
-        if let violation = JSONLimits().violation(in: json) { throw AdError(.configuration, "configuration: \(violation)") }
+        if let violation = JSONLimits().violation(in: json) {
+            throw AdError(.configuration, "configuration: \(violation)")
+        }
         do {
             return try JSONDecoder().decode(MediationConfiguration.self, from: json)
         } catch let error as DecodingError {
@@ -144,7 +147,10 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         size = try c.decodeIfPresent(String.self, forKey: .size)
         mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
         bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders) ?? []
-        lines = try bidders.isEmpty ? c.decode([WaterfallLine].self, forKey: .lines) : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
+        lines =
+            try bidders.isEmpty
+            ? c.decode([WaterfallLine].self, forKey: .lines)
+            : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
         auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction) ?? .firstPrice
         optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
         arms = try c.decodeIfPresent([PlacementArm].self, forKey: .arms) ?? []
@@ -163,13 +169,22 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
 
     func validate(path: String, networks: [String: Set<String>]) throws(AdError) {
         guard AdFormat.allNames.contains(format) else {
-            throw AdError(.configuration, "\(path).format: unknown format \"\(format)\" (expected one of \(AdFormat.allNames.joined(separator: ", ")))")
+            throw AdError(
+                .configuration,
+                "\(path).format: unknown format \"\(format)\" (expected one of \(AdFormat.allNames.joined(separator: ", ")))"
+            )
         }
         if format == "banner" {
-            guard let size else { throw AdError(.configuration, "\(path).size: a banner placement needs a size such as \"320x50\"") }
-            guard BannerSize(parsing: size) != nil else { throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"") }
+            guard let size else {
+                throw AdError(.configuration, "\(path).size: a banner placement needs a size such as \"320x50\"")
+            }
+            guard BannerSize(parsing: size) != nil else {
+                throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"")
+            }
         }
-        if lines.isEmpty && bidders.isEmpty { throw AdError(.configuration, "\(path).lines: the waterfall is empty (and there are no bidders)") }
+        if lines.isEmpty && bidders.isEmpty {
+            throw AdError(.configuration, "\(path).lines: the waterfall is empty (and there are no bidders)")
+        }
         if !(1...64).contains(maxInFlight) {
             throw AdError(.configuration, "\(path).max_in_flight: must be 1…64, got \(maxInFlight)")
         }
@@ -180,12 +195,18 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             throw AdError(.configuration, "\(path).frequency_cap: must be 1…1000000, got \(cap)")
         }
         if !(frequencyWindowS > 0 && frequencyWindowS <= Limits.maxSeconds) {
-            throw AdError(.configuration, "\(path).frequency_window_s: must be over 0 and at most \(Int(Limits.maxSeconds)), got \(frequencyWindowS)")
+            throw AdError(
+                .configuration,
+                "\(path).frequency_window_s: must be over 0 and at most \(Int(Limits.maxSeconds)), got \(frequencyWindowS)"
+            )
         }
         if let interval = minIntervalS, !(interval >= 0 && interval <= Limits.maxSeconds) {
-            throw AdError(.configuration, "\(path).min_interval_s: must be 0…\(Int(Limits.maxSeconds)), got \(interval)")
+            throw AdError(
+                .configuration, "\(path).min_interval_s: must be 0…\(Int(Limits.maxSeconds)), got \(interval)")
         }
-        if let label = abLabel, !(1...64).contains(label.utf8.count) || !label.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+        if let label = abLabel,
+            !(1...64).contains(label.utf8.count) || !label.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        {
             throw AdError(.configuration, "\(path).ab_label: must be 1…64 printable ASCII characters without spaces")
         }
         var seen: [String: Int] = [:]
@@ -196,11 +217,16 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
                 throw AdError(.configuration, "\(linePath).network: unknown network \"\(line.network)\"")
             }
             if !formats.contains(format) {
-                throw AdError(.configuration, "\(linePath).network: network \"\(line.network)\" does not serve format \"\(format)\"")
+                throw AdError(
+                    .configuration,
+                    "\(linePath).network: network \"\(line.network)\" does not serve format \"\(format)\"")
             }
             let key = "\(line.network)\u{0}\(line.placement)"
             if let first = seen[key] {
-                throw AdError(.configuration, "\(linePath): duplicate of lines[\(first)] (network \"\(line.network)\", placement \"\(line.placement)\")")
+                throw AdError(
+                    .configuration,
+                    "\(linePath): duplicate of lines[\(first)] (network \"\(line.network)\", placement \"\(line.placement)\")"
+                )
             }
             seen[key] = index
         }
@@ -211,11 +237,16 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
                 throw AdError(.configuration, "\(bidderPath).network: unknown network \"\(bidder.network)\"")
             }
             if !formats.contains(format) {
-                throw AdError(.configuration, "\(bidderPath).network: network \"\(bidder.network)\" does not serve format \"\(format)\"")
+                throw AdError(
+                    .configuration,
+                    "\(bidderPath).network: network \"\(bidder.network)\" does not serve format \"\(format)\"")
             }
             let key = "bid\u{0}\(bidder.network)\u{0}\(bidder.placement)"
             if let first = seen[key] {
-                throw AdError(.configuration, "\(bidderPath): duplicate of bidders[\(first)] (network \"\(bidder.network)\", placement \"\(bidder.placement)\")")
+                throw AdError(
+                    .configuration,
+                    "\(bidderPath): duplicate of bidders[\(first)] (network \"\(bidder.network)\", placement \"\(bidder.placement)\")"
+                )
             }
             seen[key] = index
         }
@@ -223,9 +254,12 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         var labels: Set<String> = []
         for (index, arm) in arms.enumerated() {
             let armPath = "\(path).arms[\(index)]"
-            if !labels.insert(arm.label).inserted { throw AdError(.configuration, "\(armPath).label: \"\(arm.label.prefix(64))\" is used twice") }
+            if !labels.insert(arm.label).inserted {
+                throw AdError(.configuration, "\(armPath).label: \"\(arm.label.prefix(64))\" is used twice")
+            }
             if !(arm.weight.isFinite && arm.weight > 0 && arm.weight <= 1_000_000) {
-                throw AdError(.configuration, "\(armPath).weight: must be over 0 and at most 1000000, got \(arm.weight)")
+                throw AdError(
+                    .configuration, "\(armPath).weight: must be over 0 and at most 1000000, got \(arm.weight)")
             }
             var variant = arm.apply(to: self)
             variant.arms = []
@@ -254,8 +288,11 @@ public struct PlacementArm: Codable, Sendable, Hashable {
     public var optimizer: OptimizerConfiguration?
 
     /// Creates an arm.
-    public init(label: String, weight: Double = 1, lines: [WaterfallLine]? = nil, bidders: [BidderLine]? = nil, auction: AuctionType? = nil,
-                optimizer: OptimizerConfiguration? = nil) {
+    public init(
+        label: String, weight: Double = 1, lines: [WaterfallLine]? = nil, bidders: [BidderLine]? = nil,
+        auction: AuctionType? = nil,
+        optimizer: OptimizerConfiguration? = nil
+    ) {
         self.label = label
         self.weight = weight
         self.lines = lines
@@ -332,7 +369,8 @@ public struct BidderLine: Codable, Sendable, Hashable {
     }
 
     func validate(path: String) throws(AdError) {
-        try WaterfallLine(network: network, placement: placement, floorEcpm: floorEcpm, timeoutMs: timeoutMs).validate(path: path)
+        try WaterfallLine(network: network, placement: placement, floorEcpm: floorEcpm, timeoutMs: timeoutMs).validate(
+            path: path)
     }
 
     var timeout: Duration { .milliseconds(min(max(timeoutMs, 1), Limits.maxMilliseconds)) }
@@ -382,7 +420,8 @@ public struct OptimizerConfiguration: Codable, Sendable, Hashable {
             throw AdError(.configuration, "\(path).half_life_requests: must be 1…100000000, got \(halfLifeRequests)")
         }
         for (position, index) in pinned.enumerated() where !(0..<lineCount).contains(index) {
-            throw AdError(.configuration, "\(path).pinned[\(position)]: no line \(index) (the waterfall has \(lineCount))")
+            throw AdError(
+                .configuration, "\(path).pinned[\(position)]: no line \(index) (the waterfall has \(lineCount))")
         }
         if Set(pinned).count != pinned.count { throw AdError(.configuration, "\(path).pinned: a line is pinned twice") }
     }
@@ -403,7 +442,9 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
     public var ecpm: Double?
 
     /// Creates a line.
-    public init(network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 1000, ecpm: Double? = nil) {
+    public init(
+        network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 1000, ecpm: Double? = nil
+    ) {
         self.ecpm = ecpm
         self.network = network
         self.placement = placement
@@ -487,7 +528,8 @@ extension KeyedDecodingContainer {
     func decodeWholeIfPresent(forKey key: Key) throws -> Int? {
         guard let number = try decodeIfPresent(Double.self, forKey: key) else { return nil }
         guard let whole = OutsideValue.integer(number, in: Int.min...Int.max) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "must be a whole number, got \(number)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: codingPath + [key], debugDescription: "must be a whole number, got \(number)"))
         }
         return whole
     }

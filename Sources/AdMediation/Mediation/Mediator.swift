@@ -43,7 +43,9 @@ public final class Mediator: AdNetwork {
     ) throws(AdError) {
         var byID: [String: any AdNetwork] = [:]
         for network in networks {
-            if byID[network.id] != nil { throw AdError(.configuration, "networks: two networks share the id \"\(network.id)\"") }
+            if byID[network.id] != nil {
+                throw AdError(.configuration, "networks: two networks share the id \"\(network.id)\"")
+            }
             byID[network.id] = network
         }
         try configuration.validate(networks: byID.mapValues { $0.capabilities.formats })
@@ -66,11 +68,13 @@ public final class Mediator: AdNetwork {
         }
         for (placementID, placement) in configuration.placements {
             if let optimizer = placement.optimizer, placement.arms.isEmpty {
-                state.optimizers[placementID] = WaterfallOptimizer(configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
+                state.optimizers[placementID] = WaterfallOptimizer(
+                    configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
             }
             for arm in placement.arms {
                 if let optimizer = placement.variant(arm).optimizer {
-                    state.optimizers["\(placementID)#\(arm.label)"] = WaterfallOptimizer(configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
+                    state.optimizers["\(placementID)#\(arm.label)"] = WaterfallOptimizer(
+                        configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
                 }
             }
         }
@@ -102,7 +106,11 @@ public final class Mediator: AdNetwork {
         let placements = shared.withLock { Array($0.optimizers.keys) }
         for placement in placements.sorted() {
             guard let data = try await store.load(key: "optimizer/\(placement)") else { continue }
-            if JSONLimits(maxBytes: 1 << 20, maxDepth: 4, maxStringBytes: 4096, maxItems: 10_000).violation(in: data) != nil { continue }
+            if JSONLimits(maxBytes: 1 << 20, maxDepth: 4, maxStringBytes: 4096, maxItems: 10_000).violation(in: data)
+                != nil
+            {
+                continue
+            }
             guard let saved = try? JSONDecoder().decode([String: LineStatistics].self, from: data) else { continue }
             shared.withLock { $0.optimizers[placement]?.restore(saved) }
         }
@@ -193,8 +201,10 @@ public final class Mediator: AdNetwork {
             case .timeout: code = "timeout"
             default: break
             }
-            metrics.counter("admediation_line_outcomes_total",
-                            [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)]).increment()
+            metrics.counter(
+                "admediation_line_outcomes_total",
+                [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)]
+            ).increment()
             if let latency = line.latency {
                 metrics.timer("admediation_line_latency", [("placement", placement), ("network", line.network)])
                     .recordNanoseconds(latency.nanosecondsClamped)
@@ -215,8 +225,13 @@ public final class Mediator: AdNetwork {
             case .lost(let reason, _)?: result = "lost_\(reason.code)"
             case nil: break
             }
-            metrics.counter("admediation_bid_outcomes_total",
-                            [("placement", placement), ("network", bid.network), ("outcome", bid.outcome.name), ("auction", result)]).increment()
+            metrics.counter(
+                "admediation_bid_outcomes_total",
+                [
+                    ("placement", placement), ("network", bid.network), ("outcome", bid.outcome.name),
+                    ("auction", result),
+                ]
+            ).increment()
             if let latency = bid.latency {
                 metrics.timer("admediation_bid_latency", [("placement", placement), ("network", bid.network)])
                     .recordNanoseconds(latency.nanosecondsClamped)
@@ -225,16 +240,24 @@ public final class Mediator: AdNetwork {
         let milliseconds = "\(Int(outcome.trace.duration.milliseconds.rounded()))"
         switch outcome.result {
         case .success(.filled(let ad)):
-            metrics.counter("admediation_fills_total", [("placement", placement), ("network", ad.networkID)]).increment()
-            var metadata: Logger.Metadata = ["placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)"]
+            metrics.counter("admediation_fills_total", [("placement", placement), ("network", ad.networkID)])
+                .increment()
+            var metadata: Logger.Metadata = [
+                "placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)",
+            ]
             if let label = outcome.trace.abLabel { metadata["ab_label"] = "\(label)" }
             logger.info("filled", metadata: metadata)
         case .success(.noFill(let noFill)):
             metrics.counter("admediation_no_fills_total", [("placement", placement)]).increment()
-            logger.info("no fill", metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
+            logger.info(
+                "no fill",
+                metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
         case .failure(let error):
-            metrics.counter("admediation_errors_total", [("placement", placement), ("code", error.code.name)]).increment()
-            logger.info("failed", metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
+            metrics.counter("admediation_errors_total", [("placement", placement), ("code", error.code.name)])
+                .increment()
+            logger.info(
+                "failed",
+                metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
         }
     }
 
@@ -242,12 +265,15 @@ public final class Mediator: AdNetwork {
     /// (millionths of a US dollar), by placement, network and revenue precision (and A/B label when the placement has
     /// one), and an info log line with the revenue.
     private func observeImpression(_ revenue: ImpressionRevenue) {
-        var dimensions = [("placement", revenue.placement), ("network", revenue.networkID), ("precision", revenue.precision.rawValue)]
+        var dimensions = [
+            ("placement", revenue.placement), ("network", revenue.networkID), ("precision", revenue.precision.rawValue),
+        ]
         if let label = revenue.line?.abLabel { dimensions.append(("ab_label", label)) }
         metrics.counter("admediation_impressions_total", dimensions).increment()
         metrics.counter("admediation_impression_revenue_micros", dimensions).increment(by: revenue.micros)
         var metadata: Logger.Metadata = [
-            "placement": "\(revenue.placement)", "network": "\(revenue.networkID)", "precision": "\(revenue.precision.rawValue)",
+            "placement": "\(revenue.placement)", "network": "\(revenue.networkID)",
+            "precision": "\(revenue.precision.rawValue)",
             "revenue_usd": "\(revenue.value)",
         ]
         if let line = revenue.line {
@@ -269,18 +295,28 @@ public final class Mediator: AdNetwork {
         let lineIDs = placement.lines.map { (network: $0.network, placement: $0.placement) }
         if format.name != request.format.name {
             return MediationOutcome(
-                result: .failure(AdError(.configuration, "placement \"\(request.placement)\" serves \(format), not \(request.format)")),
+                result: .failure(
+                    AdError(
+                        .configuration, "placement \"\(request.placement)\" serves \(format), not \(request.format)")),
                 trace: MediationTrace(placement: request.placement, lines: [], winnerIndex: nil, duration: .zero))
         }
 
         // Frequency cap and pacing: every line is skipped, and the answer is no fill.
         let window = OutsideValue.duration(seconds: placement.frequencyWindowS) ?? .seconds(3600)
         let minInterval = placement.minIntervalS.flatMap { OutsideValue.duration(seconds: $0) }
-        if let reason = shared.withLock({ $0.pacing[request.placement, default: .init()].block(at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval) }) {
-            let lines = lineIDs.map { LineTrace(network: $0.network, placement: $0.placement, outcome: .skipped(reason), latency: nil, ecpm: nil) }
+        if let reason = shared.withLock({
+            $0.pacing[request.placement, default: .init()].block(
+                at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval)
+        }) {
+            let lines = lineIDs.map {
+                LineTrace(
+                    network: $0.network, placement: $0.placement, outcome: .skipped(reason), latency: nil, ecpm: nil)
+            }
             return MediationOutcome(
                 result: .success(.noFill(NoFill(reason: reason.rawValue))),
-                trace: MediationTrace(placement: request.placement, lines: lines, winnerIndex: nil, duration: .zero, abLabel: placement.abLabel))
+                trace: MediationTrace(
+                    placement: request.placement, lines: lines, winnerIndex: nil, duration: .zero,
+                    abLabel: placement.abLabel))
         }
 
         var deadline = now + .milliseconds(min(max(placement.deadlineMs, 1), Limits.maxMilliseconds))
@@ -290,17 +326,20 @@ public final class Mediator: AdNetwork {
         var bids: [BidTrace] = []
         var valid: [(index: Int, ad: LoadedAd, price: Double)] = []
         if !placement.bidders.isEmpty {
-            let answers = await collectBids(request, format: format, placement: placement, deadline: deadline, tracer: tracer)
+            let answers = await collectBids(
+                request, format: format, placement: placement, deadline: deadline, tracer: tracer)
             (bids, valid) = Self.classify(answers, bidders: placement.bidders, at: clock.now)
             valid.sort { $0.price != $1.price ? $0.price > $1.price : $0.index < $1.index }
         }
         let bestBid = valid.first
 
         // 2. The waterfall: the optimizer's order (or the configured one), lines that cannot beat the best bid left out.
-        let order = placement.optimizer == nil
+        let order =
+            placement.optimizer == nil
             ? Array(placement.lines.indices)
             : shared.withLock { $0.optimizers[optimizerKey]?.order(placement.lines) } ?? Array(placement.lines.indices)
-        let eligible = order.filter { index in bestBid.map { Self.price(of: placement.lines[index]) > $0.price } ?? true }
+        let eligible = order.filter { index in bestBid.map { Self.price(of: placement.lines[index]) > $0.price } ?? true
+        }
         let lines = eligible.map { placement.lines[$0] }
         var machine = WaterfallStateMachine(
             lines: lines.map { .init(floor: $0.floorEcpm, timeout: $0.timeout) },
@@ -308,15 +347,22 @@ public final class Mediator: AdNetwork {
             startedAt: now,
             deadline: deadline)
         var cancelled = Task.isCancelled
-        if !cancelled { cancelled = await drive(&machine, request: request, format: format, lines: lines, deadline: deadline, tracer: tracer) }
+        if !cancelled {
+            cancelled = await drive(
+                &machine, request: request, format: format, lines: lines, deadline: deadline, tracer: tracer)
+        }
         let end = clock.now
-        let tried = machine.trace(placement: request.placement, lines: lines.map { ($0.network, $0.placement) }, at: end)
+        let tried = machine.trace(
+            placement: request.placement, lines: lines.map { ($0.network, $0.placement) }, at: end)
         var traced = placement.lines.map {
-            LineTrace(network: $0.network, placement: $0.placement, outcome: .skipped(bestBid == nil ? .notReached : .outbid), latency: nil, ecpm: nil)
+            LineTrace(
+                network: $0.network, placement: $0.placement, outcome: .skipped(bestBid == nil ? .notReached : .outbid),
+                latency: nil, ecpm: nil)
         }
         for (position, index) in eligible.enumerated() { traced[index] = tried.lines[position] }
         var trace = MediationTrace(
-            placement: request.placement, lines: traced, winnerIndex: nil, duration: tried.duration, abLabel: placement.abLabel, bids: bids,
+            placement: request.placement, lines: traced, winnerIndex: nil, duration: tried.duration,
+            abLabel: placement.abLabel, bids: bids,
             order: order)
         if placement.optimizer != nil {
             shared.withLock { $0.optimizers[optimizerKey]?.observe(trace, lines: placement.lines) }
@@ -333,27 +379,41 @@ public final class Mediator: AdNetwork {
         if cancelled {
             machine.winner?.invalidate()
             settleBids(except: nil, .lost(reason: .internalError, winningPrice: nil))
-            return MediationOutcome(result: .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled")), trace: trace)
+            return MediationOutcome(
+                result: .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled")),
+                trace: trace)
         }
         let lineWinner = machine.winner.flatMap { ad in tried.winnerIndex.map { (index: eligible[$0], ad: ad) } }
-        let linePrice = lineWinner.map { $0.ad.ecpm ?? placement.lines[$0.index].ecpm ?? placement.lines[$0.index].floorEcpm ?? 0 }
+        let linePrice = lineWinner.map {
+            $0.ad.ecpm ?? placement.lines[$0.index].ecpm ?? placement.lines[$0.index].floorEcpm ?? 0
+        }
         if let bid = bestBid, linePrice.map({ bid.price > $0 }) ?? true {
             lineWinner?.ad.invalidate()
-            let clearing = Self.clearingPrice(of: bid, among: valid, auction: placement.auction, floor: placement.bidders[bid.index].floorEcpm)
+            let clearing = Self.clearingPrice(
+                of: bid, among: valid, auction: placement.auction, floor: placement.bidders[bid.index].floorEcpm)
             bid.ad.settleAuction(.won(clearingPrice: clearing))
             trace.bids[bid.index].auction = .won(clearingPrice: clearing)
             trace.winningBid = bid.index
             settleBids(except: bid.index, .lost(reason: .lostToHigherBid, winningPrice: clearing))
             let bidder = placement.bidders[bid.index]
-            let winning = WinningLine(index: bid.index, network: bidder.network, networkPlacement: bidder.placement, abLabel: placement.abLabel)
+            let winning = WinningLine(
+                index: bid.index, network: bidder.network, networkPlacement: bidder.placement,
+                abLabel: placement.abLabel)
             return MediationOutcome(
-                result: .success(.filled(wrap(bid.ad, request: request, placement: placement, ecpm: clearing, precision: .exact, winning: winning, isBid: true))),
+                result: .success(
+                    .filled(
+                        wrap(
+                            bid.ad, request: request, placement: placement, ecpm: clearing, precision: .exact,
+                            winning: winning, isBid: true))),
                 trace: trace)
         }
         guard let winner = lineWinner, let price = linePrice else {
             if end >= deadline {
                 let ms = Int((deadline - now).milliseconds)
-                return MediationOutcome(result: .failure(AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline")), trace: trace)
+                return MediationOutcome(
+                    result: .failure(
+                        AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline")),
+                    trace: trace)
             }
             return MediationOutcome(result: .success(.noFill(NoFill(reason: "waterfall exhausted"))), trace: trace)
         }
@@ -362,16 +422,25 @@ public final class Mediator: AdNetwork {
         settleBids(except: nil, .lost(reason: .lostToHigherBid, winningPrice: price))
         // A fill the network did not price takes the line's publisher-defined price, if the line has one.
         let line = placement.lines[winner.index]
-        let (ecpm, precision) = winner.ad.ecpm != nil ? (winner.ad.ecpm, winner.ad.pricePrecision) : (line.ecpm, RevenuePrecision.publisherDefined)
-        let winning = WinningLine(index: winner.index, network: line.network, networkPlacement: line.placement, abLabel: placement.abLabel)
+        let (ecpm, precision) =
+            winner.ad.ecpm != nil
+            ? (winner.ad.ecpm, winner.ad.pricePrecision) : (line.ecpm, RevenuePrecision.publisherDefined)
+        let winning = WinningLine(
+            index: winner.index, network: line.network, networkPlacement: line.placement, abLabel: placement.abLabel)
         return MediationOutcome(
-            result: .success(.filled(wrap(winner.ad, request: request, placement: placement, ecpm: ecpm, precision: precision, winning: winning, isBid: false))),
+            result: .success(
+                .filled(
+                    wrap(
+                        winner.ad, request: request, placement: placement, ecpm: ecpm, precision: precision,
+                        winning: winning, isBid: false))),
             trace: trace)
     }
 
     /// The arm a request runs, and the key of its optimizer state (`placement`, or `placement#label` for an arm). With
     /// a user id the choice is sticky: an FNV-1a hash of placement and user picks the arm, so a user sees one arm.
-    static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> (PlacementConfiguration, String) {
+    static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> (
+        PlacementConfiguration, String
+    ) {
         guard !placement.arms.isEmpty else { return (placement, id) }
         let total = placement.arms.reduce(0) { $0 + $1.weight }
         var point: Double
@@ -408,7 +477,8 @@ public final class Mediator: AdNetwork {
     /// The ad handed to the app: the winner's creative under the mediated placement, with its price and winning line;
     /// its impression counts toward the placement's cap and pacing and its revenue metrics.
     private func wrap(
-        _ ad: LoadedAd, request: AdRequest, placement: PlacementConfiguration, ecpm: Double?, precision: RevenuePrecision,
+        _ ad: LoadedAd, request: AdRequest, placement: PlacementConfiguration, ecpm: Double?,
+        precision: RevenuePrecision,
         winning: WinningLine, isBid: Bool
     ) -> LoadedAd {
         var winning = winning
@@ -423,11 +493,16 @@ public final class Mediator: AdNetwork {
             loadedAt: ad.loadedAt,
             expiresAt: ad.expiresAt,
             adapterData: ad.adapterData,
-            reporter: MediatedAdReporter(inner: ad, onImpression: { [self] revenue in
-                let at = clock.now
-                shared.withLock { $0.pacing[request.placement, default: .init()].record(at, window: window, cap: placement.frequencyCap) }
-                observeImpression(revenue)
-            }),
+            reporter: MediatedAdReporter(
+                inner: ad,
+                onImpression: { [self] revenue in
+                    let at = clock.now
+                    shared.withLock {
+                        $0.pacing[request.placement, default: .init()].record(
+                            at, window: window, cap: placement.frequencyCap)
+                    }
+                    observeImpression(revenue)
+                }),
             pricePrecision: precision,
             winningLine: winning)
     }
@@ -443,7 +518,8 @@ public final class Mediator: AdNetwork {
     /// floor. A timer at the latest bidder deadline cancels those still running (they count as timeouts); their late
     /// answers are invalidated. Breakers apply as for lines.
     private func collectBids(
-        _ request: AdRequest, format: AdFormat, placement: PlacementConfiguration, deadline: AdInstant, tracer: any Tracer
+        _ request: AdRequest, format: AdFormat, placement: PlacementConfiguration, deadline: AdInstant,
+        tracer: any Tracer
     ) async -> [BidAnswer] {
         let start = clock.now
         var answers = Array(repeating: BidAnswer(), count: placement.bidders.count)
@@ -466,7 +542,9 @@ public final class Mediator: AdNetwork {
                 latest = max(latest, clock.now + min(bidder.timeout, remaining))
                 let cancellation = ChildCancellation()
                 running[index] = (cancellation, admission == .probe)
-                group.addTask { (index, await cancellation.run { await Self.tracedLoad(bidRequest, from: network, tracer: tracer) }) }
+                group.addTask {
+                    (index, await cancellation.run { await Self.tracedLoad(bidRequest, from: network, tracer: tracer) })
+                }
             }
             let timer = ChildCancellation()
             group.addTask { [clock, latest] in
@@ -480,7 +558,9 @@ public final class Mediator: AdNetwork {
                         answers[index].timedOut = true
                         answers[index].latency = clock.now - start
                         entry.cancellation.cancel()
-                        recordBreaker(placement.bidders[index].network, probe: entry.probe, Task.isCancelled ? .abandoned : .failure)
+                        recordBreaker(
+                            placement.bidders[index].network, probe: entry.probe,
+                            Task.isCancelled ? .abandoned : .failure)
                     }
                     running = [:]
                     continue
@@ -494,11 +574,12 @@ public final class Mediator: AdNetwork {
                 }
                 answers[index].result = result
                 answers[index].latency = clock.now - start
-                let event: WaterfallStateMachine.BreakerEvent = switch result {
-                case .success: .success
-                case .failure(let error) where error.code == .cancelled: .abandoned
-                case .failure: .failure
-                }
+                let event: WaterfallStateMachine.BreakerEvent =
+                    switch result {
+                    case .success: .success
+                    case .failure(let error) where error.code == .cancelled: .abandoned
+                    case .failure: .failure
+                    }
                 recordBreaker(placement.bidders[index].network, probe: entry.probe, event)
                 if running.isEmpty { timer.cancel() }
             }
@@ -515,7 +596,9 @@ public final class Mediator: AdNetwork {
         var valid: [(index: Int, ad: LoadedAd, price: Double)] = []
         for (index, answer) in answers.enumerated() {
             let bidder = bidders[index]
-            var trace = BidTrace(network: bidder.network, placement: bidder.placement, outcome: .skipped(.notReached), latency: answer.latency)
+            var trace = BidTrace(
+                network: bidder.network, placement: bidder.placement, outcome: .skipped(.notReached),
+                latency: answer.latency)
             func reject(_ ad: LoadedAd, _ outcome: LineOutcome, _ reason: AuctionLossReason) {
                 trace.outcome = outcome
                 trace.auction = .lost(reason: reason, winningPrice: nil)
@@ -545,11 +628,12 @@ public final class Mediator: AdNetwork {
                 case .success(.noFill(let noFill)):
                     trace.outcome = .noFill(reason: noFill.reason)
                 case .failure(let error):
-                    trace.outcome = switch error.code {
-                    case .timeout: .timeout
-                    case .cancelled: .skipped(.cancelled)
-                    default: .error(error)
-                    }
+                    trace.outcome =
+                        switch error.code {
+                        case .timeout: .timeout
+                        case .cancelled: .skipped(.cancelled)
+                        default: .error(error)
+                        }
                 }
             }
             traces.append(trace)
@@ -633,7 +717,11 @@ public final class Mediator: AdNetwork {
                         let cancellation = ChildCancellation()
                         lineCancellations[index] = cancellation
                         group.addTask {
-                            .answer(index, await cancellation.run { await Self.tracedLoad(lineRequest, from: network, tracer: tracer) })
+                            .answer(
+                                index,
+                                await cancellation.run {
+                                    await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
+                                })
                         }
                     case .cancel(let index):
                         lineCancellations[index]?.cancel()
@@ -739,7 +827,9 @@ public final class Mediator: AdNetwork {
     /// Loads one line inside an `ad line` span, a child of the mediation span (the line runs in a child task, so the
     /// span's context — and any task-local value — reaches the adapter and its transport). Attributes: network, the
     /// line's placement, outcome (`fill`, `no_fill`, `error`), error code and eCPM.
-    private static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async -> Result<AdLoadResult, AdError> {
+    private static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async
+        -> Result<AdLoadResult, AdError>
+    {
         await tracer.withSpan("ad line", ofKind: .client) { span in
             guard span.isRecording else { return await load(request, from: network) }
             span.attributes["admediation.network"] = network.id

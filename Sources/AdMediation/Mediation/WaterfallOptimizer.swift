@@ -123,7 +123,8 @@ extension LineStatistics {
     /// Finite, non-negative and consistent (a restored file is outside input).
     var isUsable: Bool {
         let values = [attempts, fills, timeouts, ecpmSum, ecpmSquares]
-        return values.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= 1e12 } && fills <= attempts + 1e-9 && timeouts <= attempts + 1e-9
+        return values.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= 1e12 } && fills <= attempts + 1e-9
+            && timeouts <= attempts + 1e-9
     }
 }
 
@@ -163,7 +164,9 @@ struct SplitMix64: Sendable {
             } while v <= 0
             v = v * v * v
             let u = nextUnit()
-            if u < 1 - 0.0331 * x * x * x * x || Foundation.log(max(u, 1e-300)) < 0.5 * x * x + d * (1 - v + Foundation.log(v)) {
+            if u < 1 - 0.0331 * x * x * x * x
+                || Foundation.log(max(u, 1e-300)) < 0.5 * x * x + d * (1 - v + Foundation.log(v))
+            {
                 return d * v
             }
         }

@@ -175,21 +175,30 @@ struct WaterfallStateMachine: Sendable {
     }
 
     /// The trace so far (complete once finished).
-    func trace(placement: String, lines lineIDs: [(network: String, placement: String)], at now: AdInstant) -> MediationTrace {
+    func trace(placement: String, lines lineIDs: [(network: String, placement: String)], at now: AdInstant)
+        -> MediationTrace
+    {
         let traced = lines.enumerated().map { index, line -> LineTrace in
             let id = lineIDs[index]
             switch line {
             case .pending:
-                return LineTrace(network: id.network, placement: id.placement, outcome: .skipped(.notReached), latency: nil, ecpm: nil)
+                return LineTrace(
+                    network: id.network, placement: id.placement, outcome: .skipped(.notReached), latency: nil,
+                    ecpm: nil)
             case .running(let started, _):
-                return LineTrace(network: id.network, placement: id.placement, outcome: .skipped(.cancelled), latency: now - started, ecpm: nil)
+                return LineTrace(
+                    network: id.network, placement: id.placement, outcome: .skipped(.cancelled), latency: now - started,
+                    ecpm: nil)
             case .filled(let ad, let latency):
-                return LineTrace(network: id.network, placement: id.placement, outcome: .fill, latency: latency, ecpm: ad.ecpm)
+                return LineTrace(
+                    network: id.network, placement: id.placement, outcome: .fill, latency: latency, ecpm: ad.ecpm)
             case .done(let outcome, let latency, let ecpm):
-                return LineTrace(network: id.network, placement: id.placement, outcome: outcome, latency: latency, ecpm: ecpm)
+                return LineTrace(
+                    network: id.network, placement: id.placement, outcome: outcome, latency: latency, ecpm: ecpm)
             }
         }
-        return MediationTrace(placement: placement, lines: traced, winnerIndex: winnerIndex, duration: (finishedAt ?? now) - startedAt)
+        return MediationTrace(
+            placement: placement, lines: traced, winnerIndex: winnerIndex, duration: (finishedAt ?? now) - startedAt)
     }
 
     private mutating func evaluate(at now: AdInstant, into actions: inout [Action]) {

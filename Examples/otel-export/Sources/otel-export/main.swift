@@ -60,9 +60,11 @@ struct MediationWork: Service {
         let logger = Logger(label: "otel-export")
         for round in 0..<10 {
             for (placement, format) in [("home_tile", AdFormat.tile), ("main_banner", AdFormat.banner(.standard))] {
-                let outcome = await mediator.loadWithTrace(AdRequest(placement: placement, format: format, testMode: true))
+                let outcome = await mediator.loadWithTrace(
+                    AdRequest(placement: placement, format: format, testMode: true))
                 let winner = outcome.trace.winner.map { "\($0.network)/\($0.placement)" } ?? "none"
-                logger.info("mediated", metadata: ["round": "\(round)", "placement": "\(placement)", "winner": "\(winner)"])
+                logger.info(
+                    "mediated", metadata: ["round": "\(round)", "placement": "\(placement)", "winner": "\(winner)"])
                 if case .success(let result) = outcome.result { result.ad?.invalidate() }
             }
         }
@@ -73,7 +75,9 @@ struct MediationWork: Service {
 enum OTelExport {
     static func main() async throws {
         let arguments = CommandLine.arguments
-        let endpointArgument = arguments.firstIndex(of: "--endpoint").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        let endpointArgument = arguments.firstIndex(of: "--endpoint").flatMap {
+            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+        }
         var collector: FileCollector?
         let endpoint: String
         if let endpointArgument {
@@ -98,28 +102,41 @@ enum OTelExport {
         let observability = try OTel.bootstrap(configuration: config)
 
         let sandbox = try await DemandSandbox.start()
-        let http = CurlHTTPClient()   // traces through InstrumentationSystem.tracer, which OTel.bootstrap set
-        let mars = MarsNetwork(client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build())
+        let http = CurlHTTPClient()  // traces through InstrumentationSystem.tracer, which OTel.bootstrap set
+        let mars = MarsNetwork(
+            client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build())
         let chartboost = ChartboostNetwork(
-            configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"), http: http)
-        let mediator = try Mediator(networks: [mars, chartboost], configuration: .init(placements: [
-            "home_tile": .init(format: "tile", lines: [.init(network: "mars", placement: "mock_tile_1", ecpm: 0.8)], abLabel: "tiles-a"),
-            "main_banner": .init(format: "banner", size: "320x50", lines: [.init(network: "chartboost", placement: "Main Menu")]),
-        ]))
+            configuration: .init(
+                baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
+            http: http)
+        let mediator = try Mediator(
+            networks: [mars, chartboost],
+            configuration: .init(placements: [
+                "home_tile": .init(
+                    format: "tile", lines: [.init(network: "mars", placement: "mock_tile_1", ecpm: 0.8)],
+                    abLabel: "tiles-a"),
+                "main_banner": .init(
+                    format: "banner", size: "320x50", lines: [.init(network: "chartboost", placement: "Main Menu")]),
+            ]))
 
-        let group = ServiceGroup(configuration: .init(
-            services: [
-                .init(service: observability),
-                .init(service: MediationWork(mediator: mediator), successTerminationBehavior: .gracefullyShutdownGroup),
-            ],
-            logger: Logger(label: "service-group")))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: observability),
+                    .init(
+                        service: MediationWork(mediator: mediator), successTerminationBehavior: .gracefullyShutdownGroup
+                    ),
+                ],
+                logger: Logger(label: "service-group")))
         try await group.run()
         await http.shutdown()
         await sandbox.shutdown()
         if let collector {
             collector.server.stop()
             let received = collector.sink.exports
-            print("OTLP exports received: \(received.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))")
+            print(
+                "OTLP exports received: \(received.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))"
+            )
             print("written to otel-export.jsonl")
         } else {
             print("exported to \(endpoint)")
