@@ -43,6 +43,14 @@ struct Mediate: AsyncParsableCommand {
 }
 
 /// Options shared by the commands that read a configuration.
+/// `--demo`: the built-in demos.
+enum DemoName: String, CaseIterable, Sendable, ExpressibleByArgument {
+    /// Every adapter of this build against the sandbox.
+    case standard
+    /// A drifting waterfall (`drift_banner`) and an auction (`auction_banner`), for `compare --arms`.
+    case arms
+}
+
 struct ConfigOptions: ParsableArguments {
     @Option(
         name: .long,
@@ -52,9 +60,8 @@ struct ConfigOptions: ParsableArguments {
     @Option(
         name: .long,
         help:
-            "Without --config: which built-in demo to run: standard (every adapter), arms (a drifting waterfall and an auction, for compare --arms)."
-    )
-    var demo: String = "standard"
+            "Without --config, the built-in demo: standard (every adapter) or arms (drift and an auction, for --arms).")
+    var demo: DemoName = .standard
     @Option(
         name: .customLong("optimizer-state"),
         help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
@@ -65,9 +72,6 @@ struct ConfigOptions: ParsableArguments {
     var logLevel: String?
 
     func validate() throws {
-        guard ["standard", "arms"].contains(demo) else {
-            throw ValidationError("--demo: one of standard, arms; got \(demo)")
-        }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError(
                 "--log-level: one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
@@ -111,7 +115,7 @@ struct Environment {
             }
             data = contents
         } else {
-            let arms = options.demo == "arms"
+            let arms = options.demo == .arms
             let started = try await DemandSandbox.start(scenario: arms ? Demo.armsScenario : Demo.scenario)
             progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(started.rootURL)")
             sandbox = started
@@ -163,7 +167,7 @@ struct Compare: AsyncParsableCommand {
     @Option(name: .long, help: "Placements to compare (repeatable; default: all).") var placement: [String] = []
     @Option(name: .long, help: "Requests per placement and per line.") var requests: Int = 200
     @Option(name: .long, help: "Requests in flight at once.") var concurrency: Int = 8
-    @Option(name: .long, help: "Output format: table, json, csv, html.") var format: String = "table"
+    @Option(name: .long, help: "Output format.") var format: ReportFormat = .table
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
     @Option(
@@ -177,14 +181,11 @@ struct Compare: AsyncParsableCommand {
         guard requests > 0 else { throw ValidationError("--requests must be positive, got \(requests)") }
         if let arms {
             do { _ = try Arm.parse(arms) } catch { throw ValidationError(error.message) }
-            guard format == "table" || format == "json" else {
-                throw ValidationError("--arms reports as table or json, not \(format)")
+            guard format == .table || format == .json else {
+                throw ValidationError("--arms reports as table or json, not \(format.rawValue)")
             }
         }
         guard concurrency > 0 else { throw ValidationError("--concurrency must be positive, got \(concurrency)") }
-        guard ReportFormat(rawValue: format) != nil else {
-            throw ValidationError("--format must be one of table, json, csv, html; got \(format)")
-        }
     }
 
     func run() async throws {
@@ -217,7 +218,7 @@ struct Compare: AsyncParsableCommand {
                 }
             }
             await env.close()
-            try emit(ArmsRunner.render(results, json: format == "json"), progress: progress)
+            try emit(ArmsRunner.render(results, json: format == .json), progress: progress)
             return
         }
         progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
@@ -226,8 +227,7 @@ struct Compare: AsyncParsableCommand {
             requests: requests, concurrency: concurrency, progress: progress)
         let reports = await runner.run(placements: chosen)
         await env.close()
-        guard let reportFormat = ReportFormat(rawValue: format) else { throw ValidationError("--format: \(format)") }
-        try emit(Reports.render(reports, as: reportFormat), progress: progress)
+        try emit(Reports.render(reports, as: format), progress: progress)
     }
 
     /// Writes `text` to `--output`, or prints it.

@@ -1,8 +1,10 @@
+import ArgumentParser
 import Foundation
 import MediateKit
 
 /// Renders comparison reports: table, JSON (stable shape, see docs/CONFIG.md), CSV, self-contained HTML.
-enum ReportFormat: String, CaseIterable, Sendable {
+/// `--format`: argument-parser lists the values in `--help` and refuses any other.
+enum ReportFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
     case table, json, csv, html
 }
 
