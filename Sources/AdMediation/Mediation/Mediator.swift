@@ -16,15 +16,15 @@ public final class Mediator: AdNetwork {
     public let id: String
     /// The formats of the configured placements.
     public let capabilities: AdNetworkCapabilities
-    private let networks: [String: any AdNetwork]
-    private let configuration: MediationConfiguration
-    private let clock: any AdClock
-    private let shared: Mutex<SharedState>
-    private let logger: Logger
-    private let metrics: MetricHandles
-    private let tracer: (any Tracer)?
+    let networks: [String: any AdNetwork]
+    let configuration: MediationConfiguration
+    let clock: any AdClock
+    let shared: Mutex<SharedState>
+    let logger: Logger
+    let metrics: MetricHandles
+    let tracer: (any Tracer)?
 
-    private struct SharedState {
+    struct SharedState {
         var breakers: [String: CircuitBreaker] = [:]
         var pacing: [String: PlacementPacing] = [:]
         var optimizers: [String: WaterfallOptimizer] = [:]
@@ -81,41 +81,6 @@ public final class Mediator: AdNetwork {
         self.shared = Mutex(state)
     }
 
-    /// What the self-ordering waterfall of `placement` has learned, by `network/placement` of each line (empty when
-    /// the placement has no optimizer). For a placement with A/B arms, each arm learns apart: ask for `placement#label`.
-    public func lineStatistics(of placement: String) -> [String: LineStatistics] {
-        shared.withLock { $0.optimizers[placement]?.statistics ?? [:] }
-    }
-
-    /// Saves what every self-ordering placement learned into `store`, one entry per placement
-    /// (`optimizer/<placement>`), so the next launch starts from it.
-    public func saveOptimizerState(to store: any MediationStateStore) async throws(AdError) {
-        let snapshot = shared.withLock { $0.optimizers.mapValues(\.statistics) }
-        for (placement, statistics) in snapshot.sorted(by: { $0.key < $1.key }) {
-            let data: Data
-            do { data = try JSONEncoder().encode(statistics) } catch {
-                throw AdError(.storage, "optimizer state of \(placement) could not be encoded: \(error)")
-            }
-            try await store.save(data, key: "optimizer/\(placement)")
-        }
-    }
-
-    /// Restores what was saved by ``saveOptimizerState(to:)``. Entries that are unreadable or inconsistent (negative,
-    /// not finite, more fills than attempts) are ignored, so a damaged store costs learning, never a crash.
-    public func restoreOptimizerState(from store: any MediationStateStore) async throws(AdError) {
-        let placements = shared.withLock { Array($0.optimizers.keys) }
-        for placement in placements.sorted() {
-            guard let data = try await store.load(key: "optimizer/\(placement)") else { continue }
-            if JSONLimits(maxBytes: 1 << 20, maxDepth: 4, maxStringBytes: 4096, maxItems: 10_000).violation(in: data)
-                != nil
-            {
-                continue
-            }
-            guard let saved = try? JSONDecoder().decode([String: LineStatistics].self, from: data) else { continue }
-            shared.withLock { $0.optimizers[placement]?.restore(saved) }
-        }
-    }
-
     /// The breaker state of a network, for diagnostics.
     public func breakerState(of networkID: String) -> CircuitBreaker.State? {
         shared.withLock { $0.breakers[networkID]?.state }
@@ -143,144 +108,6 @@ public final class Mediator: AdNetwork {
         }
         observe(outcome, placement: request.placement)
         return outcome
-    }
-
-    /// The mediation span's attributes: placement, outcome, winner and its eCPM, duration, and each line's outcome
-    /// as the trace has it (`network:outcome[:code]`, in line order) — the same facts as ``MediationTrace``.
-    private static func describe(_ outcome: MediationOutcome, placement: String, on span: any Span) {
-        guard span.isRecording else { return }
-        span.attributes["admediation.placement"] = placement
-        if let label = outcome.trace.abLabel { span.attributes["admediation.ab_label"] = label }
-        span.attributes["admediation.duration_ms"] = Int(outcome.trace.duration.milliseconds.rounded())
-        span.attributes["admediation.lines"] = outcome.trace.lines.map { line -> String in
-            switch line.outcome {
-            case .error(let error): "\(line.network):error:\(error.code.name)"
-            case .skipped(let reason): "\(line.network):skipped:\(reason.rawValue)"
-            default: "\(line.network):\(line.outcome.name)"
-            }
-        }.joined(separator: ",")
-        if !outcome.trace.bids.isEmpty {
-            span.attributes["admediation.bids"] = outcome.trace.bids.map { bid -> String in
-                let price = bid.price.map { ":\($0)" } ?? ""
-                switch bid.auction {
-                case .won(let clearing)?: return "\(bid.network):won\(price):clears=\(clearing)"
-                case .lost(let reason, _)?: return "\(bid.network):lost\(price):\(reason.code)"
-                case nil: return "\(bid.network):\(bid.outcome.name)"
-                }
-            }.joined(separator: ",")
-        }
-        switch outcome.result {
-        case .success(.filled(let ad)):
-            span.attributes["admediation.outcome"] = "filled"
-            span.attributes["admediation.network"] = ad.networkID
-            if let ecpm = ad.ecpm { span.attributes["admediation.ecpm"] = ecpm }
-            span.attributes["admediation.revenue_precision"] = ad.pricePrecision.rawValue
-        case .success(.noFill):
-            span.attributes["admediation.outcome"] = "no_fill"
-        case .failure(let error):
-            span.attributes["admediation.outcome"] = "failed"
-            span.attributes["admediation.code"] = error.code.name
-        }
-    }
-
-    /// Logs the decision (info) and each line (debug), and records the metrics: per bid `admediation_bid_outcomes_total`
-    /// (by network, outcome and auction result: `won`, `lost_<loss code>`, `none`) and `admediation_bid_latency`;
-    /// `admediation_requests_total`,
-    /// `admediation_fills_total` (by winning network), `admediation_no_fills_total`, `admediation_errors_total` (by
-    /// code), `admediation_decision_latency`, and per line `admediation_line_latency` and
-    /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
-    private func observe(_ outcome: MediationOutcome, placement: String) {
-        metrics.counter("admediation_requests_total", [("placement", placement)]).increment()
-        metrics.timer("admediation_decision_latency", [("placement", placement)])
-            .recordNanoseconds(outcome.trace.duration.nanosecondsClamped)
-        for line in outcome.trace.lines {
-            var code = ""
-            switch line.outcome {
-            case .error(let error): code = error.code.name
-            case .skipped(let reason): code = reason.rawValue
-            case .timeout: code = "timeout"
-            default: break
-            }
-            metrics.counter(
-                "admediation_line_outcomes_total",
-                [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)]
-            ).increment()
-            if let latency = line.latency {
-                metrics.timer("admediation_line_latency", [("placement", placement), ("network", line.network)])
-                    .recordNanoseconds(latency.nanosecondsClamped)
-            }
-            guard logger.logLevel <= .debug else { continue }
-            var metadata: Logger.Metadata = [
-                "placement": "\(placement)", "network": "\(line.network)", "line_placement": "\(line.placement)",
-                "outcome": "\(line.outcome.name)",
-            ]
-            if !code.isEmpty { metadata["code"] = "\(code)" }
-            if let latency = line.latency { metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))" }
-            logger.debug("line", metadata: metadata)
-        }
-        for bid in outcome.trace.bids {
-            var result = "none"
-            switch bid.auction {
-            case .won?: result = "won"
-            case .lost(let reason, _)?: result = "lost_\(reason.code)"
-            case nil: break
-            }
-            metrics.counter(
-                "admediation_bid_outcomes_total",
-                [
-                    ("placement", placement), ("network", bid.network), ("outcome", bid.outcome.name),
-                    ("auction", result),
-                ]
-            ).increment()
-            if let latency = bid.latency {
-                metrics.timer("admediation_bid_latency", [("placement", placement), ("network", bid.network)])
-                    .recordNanoseconds(latency.nanosecondsClamped)
-            }
-        }
-        let milliseconds = "\(Int(outcome.trace.duration.milliseconds.rounded()))"
-        switch outcome.result {
-        case .success(.filled(let ad)):
-            metrics.counter("admediation_fills_total", [("placement", placement), ("network", ad.networkID)])
-                .increment()
-            var metadata: Logger.Metadata = [
-                "placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)",
-            ]
-            if let label = outcome.trace.abLabel { metadata["ab_label"] = "\(label)" }
-            logger.info("filled", metadata: metadata)
-        case .success(.noFill(let noFill)):
-            metrics.counter("admediation_no_fills_total", [("placement", placement)]).increment()
-            logger.info(
-                "no fill",
-                metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
-        case .failure(let error):
-            metrics.counter("admediation_errors_total", [("placement", placement), ("code", error.code.name)])
-                .increment()
-            logger.info(
-                "failed",
-                metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
-        }
-    }
-
-    /// An impression of a mediated ad: `admediation_impressions_total` and `admediation_impression_revenue_micros`
-    /// (millionths of a US dollar), by placement, network and revenue precision (and A/B label when the placement has
-    /// one), and an info log line with the revenue.
-    private func observeImpression(_ revenue: ImpressionRevenue) {
-        var dimensions = [
-            ("placement", revenue.placement), ("network", revenue.networkID), ("precision", revenue.precision.rawValue),
-        ]
-        if let label = revenue.line?.abLabel { dimensions.append(("ab_label", label)) }
-        metrics.counter("admediation_impressions_total", dimensions).increment()
-        metrics.counter("admediation_impression_revenue_micros", dimensions).increment(by: revenue.micros)
-        var metadata: Logger.Metadata = [
-            "placement": "\(revenue.placement)", "network": "\(revenue.networkID)",
-            "precision": "\(revenue.precision.rawValue)",
-            "revenue_usd": "\(revenue.value)",
-        ]
-        if let line = revenue.line {
-            metadata["line"] = "\(line.index)"
-            if let label = line.abLabel { metadata["ab_label"] = "\(label)" }
-        }
-        logger.info("impression", metadata: metadata)
     }
 
     private func decide(_ request: AdRequest, tracer: any Tracer) async -> MediationOutcome {
@@ -436,44 +263,6 @@ public final class Mediator: AdNetwork {
             trace: trace)
     }
 
-    /// The arm a request runs, and the key of its optimizer state (`placement`, or `placement#label` for an arm). With
-    /// a user id the choice is sticky: an FNV-1a hash of placement and user picks the arm, so a user sees one arm.
-    static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> (
-        PlacementConfiguration, String
-    ) {
-        guard !placement.arms.isEmpty else { return (placement, id) }
-        let total = placement.arms.reduce(0) { $0 + $1.weight }
-        var point: Double
-        if let userID {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in "\(id)\u{0}\(userID)".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            point = Double(hash >> 11) / Double(UInt64(1) << 53)
-        } else {
-            point = Double.random(in: 0..<1)
-        }
-        point *= total
-        for arm in placement.arms {
-            if point < arm.weight { return (placement.variant(arm), "\(id)#\(arm.label)") }
-            point -= arm.weight
-        }
-        let last = placement.arms[placement.arms.count - 1]
-        return (placement.variant(last), "\(id)#\(last.label)")
-    }
-
-    /// The price a line must beat a bid with: its `floor_ecpm`, else its publisher `ecpm`, else 0.
-    static func price(of line: WaterfallLine) -> Double { line.floorEcpm ?? line.ecpm ?? 0 }
-
-    /// First price: the bid. Second price: max(the next valid bid + 0.01, the bidder's floor), never above the bid.
-    static func clearingPrice(
-        of winner: (index: Int, ad: LoadedAd, price: Double), among valid: [(index: Int, ad: LoadedAd, price: Double)],
-        auction: AuctionType, floor: Double?
-    ) -> Double {
-        guard auction == .secondPrice else { return winner.price }
-        let second = valid.filter { $0.index != winner.index }.map(\.price).max()
-        let clearing = max(second.map { $0 + 0.01 } ?? 0, floor ?? 0)
-        return min(winner.price, (clearing * 10_000).rounded() / 10_000)
-    }
-
     /// The ad handed to the app: the winner's creative under the mediated placement, with its price and winning line;
     /// its impression counts toward the placement's cap and pacing and its revenue metrics.
     private func wrap(
@@ -507,142 +296,8 @@ public final class Mediator: AdNetwork {
             winningLine: winning)
     }
 
-    private struct BidAnswer: Sendable {
-        var result: Result<AdLoadResult, AdError>?
-        var latency: Duration?
-        var skipped: SkipReason?
-        var timedOut = false
-    }
-
-    /// Asks every bidder at once, each within min(its timeout, the time left), with `floor_ecpm` as the request's
-    /// floor. A timer at the latest bidder deadline cancels those still running (they count as timeouts); their late
-    /// answers are invalidated. Breakers apply as for lines.
-    private func collectBids(
-        _ request: AdRequest, format: AdFormat, placement: PlacementConfiguration, deadline: AdInstant,
-        tracer: any Tracer
-    ) async -> [BidAnswer] {
-        let start = clock.now
-        var answers = Array(repeating: BidAnswer(), count: placement.bidders.count)
-        await withTaskGroup(of: (index: Int, result: Result<AdLoadResult, AdError>)?.self) { group in
-            var running: [Int: (cancellation: ChildCancellation, probe: Bool)] = [:]
-            var latest = start
-            for (index, bidder) in placement.bidders.enumerated() {
-                let admission = shared.withLock { $0.breakers[bidder.network]?.admit(at: clock.now) ?? .allowed }
-                if admission == .probe { breakerChanged(bidder.network, to: .halfOpen(probing: true)) }
-                let remaining = deadline - clock.now
-                guard admission != .rejected, remaining > .zero, let network = networks[bidder.network] else {
-                    answers[index].skipped = admission == .rejected ? .breakerOpen : .notReached
-                    continue
-                }
-                var bidRequest = request
-                bidRequest.placement = bidder.placement
-                bidRequest.format = format
-                bidRequest.timeout = min(bidder.timeout, remaining)
-                bidRequest.floorEcpm = bidder.floorEcpm
-                latest = max(latest, clock.now + min(bidder.timeout, remaining))
-                let cancellation = ChildCancellation()
-                running[index] = (cancellation, admission == .probe)
-                group.addTask {
-                    (index, await cancellation.run { await Self.tracedLoad(bidRequest, from: network, tracer: tracer) })
-                }
-            }
-            let timer = ChildCancellation()
-            group.addTask { [clock, latest] in
-                await timer.run { try? await clock.sleep(until: latest) }
-                return nil
-            }
-            while let input = await group.next() {
-                guard let (index, result) = input else {
-                    // The bidders' time is up (or the caller cancelled): whoever is still running timed out.
-                    for (index, entry) in running {
-                        answers[index].timedOut = true
-                        answers[index].latency = clock.now - start
-                        entry.cancellation.cancel()
-                        recordBreaker(
-                            placement.bidders[index].network, probe: entry.probe,
-                            Task.isCancelled ? .abandoned : .failure)
-                    }
-                    running = [:]
-                    continue
-                }
-                guard let entry = running.removeValue(forKey: index) else {
-                    if case .success(.filled(let ad)) = result {
-                        ad.settleAuction(.lost(reason: .internalError, winningPrice: nil))
-                        ad.invalidate()
-                    }
-                    continue
-                }
-                answers[index].result = result
-                answers[index].latency = clock.now - start
-                let event: WaterfallStateMachine.BreakerEvent =
-                    switch result {
-                    case .success: .success
-                    case .failure(let error) where error.code == .cancelled: .abandoned
-                    case .failure: .failure
-                    }
-                recordBreaker(placement.bidders[index].network, probe: entry.probe, event)
-                if running.isEmpty { timer.cancel() }
-            }
-        }
-        return answers
-    }
-
-    /// Turns the bidders' answers into their traces and the valid bids. A fill that has expired, has no finite price
-    /// or is under the bidder's floor is settled as lost (reason 2, 3 or 100) and invalidated.
-    private static func classify(
-        _ answers: [BidAnswer], bidders: [BidderLine], at now: AdInstant
-    ) -> ([BidTrace], [(index: Int, ad: LoadedAd, price: Double)]) {
-        var traces: [BidTrace] = []
-        var valid: [(index: Int, ad: LoadedAd, price: Double)] = []
-        for (index, answer) in answers.enumerated() {
-            let bidder = bidders[index]
-            var trace = BidTrace(
-                network: bidder.network, placement: bidder.placement, outcome: .skipped(.notReached),
-                latency: answer.latency)
-            func reject(_ ad: LoadedAd, _ outcome: LineOutcome, _ reason: AuctionLossReason) {
-                trace.outcome = outcome
-                trace.auction = .lost(reason: reason, winningPrice: nil)
-                ad.settleAuction(.lost(reason: reason, winningPrice: nil))
-                ad.invalidate()
-            }
-            if let skipped = answer.skipped {
-                trace.outcome = .skipped(skipped)
-            } else if answer.timedOut {
-                trace.outcome = .timeout
-            } else if let result = answer.result {
-                switch result {
-                case .success(.filled(let ad)):
-                    trace.price = ad.ecpm
-                    if ad.isExpired(at: now) {
-                        reject(ad, .skipped(.expired), .expired)
-                    } else if let price = ad.ecpm, price.isFinite, price >= 0 {
-                        if let floor = bidder.floorEcpm, price < floor {
-                            reject(ad, .skipped(.belowFloor), .belowFloor)
-                        } else {
-                            trace.outcome = .fill
-                            valid.append((index, ad, price))
-                        }
-                    } else {
-                        reject(ad, .error(AdError(.invalidResponse, "a bid without a finite price")), .invalidResponse)
-                    }
-                case .success(.noFill(let noFill)):
-                    trace.outcome = .noFill(reason: noFill.reason)
-                case .failure(let error):
-                    trace.outcome =
-                        switch error.code {
-                        case .timeout: .timeout
-                        case .cancelled: .skipped(.cancelled)
-                        default: .error(error)
-                        }
-                }
-            }
-            traces.append(trace)
-        }
-        return (traces, valid)
-    }
-
     /// Feeds a network's breaker, logging a change of phase.
-    private func recordBreaker(_ networkID: String, probe: Bool, _ event: WaterfallStateMachine.BreakerEvent) {
+    func recordBreaker(_ networkID: String, probe: Bool, _ event: WaterfallStateMachine.BreakerEvent) {
         let now = clock.now
         let (before, after) = shared.withLock { shared in
             let before = shared.breakers[networkID]?.state
@@ -804,30 +459,10 @@ public final class Mediator: AdNetwork {
         return cancelled
     }
 
-    private static func phase(_ state: CircuitBreaker.State?) -> String {
-        switch state {
-        case .closed, nil: "closed"
-        case .open: "open"
-        case .halfOpen: "half_open"
-        }
-    }
-
-    /// A breaker moved to another phase: a warning when it opens (a network is failing), info otherwise, and
-    /// `admediation_breaker_transitions_total` by network and new phase.
-    private func breakerChanged(_ networkID: String, to state: CircuitBreaker.State) {
-        let phase = Self.phase(state)
-        metrics.counter("admediation_breaker_transitions_total", [("network", networkID), ("state", phase)]).increment()
-        if case .open = state {
-            logger.warning("circuit breaker opened", metadata: ["network": "\(networkID)"])
-        } else {
-            logger.info("circuit breaker \(phase)", metadata: ["network": "\(networkID)"])
-        }
-    }
-
     /// Loads one line inside an `ad line` span, a child of the mediation span (the line runs in a child task, so the
     /// span's context — and any task-local value — reaches the adapter and its transport). Attributes: network, the
     /// line's placement, outcome (`fill`, `no_fill`, `error`), error code and eCPM.
-    private static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async
+    static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async
         -> Result<AdLoadResult, AdError>
     {
         await tracer.withSpan("ad line", ofKind: .client) { span in
