@@ -65,6 +65,9 @@ let package = Package(
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation"]),
 
+        // Plumbing every adapter shares (privacy on the wire, query strings, prices, tracking): `package` access only.
+        .target(name: "AdapterSupport", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CurlShim", dependencies: ["CCurl"]),
@@ -105,11 +108,12 @@ let package = Package(
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
-            name: "AppOpenAds", dependencies: ["AdMediation"], path: "Adapters/AppOpen", swiftSettings: fuzzSettings),
+            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterSupport"], path: "Adapters/AppOpen",
+            swiftSettings: fuzzSettings),
         .target(
             name: "ChartboostBanners",
             dependencies: [
-                "AdMediation", .product(name: "Crypto", package: "swift-crypto"),
+                "AdMediation", "AdapterSupport", .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(
             name: "MARSAds",
@@ -121,7 +125,7 @@ let package = Package(
         .target(
             name: "GrowthCatAds",
             dependencies: [
-                "AdMediation", "AdStorage", .product(name: "Logging", package: "swift-log"),
+                "AdMediation", "AdapterSupport", "AdStorage", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
@@ -241,6 +245,9 @@ let package = Package(
                 "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
+        .testTarget(
+            name: "AdapterSupportTests",
+            dependencies: ["AdapterSupport", "AdMediation", "CurlTransport", "LoopbackServer"]),
         .testTarget(
             name: "OpenRTBBidderTests",
             dependencies: [

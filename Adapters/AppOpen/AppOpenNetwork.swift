@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterSupport
 import Foundation
 
 /// The AdMob-style app-open network (`specs/app-open.md`) as an ``AdNetwork``. A request's placement is the ad
@@ -45,17 +46,8 @@ public struct AppOpenNetwork: AdNetwork {
         var query: [(String, String)] = [
             ("ad_unit_id", request.placement), ("request_id", UUID().uuidString.lowercased()),
         ]
-        let privacy = request.privacy
-        if let gdpr = privacy.gdprApplies { query.append(("gdpr", gdpr ? "1" : "0")) }
-        if let tcf = privacy.tcfConsent { query.append(("gdpr_consent", tcf)) }
-        if let usp = privacy.usPrivacy { query.append(("us_privacy", usp)) }
-        if let gpp = privacy.gpp { query.append(("gpp", gpp)) }
-        if !privacy.gppSectionIDs.isEmpty {
-            query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ",")))
-        }
-        if privacy.coppa { query.append(("coppa", "1")) }
-        if privacy.underAgeOfConsent { query.append(("tfua", "1")) }
-        let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + Self.encode(query)
+        query += WirePrivacy.query(request.privacy, underAge: .tfua)
+        let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + QueryString.encode(query)
 
         let response: HTTPResponse
         do {
@@ -118,42 +110,9 @@ public struct AppOpenNetwork: AdNetwork {
             placement: request.placement,
             format: .appOpen,
             creative: AdCreative(id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, fields: fields),
-            ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
+            ecpm: WirePrice.ecpm(wire.ecpm),
             loadedAt: now,
             expiresAt: now + validity,
-            reporter: Tracker(http: http, impression: wire.tracking.impression, click: wire.tracking.click))
-    }
-
-    /// Fires the tracking URLs: impression and click, each once (``LoadedAd`` guarantees once).
-    private struct Tracker: AdEventReporter {
-        let http: any HTTPClient
-        let impression: String
-        let click: String
-
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-            let url: String
-            switch event {
-            case .impression: url = impression
-            case .click: url = click
-            default: return  // the contract tracks impressions and clicks only
-            }
-            let response: HTTPResponse
-            do {
-                response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
-            } catch let error as HTTPClientError {
-                throw AdError(error)
-            }
-            guard response.status == 200 || response.status == 204 else {
-                throw AdError.http(
-                    status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
-            }
-        }
-    }
-
-    static func encode(_ items: [(String, String)]) -> String {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+?/")
-        return items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }.joined(
-            separator: "&")
+            reporter: TrackingReporter(impression: wire.tracking.impression, click: wire.tracking.click, http: http))
     }
 }

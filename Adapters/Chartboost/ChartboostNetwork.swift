@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterSupport
 import Crypto
 import Foundation
 
@@ -62,14 +63,7 @@ public struct ChartboostNetwork: AdNetwork {
             "size": ["width": size.width, "height": size.height],
             "test_mode": request.testMode,
         ]
-        var privacy: [String: Any] = [:]
-        let p = request.privacy
-        if let gdpr = p.gdprApplies { privacy["gdpr"] = gdpr ? 1 : 0 }
-        if let tcf = p.tcfConsent { privacy["gdpr_consent"] = tcf }
-        if let usp = p.usPrivacy { privacy["us_privacy"] = usp }
-        if let gpp = p.gpp { privacy["gpp"] = gpp }
-        if !p.gppSectionIDs.isEmpty { privacy["gpp_sid"] = p.gppSectionIDs }
-        if p.coppa || p.underAgeOfConsent { privacy["coppa"] = 1 }
+        let privacy = WirePrivacy.json(request.privacy, underAge: .coppa)
         if !privacy.isEmpty { body["privacy"] = privacy }
         let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
         let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
@@ -179,30 +173,11 @@ public struct ChartboostNetwork: AdNetwork {
                 creative: AdCreative(
                     id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: wire.click_url,
                     markup: wire.creative.markup, width: wire.size.width, height: wire.size.height),
-                ecpm: wire.ecpm.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1_000_000 ? $0 : nil },
+                ecpm: WirePrice.ecpm(wire.ecpm),
                 loadedAt: now,
                 expiresAt: expiresAt,
-                reporter: Tracker(network: self, impression: wire.tracking.impression, click: wire.tracking.click)))
-    }
-
-    /// Fires the signed tracking URLs for impressions and clicks.
-    private struct Tracker: AdEventReporter {
-        let network: ChartboostNetwork
-        let impression: String
-        let click: String
-
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-            let url: String
-            switch event {
-            case .impression: url = impression
-            case .click: url = click
-            default: return
-            }
-            let response = try await network.send(HTTPRequest(url: url, timeout: .seconds(10)))
-            guard response.status == 200 || response.status == 204 else {
-                throw AdError.http(
-                    status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
-            }
-        }
+                reporter: TrackingReporter(impression: wire.tracking.impression, click: wire.tracking.click) { [self] in
+                    try await send($0)
+                }))
     }
 }

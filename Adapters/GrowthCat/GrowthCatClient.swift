@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdapterSupport
 import CoreMetrics
 import Foundation
 import Logging
@@ -157,10 +158,8 @@ public actor GrowthCatClient {
     private func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil)
         async throws(GrowthCatError) -> HTTPResponse
     {
-        var base = configuration.baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        var url = base + path
-        if !query.isEmpty { url += "?" + query.map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&") }
+        var url = HTTPRequest.url(configuration.baseURL, appending: path)
+        if !query.isEmpty { url += "?" + QueryString.encode(query) }
         var headers: HTTPHeaders = [
             "Authorization": "Bearer \(configuration.apiKey)", "X-GrowthCat-SDK": "swift/1.0",
             "Accept": "application/json",
@@ -192,12 +191,6 @@ public actor GrowthCatClient {
         } catch {
             throw GrowthCatError(code: .network, message: "\(method) \(path): \(error)")
         }
-    }
-
-    static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
@@ -345,14 +338,7 @@ public actor GrowthCatClient {
         }
         guard bootstrap.adsConfig.adsEnabled else { return nil }
         var query = query
-        if let gdpr = privacy.gdprApplies { query.append(("gdpr", gdpr ? "1" : "0")) }
-        if let tcf = privacy.tcfConsent { query.append(("gdpr_consent", tcf)) }
-        if let usp = privacy.usPrivacy { query.append(("us_privacy", usp)) }
-        if let gpp = privacy.gpp { query.append(("gpp", gpp)) }
-        if !privacy.gppSectionIDs.isEmpty {
-            query.append(("gpp_sid", privacy.gppSectionIDs.map(String.init).joined(separator: ",")))
-        }
-        if privacy.coppa || privacy.underAgeOfConsent { query.append(("coppa", "1")) }
+        query += WirePrivacy.query(privacy, underAge: .coppa)
         // The cache key: the endpoint, the placement or format, and the privacy signals (which decide what may be
         // served). The user and session ids travel on the wire but do not key the cache, so a prefetch helps them.
         let cacheKey = cacheKey + "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
@@ -474,7 +460,7 @@ public actor GrowthCatClient {
 
     /// A price: finite, 0…1 000 000; `nil` otherwise.
     static func price(_ value: Any?) -> Double? {
-        OutsideValue.number(value).flatMap { $0 >= 0 && $0 <= 1_000_000 ? $0 : nil }
+        WirePrice.ecpm(OutsideValue.number(value))
     }
 
     /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.

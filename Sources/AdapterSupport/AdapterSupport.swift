@@ -1,0 +1,145 @@
+import AdMediation
+import Foundation
+
+/// The privacy signals as the query-string and JSON contracts carry them (`gdpr`, `gdpr_consent`, `us_privacy`,
+/// `gpp`, `gpp_sid`, `coppa`, and `tfua` where the contract has it), written once for every adapter.
+package enum WirePrivacy {
+    /// How a contract carries "under the age of consent".
+    package enum UnderAge: Sendable {
+        /// As its own `tfua=1` (AdMob's "tag for under age of consent").
+        case tfua
+        /// Folded into `coppa=1` (contracts without a separate flag).
+        case coppa
+    }
+
+    /// One field's value.
+    package enum Value: Sendable, Equatable {
+        /// A number (`gdpr`, `coppa`, `tfua`).
+        case int(Int)
+        /// A string (`gdpr_consent`, `us_privacy`, `gpp`).
+        case string(String)
+        /// A list of section ids (`gpp_sid`).
+        case ints([Int])
+
+        /// The value in a query string (`gpp_sid` comma-separated).
+        package var queryText: String {
+            switch self {
+            case .int(let value): String(value)
+            case .string(let text): text
+            case .ints(let values): values.map(String.init).joined(separator: ",")
+            }
+        }
+
+        /// The value in a JSON object.
+        package var json: Any {
+            switch self {
+            case .int(let value): value
+            case .string(let text): text
+            case .ints(let values): values
+            }
+        }
+    }
+
+    /// The fields `privacy` sets, in a stable order; absent signals are left out.
+    package static func fields(_ privacy: PrivacySignals, underAge: UnderAge) -> [(key: String, value: Value)] {
+        var fields: [(key: String, value: Value)] = []
+        if let gdpr = privacy.gdprApplies { fields.append(("gdpr", .int(gdpr ? 1 : 0))) }
+        if let tcf = privacy.tcfConsent { fields.append(("gdpr_consent", .string(tcf))) }
+        if let usp = privacy.usPrivacy { fields.append(("us_privacy", .string(usp))) }
+        if let gpp = privacy.gpp { fields.append(("gpp", .string(gpp))) }
+        if !privacy.gppSectionIDs.isEmpty { fields.append(("gpp_sid", .ints(privacy.gppSectionIDs))) }
+        switch underAge {
+        case .tfua:
+            if privacy.coppa { fields.append(("coppa", .int(1))) }
+            if privacy.underAgeOfConsent { fields.append(("tfua", .int(1))) }
+        case .coppa:
+            if privacy.coppa || privacy.underAgeOfConsent { fields.append(("coppa", .int(1))) }
+        }
+        return fields
+    }
+
+    /// The fields as query items.
+    package static func query(_ privacy: PrivacySignals, underAge: UnderAge) -> [(String, String)] {
+        fields(privacy, underAge: underAge).map { ($0.key, $0.value.queryText) }
+    }
+
+    /// The fields as a JSON object (empty when no signal is set).
+    package static func json(_ privacy: PrivacySignals, underAge: UnderAge) -> [String: Any] {
+        var object: [String: Any] = [:]
+        for field in fields(privacy, underAge: underAge) { object[field.key] = field.value.json }
+        return object
+    }
+}
+
+/// Query strings, written once: every value is percent-encoded except RFC 3986's unreserved characters, so `&`, `=`,
+/// `+`, `?`, `/`, `#` and spaces in a value can never change the query's meaning.
+package enum QueryString {
+    private static let unreserved: CharacterSet = {
+        var allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        allowed.insert(charactersIn: "-._~")
+        return allowed
+    }()
+
+    /// `text` with everything but unreserved characters percent-encoded.
+    package static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// `a=1&b=x%20y`.
+    package static func encode(_ items: [(String, String)]) -> String {
+        items.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+    }
+}
+
+/// Prices from a server, written once.
+package enum WirePrice {
+    /// `value` when it is a finite eCPM of 0…1 000 000; otherwise nil (the fill is then unpriced, never trapped on).
+    package static func ecpm(_ value: Double?) -> Double? {
+        guard let value, value.isFinite, value >= 0, value <= 1_000_000 else { return nil }
+        return value
+    }
+}
+
+/// Fires a served ad's impression and click tracking URLs (each at most once: ``LoadedAd`` guarantees it), through
+/// the adapter's own `send` (which may sign requests). A 200 or 204 is success; any other status, or a transport
+/// error, is an ``AdError`` (the event then counts as not reported and may be retried).
+package struct TrackingReporter: AdEventReporter {
+    /// Sends one request the adapter's way.
+    package typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+    let send: Send
+    let impression: String
+    let click: String
+
+    /// A reporter for the two URLs.
+    package init(impression: String, click: String, send: @escaping Send) {
+        self.send = send
+        self.impression = impression
+        self.click = click
+    }
+
+    /// A reporter sending through `http`, transport errors mapped to ``AdError``.
+    package init(impression: String, click: String, http: any HTTPClient) {
+        self.init(impression: impression, click: click) { request in
+            do {
+                return try await http.send(request)
+            } catch let error as HTTPClientError {
+                throw AdError(error)
+            }
+        }
+    }
+
+    /// Sends the impression or click URL; other events are not tracked by these contracts.
+    package func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+        let url: String
+        switch event {
+        case .impression: url = impression
+        case .click: url = click
+        default: return
+        }
+        let response = try await send(HTTPRequest(url: url, timeout: .seconds(10)))
+        guard response.status == 200 || response.status == 204 else {
+            throw AdError.http(status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
+        }
+    }
+}
