@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// `make fuzz` builds with ADMEDIATION_FUZZ=1 (in its own scratch folder): the project's own modules get AddressSanitizer
+// `make fuzz` builds with ADMEDIATION_FUZZ=1 (in its own scratch folder): the project's own modules get
+// AddressSanitizer
 // and libFuzzer's coverage instrumentation, and `fuzz-decoders` links libFuzzer's driver (its path in
 // ADMEDIATION_FUZZER_LIB). A normal build has none of it, and `fuzz-decoders` then replays corpus files.
 let fuzzing = Context.environment["ADMEDIATION_FUZZ"] == "1"
@@ -191,7 +192,8 @@ let package = Package(
             linkerSettings: fuzzLinkerSettings
         ),
 
-        // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback servers.
+        // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback
+        // servers.
         .target(
             name: "TestSupport",
             dependencies: [

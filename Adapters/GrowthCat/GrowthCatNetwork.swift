@@ -16,7 +16,8 @@ public struct GrowthCatNetwork: AdNetwork {
     private let adTTL: Duration
 
     /// The GrowthCat ad behind a fill of this network (its close policy, reward and tracking), carried by the
-    /// `LoadedAd` itself: each serve keeps its own `allocation_id` and `token`, however many times a creative is served.
+    /// `LoadedAd` itself: each serve keeps its own `allocation_id` and `token`, however many times a creative is
+    /// served.
     public func growthCatAd(for loaded: LoadedAd) -> GrowthCatAd? {
         guard loaded.networkID == id else { return nil }
         return loaded.adapterData as? GrowthCatAd

@@ -204,7 +204,8 @@ public struct GrowthCatPresentation: Sendable {
         guard !closed else { return (.closed(validateReward: nil), []) }
         guard isCloseVisible(at: now) else { return (.notYet(availableAt: closeAvailableAt), []) }
         var events = advance(to: now)
-        // A rewarded ad whose validation was not handed out yet (closed at its first possible instant) hands it out now.
+        // A rewarded ad whose validation was not handed out yet (closed at its first possible instant) hands it out
+        // now.
         let reward = rewardValidation(at: now)
         closed = true
         events.append(Event(name: .adClosed, metadata: [:]))

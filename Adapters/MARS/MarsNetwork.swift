@@ -18,7 +18,8 @@ public struct MarsNetwork: AdNetwork {
     private let ohttp: Bool
 
     /// Wraps `client`. Ads expire `adTTL` after loading (default 30 minutes). With `ohttp`, ad requests and
-    /// callbacks go through the client's Oblivious HTTP relay (``MozAdsClientBuilder/ohttp(relayURL:keyConfigurationURL:)``;
+    /// callbacks go through the client's Oblivious HTTP relay
+    /// (``MozAdsClientBuilder/ohttp(relayURL:keyConfigurationURL:)``;
     /// without one they fail with ``AdError/Code/unsupported`` and nothing is sent).
     public init(
         id: String = "mars", client: MozAdsClient, clock: any AdClock = SystemAdClock(),

@@ -14,7 +14,8 @@ public struct MozAdsClientBuilder: Sendable {
     private var now: @Sendable () -> Date = { Date() }
     private var ohttpChannel: (relayURL: String, keyConfigurationURL: String)?
 
-    /// A builder with defaults (prod, no cache, swift-metrics telemetry (``MetricsMozAdsTelemetry``), rotating context id) over `http`. The HTTP client is
+    /// A builder with defaults (prod, no cache, swift-metrics telemetry (``MetricsMozAdsTelemetry``), rotating context
+    /// id) over `http`. The HTTP client is
     /// required here rather than checked at `build()`, so a builder without one cannot compile (the seed's
     /// `MozAdsClientBuilder().environment(.prod).build()` gets the client it needs as the first argument).
     public init(httpClient http: any HTTPClient) { self.http = http }
@@ -203,7 +204,8 @@ public actor MozAdsClient {
             throw MozAdsClientError(
                 code: .ohttpNotConfigured,
                 message:
-                    "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent"
+                    "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); "
+                    + "nothing was sent"
             )
         }
         let contextID = await contextIDProvider.contextID()
@@ -302,7 +304,8 @@ public actor MozAdsClient {
             throw MozAdsClientError(
                 code: .ohttpNotConfigured,
                 message:
-                    "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); nothing was sent"
+                    "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); "
+                    + "nothing was sent"
             )
         }
         let preflight = try await preflightResponse()
@@ -529,7 +532,8 @@ public actor MozAdsClient {
                 guard ok else {
                     onInvalid(
                         "invalid_ad_item",
-                        "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or invalid"
+                        "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or "
+                            + "invalid"
                     )
                     continue
                 }

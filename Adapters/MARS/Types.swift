@@ -116,7 +116,8 @@ public struct MozAdsRequestOptions: Sendable, Hashable {
     public var cachePolicy: MozAdsRequestCachePolicy?
     /// Flags passed through to MARS (`contextual_placement`, …).
     public var flags: [String: Bool]
-    /// Route through OHTTP (the builder's `ohttp(relayURL:keyConfigurationURL:)`); without a relay, `ohttpNotConfigured`.
+    /// Route through OHTTP (the builder's `ohttp(relayURL:keyConfigurationURL:)`); without a relay,
+    /// `ohttpNotConfigured`.
     public var ohttp: Bool
     /// Creates options.
     public init(cachePolicy: MozAdsRequestCachePolicy? = nil, flags: [String: Bool] = [:], ohttp: Bool = false) {

@@ -89,7 +89,8 @@ public final class BiddingNetwork: AdNetwork {
         guard capabilities.supports(request.format) else {
             throw AdError(
                 .unsupported,
-                "the bidder \(id) bids on \(capabilities.formats.sorted().joined(separator: ", ")), not \(request.format)"
+                "the bidder \(id) bids on \(capabilities.formats.sorted().joined(separator: ", ")), not "
+                    + "\(request.format)"
             )
         }
         let timeout = request.timeout ?? configuration.defaultTimeout
@@ -97,7 +98,8 @@ public final class BiddingNetwork: AdNetwork {
         guard tmax >= .milliseconds(10) else {
             throw AdError(
                 .timeout,
-                "\(Int(timeout.milliseconds)) ms left: too little for a bid (tmax margin \(Int(configuration.tmaxMargin.milliseconds)) ms)"
+                "\(Int(timeout.milliseconds)) ms left: too little for a bid (tmax margin "
+                    + "\(Int(configuration.tmaxMargin.milliseconds)) ms)"
             )
         }
         if let floor = request.floorEcpm, !(floor.isFinite && floor >= 0) {
@@ -237,7 +239,8 @@ public final class BiddingNetwork: AdNetwork {
             let h = bid.h.flatMap { OutsideValue.integer($0, in: 0...100_000) }
             if (bid.w != nil && w != banner.w) || (bid.h != nil && h != banner.h) {
                 return reject(
-                    "size \(bid.w.map { "\($0)" } ?? "?")x\(bid.h.map { "\($0)" } ?? "?") is not the banner's \(banner.w)x\(banner.h)"
+                    "size \(bid.w.map { "\($0)" } ?? "?")x\(bid.h.map { "\($0)" } ?? "?") is not the banner's "
+                        + "\(banner.w)x\(banner.h)"
                 )
             }
         }

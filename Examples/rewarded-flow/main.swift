@@ -18,7 +18,8 @@ let client = try GrowthCatClient(
 
 let bootstrap = try await client.refreshSDKConfig()
 print(
-    "bootstrap: ads enabled \(bootstrap.adsConfig.adsEnabled), formats \(bootstrap.adsConfig.formats.map(\.rawValue).sorted()), queue cap \(bootstrap.adsConfig.maxOfflineAdEvents)"
+    "bootstrap: ads enabled \(bootstrap.adsConfig.adsEnabled), formats "
+        + "\(bootstrap.adsConfig.formats.map(\.rawValue).sorted()), queue cap \(bootstrap.adsConfig.maxOfflineAdEvents)"
 )
 let session = client.makeSessionID()
 guard let ad = try await client.loadAd(placementKey: "rewarded_coins", appUserID: "user_123", sessionID: session) else {
@@ -69,7 +70,8 @@ if case (.closed(let figures), let events) = presentation.close(at: clock.now) {
 }
 let report = await client.flushAdEvents()
 print(
-    "flushed \(report.sent) events; the sandbox counted \(sandbox.records.growthcatEvents.count) distinct events, \(sandbox.records.growthcatDuplicates) duplicates"
+    "flushed \(report.sent) events; the sandbox counted \(sandbox.records.growthcatEvents.count) distinct events, "
+        + "\(sandbox.records.growthcatDuplicates) duplicates"
 )
 await http.shutdown()
 await sandbox.shutdown()

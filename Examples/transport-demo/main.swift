@@ -32,7 +32,8 @@ let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
     return counts
 }
 print(
-    "64 concurrent GETs -> \(statuses) in \(Int((ContinuousClock.now - start).milliseconds)) ms over \(server.connectionsAccepted) connections"
+    "64 concurrent GETs -> \(statuses) in \(Int((ContinuousClock.now - start).milliseconds)) ms over "
+        + "\(server.connectionsAccepted) connections"
 )
 
 do {

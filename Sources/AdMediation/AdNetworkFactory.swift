@@ -42,7 +42,8 @@ public struct NetworkSettings: Sendable, Hashable {
         guard let value = OutsideValue.integer(text, in: range) else {
             throw AdError(
                 .configuration,
-                "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got \"\(text.prefix(40))\""
+                "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got "
+                    + "\"\(text.prefix(40))\""
             )
         }
         return value

@@ -260,7 +260,8 @@ public enum AdNetworkConformance {
             throw ConformanceFailure(
                 scenario: name, expectation: "no wire activity after load returned",
                 observed:
-                    "\(inFlight) request(s) still in flight and \(later - after) new request(s) within \(Int(subject.quietPeriod.milliseconds)) ms"
+                    "\(inFlight) request(s) still in flight and \(later - after) new request(s) within "
+                    + "\(Int(subject.quietPeriod.milliseconds)) ms"
             )
         }
     }
@@ -308,7 +309,8 @@ public enum AdNetworkConformance {
                 throw ConformanceFailure(
                     scenario: name, expectation: "the load to end within 100 ms of cancellation",
                     observed:
-                        "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 100 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)"
+                        "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 100 + 2 × measured "
+                        + "scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)"
                 )
             }
             // The transfer underneath ends too (within the same bound).
@@ -355,7 +357,8 @@ public enum AdNetworkConformance {
             throw ConformanceFailure(
                 scenario: name, expectation: "the timeout within 300 ms of a 200 ms deadline",
                 observed:
-                    "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 300 + 2 × measured scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)"
+                    "\(Int(elapsed.milliseconds)) ms (bound \(Int(bound.milliseconds)) ms: 300 + 2 × measured "
+                    + "scheduler slack \(Int(slack.milliseconds.rounded(.up))) ms)"
             )
         }
     }

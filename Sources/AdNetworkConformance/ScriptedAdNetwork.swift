@@ -82,7 +82,8 @@ public final class ScriptedAdNetwork: AdNetwork, WireProbe {
             s.inFlight += 1
             s.requests.append(request)
             s.wire.append(
-                "load \(request.placement) \(request.format.name) privacy=\(Self.describe(request.privacy)) user=\(request.userID ?? "")"
+                "load \(request.placement) \(request.format.name) privacy=\(Self.describe(request.privacy)) "
+                    + "user=\(request.userID ?? "")"
             )
             var steps = s.scripts[request.placement] ?? []
             let step = steps.first ?? fallback

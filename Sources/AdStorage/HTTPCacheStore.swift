@@ -82,7 +82,8 @@ public final class HTTPCacheStore: Sendable {
         _ = try Row.fetchOne(
             db,
             sql:
-                "SELECT cached_at, expires_at, request_hash, request_method, request_url, response_body, response_headers, response_status, size_bytes, ttl_seconds FROM http_cache LIMIT 1"
+                "SELECT cached_at, expires_at, request_hash, request_method, request_url, response_body, "
+                + "response_headers, response_status, size_bytes, ttl_seconds FROM http_cache LIMIT 1"
         )
     }
 
@@ -174,7 +175,8 @@ public final class HTTPCacheStore: Sendable {
                 {
                     try db.execute(
                         sql:
-                            "DELETE FROM http_cache WHERE request_hash = (SELECT request_hash FROM http_cache ORDER BY cached_at ASC, rowid ASC LIMIT 1)"
+                            "DELETE FROM http_cache WHERE request_hash = (SELECT request_hash FROM http_cache ORDER "
+                            + "BY cached_at ASC, rowid ASC LIMIT 1)"
                     )
                     if db.changesCount == 0 { break }
                     deleted += db.changesCount

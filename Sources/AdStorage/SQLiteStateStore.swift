@@ -50,7 +50,8 @@ public final class SQLiteStateStore: MediationStateStore {
             try await db.write { db in
                 try db.execute(
                     sql:
-                        "INSERT INTO mediation_state (key, value, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, saved_at = excluded.saved_at",
+                        "INSERT INTO mediation_state (key, value, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO "
+                        + "UPDATE SET value = excluded.value, saved_at = excluded.saved_at",
                     arguments: [key, data, Date().timeIntervalSince1970])
             }
         } catch {

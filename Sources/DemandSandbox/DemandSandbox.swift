@@ -294,7 +294,11 @@ final class SandboxState: Sendable {
                 String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
             let value =
                 parts.count > 1
-                ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1]))
+                ? (String(parts[1]).replacingOccurrences(
+                    of: "+",
+                    with: " "
+                        + ""
+                ).removingPercentEncoding ?? String(parts[1]))
                 : ""
             items[key] = value
         }

@@ -14,7 +14,8 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
     /// Faults injected into ad requests, each with its own rate; at most one applies per request.
     public var faults: [Fault]
     /// Drift: from the `after_requests`-th ad request of the network on (counted over all its placements, so that a
-    /// placement's drift happens at the same moment whoever asks it), a phase's fill rate and prices replace these. Phases apply in order; the last one reached wins. Default: none.
+    /// placement's drift happens at the same moment whoever asks it), a phase's fill rate and prices replace these.
+    /// Phases apply in order; the last one reached wins. Default: none.
     public var drift: [DriftPhase]
 
     /// Creates a scenario.

@@ -105,7 +105,8 @@ package struct CLIConfiguration: Sendable {
                 let known = allowed.sorted().joined(separator: ", ")
                 throw AdError(
                     .configuration,
-                    "\(path).\(key): not a setting of type \(type) (\(known.isEmpty ? "it has none" : "settings: \(known)"))"
+                    "\(path).\(key): not a setting of type \(type) "
+                        + "(\(known.isEmpty ? "it has none" : "settings: \(known)"))"
                 )
             }
             let settings = NetworkSettings(id: id, type: type, baseURL: base, values: values)

@@ -70,7 +70,8 @@ public final class ObliviousHTTPRelayClient: HTTPClient {
         else {
             throw HTTPClientError(
                 .ohttpRelay,
-                "the relay answered 200 with \(answer.headers["Content-Type"] ?? "no content type"), not \(ObliviousHTTPClient.responseMediaType)"
+                "the relay answered 200 with \(answer.headers["Content-Type"] ?? "no content type"), not "
+                    + "\(ObliviousHTTPClient.responseMediaType)"
             )
         }
         let response: BinaryHTTPResponse

@@ -40,7 +40,8 @@ enum Arm: String, CaseIterable, Sendable {
             guard let arm = Arm(rawValue: name) else {
                 throw AdError(
                     .configuration,
-                    "--arms: unknown arm \"\(name.prefix(40))\" (one of \(allCases.map(\.rawValue).joined(separator: ", ")))"
+                    "--arms: unknown arm \"\(name.prefix(40))\" (one of "
+                        + "\(allCases.map(\.rawValue).joined(separator: ", ")))"
                 )
             }
             if arms.contains(arm) { throw AdError(.configuration, "--arms: \(name) is given twice") }

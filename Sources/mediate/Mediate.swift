@@ -160,7 +160,8 @@ struct Environment {
 struct Compare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Run N mediated requests per placement and N per line's network alone; report fill, latency, errors, win share."
+            "Run N mediated requests per placement and N per line's network alone; report fill, latency, errors, win "
+            + "share."
     )
 
     @OptionGroup var options: ConfigOptions
@@ -172,8 +173,9 @@ struct Compare: AsyncParsableCommand {
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
     @Option(
         name: .long,
-        help:
-            "Compare arms on the same traffic instead: two or more of static, optimized, waterfall, auction (e.g. static,optimized). --requests is per arm; table or json."
+        help: ArgumentHelp(
+            "Compare arms on the same traffic instead: two or more of static, optimized, waterfall, auction (e.g. "
+                + "static,optimized). --requests is per arm; table or json.")
     )
     var arms: String?
 
@@ -205,7 +207,8 @@ struct Compare: AsyncParsableCommand {
                 throw error
             }
             progress.say(
-                "compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency \(concurrency)"
+                "compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency "
+                    + "\(concurrency)"
             )
             let runner = ArmsRunner(
                 configuration: env.configuration, networks: env.networks, requests: requests, concurrency: concurrency,
@@ -387,7 +390,8 @@ struct Load: AsyncParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(
-                "\(placement): \(filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill")"
+                "\(placement): "
+                    + "\(filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill")"
             )
             for entry in trace {
                 let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
@@ -513,7 +517,8 @@ struct Show: AsyncParsableCommand {
                 sent.append([
                     "at_s": Double(clock.now.nanoseconds) / 1e9, "event": "close refused", "sent": false,
                     "error":
-                        "the close button appears at \(availableAt.map { "\(Double($0.nanoseconds) / 1e9) s" } ?? "the end")",
+                        "the close button appears at "
+                        + "\(availableAt.map { "\(Double($0.nanoseconds) / 1e9) s" } ?? "the end")",
                 ])
                 if gcAd.isRewarded {
                     reward = ["validated": false, "error": "the ad was not watched long enough to be closed"]
@@ -634,8 +639,9 @@ struct Conformance: AsyncParsableCommand {
     @Option(name: .long, help: "The network to check.") var network: String
     @Option(
         name: .long,
-        help:
-            "The mediated placement whose line for this network gives the fill request (default: the first that uses it)."
+        help: ArgumentHelp(
+            "The mediated placement whose line or bidder for this network gives the fill request (default: the first "
+                + "that uses it).")
     ) var placement: String?
 
     func run() async throws {
@@ -668,7 +674,8 @@ struct Conformance: AsyncParsableCommand {
         var results = await AdNetworkConformance.runAll(subject)
         await single.shutdown([network: adapter])
         if placementConfig.bidders.contains(where: { $0.network == network }) {
-            // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without waiting).
+            // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without
+            // waiting).
             let clock = ManualAdClock()
             if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
                 let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))

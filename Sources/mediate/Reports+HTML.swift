@@ -23,7 +23,8 @@ extension Reports {
                     ))
             }
             body +=
-                "<section id=\"placement-\(position)\" data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
+                "<section id=\"placement-\(position)\" "
+                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
             body += svgBars(
                 title: "Fill rate", values: sources.map { ($0.name, $0.tally.fillRate * 100) }, unit: "%", maximum: 100)
             let maxRevenue = sources.map(\.tally.revenuePerMille).max() ?? 0
@@ -55,7 +56,8 @@ extension Reports {
                     decimals: 0, colour: colours[3])
             }
             body +=
-                "<table><tr><th>source</th><th>requests</th><th>fills</th><th>fill rate</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th>"
+                "<table><tr><th>source</th><th>requests</th><th>fills</th><th>fill rate</th><th>p50 ms</th><th>p95 "
+                + "ms</th><th>p99 ms</th>"
             body += "<th>wins</th><th>rev/1000 req</th><th>won revenue</th><th>errors</th></tr>\n"
             for source in sources {
                 let t = source.tally
@@ -106,7 +108,8 @@ extension Reports {
         let rowHeight = 22, labelWidth = 300, barWidth = 400
         let height = rowHeight * values.count + 30
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(labelWidth + barWidth + 110)\" height=\"\(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(labelWidth + barWidth + 110)\" height=\"\(height)\" "
+            + "role=\"img\" aria-label=\"\(escape(title))\">"
         svg += "<text x=\"0\" y=\"16\" font-weight=\"bold\">\(escape(title))</text>"
         for (index, (label, value)) in values.enumerated() {
             let y = 26 + index * rowHeight
@@ -115,7 +118,8 @@ extension Reports {
             svg += "<text x=\"0\" y=\"\(y + 14)\" font-size=\"12\">\(escape(label))</text>"
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 2)\" width=\"\(width)\" height=\"16\" fill=\"\(colour)\"/>"
             svg +=
-                "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 14)\" font-size=\"12\">\(String(format: "%.\(decimals)f", value))\(escape(unit))</text>"
+                "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 14)\" "
+                + "font-size=\"12\">\(String(format: "%.\(decimals)f", value))\(escape(unit))</text>"
         }
         return svg + "</svg>\n"
     }
@@ -128,16 +132,20 @@ extension Reports {
         let percentiles = stride(from: 0.0, through: 100.0, by: 2.5).map { $0 } + [99.0, 99.9]
         let maxMs = max(0.001, sources.map { $0.tally.percentileMs(100) }.max() ?? 1)
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width) + 260)\" height=\"\(Int(height))\" role=\"img\" aria-label=\"Latency distribution\">"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width) + 260)\" height=\"\(Int(height))\" "
+            + "role=\"img\" aria-label=\"Latency distribution\">"
         svg +=
-            "<text x=\"0\" y=\"16\" font-weight=\"bold\">Latency distribution (share of requests answered within x ms)</text>"
+            "<text x=\"0\" y=\"16\" font-weight=\"bold\">Latency distribution (share of requests answered within x "
+            + "ms)</text>"
         svg +=
-            "<rect x=\"\(Int(left))\" y=\"\(Int(top))\" width=\"\(Int(plotWidth))\" height=\"\(Int(plotHeight))\" fill=\"none\" stroke=\"#ccc\"/>"
+            "<rect x=\"\(Int(left))\" y=\"\(Int(top))\" width=\"\(Int(plotWidth))\" height=\"\(Int(plotHeight))\" "
+            + "fill=\"none\" stroke=\"#ccc\"/>"
         svg += "<text x=\"\(Int(left))\" y=\"\(Int(height) - 8)\" font-size=\"11\">0 ms</text>"
         svg +=
             "<text x=\"\(Int(left + plotWidth) - 60)\" y=\"\(Int(height) - 8)\" font-size=\"11\">\(ms(maxMs)) ms</text>"
         svg +=
-            "<text x=\"4\" y=\"\(Int(top) + 10)\" font-size=\"11\">100%</text><text x=\"14\" y=\"\(Int(top + plotHeight))\" font-size=\"11\">0%</text>"
+            "<text x=\"4\" y=\"\(Int(top) + 10)\" font-size=\"11\">100%</text><text x=\"14\" "
+            + "y=\"\(Int(top + plotHeight))\" font-size=\"11\">0%</text>"
         for (index, source) in sources.enumerated() where source.tally.requests > 0 {
             let colour = colours[index % colours.count]
             let points = percentiles.sorted().map { p -> String in
@@ -146,11 +154,14 @@ extension Reports {
                 return String(format: "%.1f,%.1f", x, y)
             }
             svg +=
-                "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>"
+                "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" "
+                + "points=\"\(points.joined(separator: " "))\"/>"
             svg +=
-                "<rect x=\"\(Int(width))\" y=\"\(Int(top) + index * 18)\" width=\"12\" height=\"12\" fill=\"\(colour)\"/>"
+                "<rect x=\"\(Int(width))\" y=\"\(Int(top) + index * 18)\" width=\"12\" height=\"12\" "
+                + "fill=\"\(colour)\"/>"
             svg +=
-                "<text x=\"\(Int(width) + 18)\" y=\"\(Int(top) + index * 18 + 11)\" font-size=\"12\">\(escape(source.name))</text>"
+                "<text x=\"\(Int(width) + 18)\" y=\"\(Int(top) + index * 18 + 11)\" "
+                + "font-size=\"12\">\(escape(source.name))</text>"
         }
         return svg + "</svg>\n"
     }
@@ -168,20 +179,24 @@ extension Reports {
         }
         let columnWidth = 10, plotHeight = 120, top = 26
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(columns.count * columnWidth + 120)\" height=\"\(plotHeight + 56)\" role=\"img\" aria-label=\"Fill over time\">"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(columns.count * columnWidth + 120)\" "
+            + "height=\"\(plotHeight + 56)\" role=\"img\" aria-label=\"Fill over time\">"
         svg +=
-            "<text x=\"0\" y=\"16\" font-weight=\"bold\">Waterfall fill rate over time (\(width) s per column, \(seconds) s in all)</text>"
+            "<text x=\"0\" y=\"16\" font-weight=\"bold\">Waterfall fill rate over time (\(width) s per column, "
+            + "\(seconds) s in all)</text>"
         for (index, column) in columns.enumerated() where column.requests > 0 {
             let rate = Double(column.fills) / Double(column.requests)
             let height = Int((Double(plotHeight) * rate).rounded())
             svg +=
-                "<rect x=\"\(index * columnWidth)\" y=\"\(top + plotHeight - height)\" width=\"\(columnWidth - 2)\" height=\"\(height)\" fill=\"\(colours[0])\">"
+                "<rect x=\"\(index * columnWidth)\" y=\"\(top + plotHeight - height)\" width=\"\(columnWidth - 2)\" "
+                + "height=\"\(height)\" fill=\"\(colours[0])\">"
             svg +=
                 "<title>\(index * width)–\(index * width + width) s: \(pct(rate)) of \(column.requests)</title></rect>"
         }
         svg += "<text x=\"0\" y=\"\(top + plotHeight + 20)\" font-size=\"11\">0 s</text>"
         svg +=
-            "<text x=\"\(max(0, columns.count * columnWidth - 30))\" y=\"\(top + plotHeight + 20)\" font-size=\"11\">\(seconds) s</text>"
+            "<text x=\"\(max(0, columns.count * columnWidth - 30))\" y=\"\(top + plotHeight + 20)\" "
+            + "font-size=\"11\">\(seconds) s</text>"
         return svg + "</svg>\n"
     }
 }

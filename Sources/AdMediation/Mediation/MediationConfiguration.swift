@@ -171,7 +171,8 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         guard AdFormat.allNames.contains(format) else {
             throw AdError(
                 .configuration,
-                "\(path).format: unknown format \"\(format)\" (expected one of \(AdFormat.allNames.joined(separator: ", ")))"
+                "\(path).format: unknown format \"\(format)\" (expected one of "
+                    + "\(AdFormat.allNames.joined(separator: ", ")))"
             )
         }
         if format == "banner" {
@@ -197,7 +198,8 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         if !(frequencyWindowS > 0 && frequencyWindowS <= Limits.maxSeconds) {
             throw AdError(
                 .configuration,
-                "\(path).frequency_window_s: must be over 0 and at most \(Int(Limits.maxSeconds)), got \(frequencyWindowS)"
+                "\(path).frequency_window_s: must be over 0 and at most \(Int(Limits.maxSeconds)), got "
+                    + "\(frequencyWindowS)"
             )
         }
         if let interval = minIntervalS, !(interval >= 0 && interval <= Limits.maxSeconds) {
@@ -225,7 +227,8 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             if let first = seen[key] {
                 throw AdError(
                     .configuration,
-                    "\(linePath): duplicate of lines[\(first)] (network \"\(line.network)\", placement \"\(line.placement)\")"
+                    "\(linePath): duplicate of lines[\(first)] (network \"\(line.network)\", placement "
+                        + "\"\(line.placement)\")"
                 )
             }
             seen[key] = index
@@ -245,7 +248,8 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             if let first = seen[key] {
                 throw AdError(
                     .configuration,
-                    "\(bidderPath): duplicate of bidders[\(first)] (network \"\(bidder.network)\", placement \"\(bidder.placement)\")"
+                    "\(bidderPath): duplicate of bidders[\(first)] (network \"\(bidder.network)\", placement "
+                        + "\"\(bidder.placement)\")"
                 )
             }
             seen[key] = index
@@ -274,7 +278,8 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
 
 /// One arm of a placement's A/B test (``PlacementConfiguration/arms``).
 public struct PlacementArm: Codable, Sendable, Hashable {
-    /// The arm's A/B label (1…64 printable ASCII characters), on every trace, log line, span and metric of its requests.
+    /// The arm's A/B label (1…64 printable ASCII characters), on every trace, log line, span and metric of its
+    /// requests.
     public var label: String
     /// Its share of traffic, relative to the other arms' weights. Default 1.
     public var weight: Double
@@ -377,7 +382,8 @@ public struct BidderLine: Codable, Sendable, Hashable {
 }
 
 /// The self-ordering waterfall of a placement: each line's eCPM, fill rate and timeouts are learned online, and
-/// the lines are ordered by Thompson sampling within the publisher's constraints (the mediator's `WaterfallOptimizer`: Thompson sampling, see the waterfall article).
+/// the lines are ordered by Thompson sampling within the publisher's constraints (the mediator's `WaterfallOptimizer`:
+/// Thompson sampling, see the waterfall article).
 public struct OptimizerConfiguration: Codable, Sendable, Hashable {
     /// The share of requests (0…1) whose order is drawn from the posterior (exploration); the rest use the
     /// posterior means (exploitation). Default 0.1.

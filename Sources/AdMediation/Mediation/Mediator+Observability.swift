@@ -42,7 +42,8 @@ extension Mediator {
         }
     }
 
-    /// Logs the decision (info) and each line (debug), and records the metrics: per bid `admediation_bid_outcomes_total`
+    /// Logs the decision (info) and each line (debug), and records the metrics: per bid
+    /// `admediation_bid_outcomes_total`
     /// (by network, outcome and auction result: `won`, `lost_<loss code>`, `none`) and `admediation_bid_latency`;
     /// `admediation_requests_total`,
     /// `admediation_fills_total` (by winning network), `admediation_no_fills_total`, `admediation_errors_total` (by

@@ -3,7 +3,8 @@ import Foundation
 /// What the self-ordering placements learned: read, saved and restored.
 extension Mediator {
     /// What the self-ordering waterfall of `placement` has learned, by `network/placement` of each line (empty when
-    /// the placement has no optimizer). For a placement with A/B arms, each arm learns apart: ask for `placement#label`.
+    /// the placement has no optimizer). For a placement with A/B arms, each arm learns apart: ask for
+    /// `placement#label`.
     public func lineStatistics(of placement: String) -> [String: LineStatistics] {
         shared.withLock { $0.optimizers[placement]?.statistics ?? [:] }
     }

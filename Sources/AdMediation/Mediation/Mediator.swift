@@ -160,7 +160,8 @@ public final class Mediator: AdNetwork {
         }
         let bestBid = valid.first
 
-        // 2. The waterfall: the optimizer's order (or the configured one), lines that cannot beat the best bid left out.
+        // 2. The waterfall: the optimizer's order (or the configured one), lines that cannot beat the best bid left
+        // out.
         let order =
             placement.optimizer == nil
             ? Array(placement.lines.indices)
@@ -326,7 +327,8 @@ public final class Mediator: AdNetwork {
     /// Runs `machine` until it finishes. Every line load, the one timer for the next deadline and a watcher for the
     /// caller's cancellation are child tasks of the caller (one task group), so priority and task-local values flow
     /// into the adapters and the caller's cancellation reaches every line. A line the machine gives up on (a higher
-    /// line won, its timeout passed) is cancelled through its own ``ChildCancellation``; the group then waits for it to return,
+    /// line won, its timeout passed) is cancelled through its own ``ChildCancellation``; the group then waits for it to
+    /// return,
     /// which a conforming adapter does within 100 ms (the kit's rule). Every fill that is not delivered is
     /// invalidated. Returns true when the caller cancelled.
     private func drive(

@@ -135,7 +135,8 @@ enum OTelExport {
             collector.server.stop()
             let received = collector.sink.exports
             print(
-                "OTLP exports received: \(received.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))"
+                "OTLP exports received: "
+                    + "\(received.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))"
             )
             print("written to otel-export.jsonl")
         } else {
