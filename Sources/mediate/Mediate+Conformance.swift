@@ -1,0 +1,80 @@
+import AdMediation
+import AdNetworkConformance
+import AdStorage
+import ArgumentParser
+import CurlTransport
+import DemandSandbox
+import Foundation
+import GrowthCatAds
+import Logging
+import MediateKit
+import Tracing
+
+struct Conformance: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.")
+
+    @OptionGroup var options: ConfigOptions
+    @Option(name: .long, help: "The network to check.") var network: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The mediated placement whose line or bidder for this network gives the fill request (default: the first "
+                + "that uses it).")
+    ) var placement: String?
+
+    func run() async throws {
+        let env = try await Environment.load(options, progress: Progress(enabled: false))
+        guard let base = env.configuration.networks[network] else {
+            await env.close()
+            throw AdError(.configuration, "--network: unknown network \"\(network)\"")
+        }
+        let candidates = env.configuration.mediation.placements.sorted { $0.key < $1.key }
+            .filter { placement == nil || $0.key == placement }
+            .compactMap { id, config -> (PlacementConfiguration, String)? in
+                (config.lines.first { $0.network == network }?.placement
+                    ?? config.bidders.first { $0.network == network }?.placement)
+                    .map { (config, $0) }
+            }
+        guard let (placementConfig, linePlacement) = candidates.first, let format = placementConfig.adFormat else {
+            await env.close()
+            throw AdError(.configuration, "--placement: no placement has a line or bidder for network \"\(network)\"")
+        }
+        // The kit watches the wire through a recording client wrapped around the real one.
+        let recording = RecordingHTTPClient(wrapping: env.http)
+        let single = CLIConfiguration(
+            networks: [network: base], mediation: env.configuration.mediation, factories: env.configuration.factories)
+        guard let adapter = try single.makeNetworks(http: recording)[network] else {
+            await env.close()
+            throw ExitCode(2)
+        }
+        let subject = ConformanceSubject(
+            network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format))
+        var results = await AdNetworkConformance.runAll(subject)
+        await single.shutdown([network: adapter])
+        if placementConfig.bidders.contains(where: { $0.network == network }) {
+            // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without
+            // waiting).
+            let clock = ManualAdClock()
+            if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
+                let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
+                results += await BidderConformance.runAll(
+                    BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                await single.shutdown([network: bidder])
+            }
+        }
+        await env.close()
+        var failed = 0
+        for result in results {
+            switch result.status {
+            case .passed: print("PASS  \(result.scenario)")
+            case .skipped(let why): print("SKIP  \(result.scenario): \(why)")
+            case .failed(let failure):
+                failed += 1
+                print("FAIL  \(result.scenario): expected \(failure.expectation); observed \(failure.observed)")
+            }
+        }
+        print("\(results.count - failed) of \(results.count) scenarios did not fail (\(failed) failed)")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}

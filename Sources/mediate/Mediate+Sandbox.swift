@@ -1,0 +1,57 @@
+import AdMediation
+import AdNetworkConformance
+import AdStorage
+import ArgumentParser
+import CurlTransport
+import DemandSandbox
+import Foundation
+import GrowthCatAds
+import Logging
+import MediateKit
+import Tracing
+
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sandbox", abstract: "Run the demand sandbox in the foreground and print its base URLs.")
+
+    @Option(name: .long, help: "Scenario file (JSON).") var scenario: String?
+    @Flag(name: .long, help: "Serve the built-in demo's scenario (what `mediate compare` without --config runs).")
+    var demo = false
+    @Option(name: .long, help: "Write the demo's configuration, pointing at this sandbox, to this file (for --config).")
+    var writeConfig: String?
+    @Option(name: .long, help: "Port (0 = any free port).") var port: Int = 0
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
+        if demo && scenario != nil { throw ValidationError("--demo and --scenario cannot be combined") }
+    }
+
+    func run() async throws {
+        var loaded = demo ? Demo.scenario : SandboxScenario()
+        if let scenario {
+            guard let data = FileManager.default.contents(atPath: scenario) else {
+                throw AdError(.configuration, "--scenario: cannot read \(scenario)")
+            }
+            do { loaded = try SandboxScenario.decode(json: data) } catch {
+                throw AdError(.configuration, "--scenario: \(error)")
+            }
+        }
+        var configuration = SandboxConfiguration()
+        configuration.port = port
+        let sandbox = try await DemandSandbox.start(scenario: loaded, configuration: configuration)
+        print("growthcat  \(sandbox.growthcatBaseURL)")
+        print("mars       \(sandbox.marsBaseURL)")
+        print("chartboost \(sandbox.chartboostBaseURL)")
+        print("appopen    \(sandbox.appOpenBaseURL)")
+        print("admin      \(sandbox.adminURL)")
+        if let writeConfig {
+            guard FileManager.default.createFile(atPath: writeConfig, contents: Demo.configuration(sandbox)) else {
+                await sandbox.shutdown()
+                throw AdError(.configuration, "--write-config: cannot write \(writeConfig)")
+            }
+            print("config     \(writeConfig)")
+        }
+        fflush(nil)
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+}
