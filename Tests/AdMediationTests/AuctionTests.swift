@@ -163,6 +163,7 @@ struct AuctionTests {
             Issue.record("expected a cancellation")
         }
         #expect(a.auctionResults.map(\.result) == [.lost(reason: .internalError, winningPrice: nil)])
+        #expect(outcome.trace.bids.map(\.outcome) == [.fill, .skipped(.cancelled)], "the hanging bidder was abandoned")
     }
 
     @Test func everyBidIsCountedByOutcomeAndAuctionResult() async throws {

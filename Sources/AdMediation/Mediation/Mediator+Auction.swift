@@ -86,14 +86,20 @@ extension Mediator {
             }
             while let input = await group.next() {
                 guard let (index, result) = input else {
-                    // The bidders' time is up (or the caller cancelled): whoever is still running timed out.
+                    // The bidders' time is up: whoever is still running timed out. When the caller cancelled instead,
+                    // they were abandoned (traced `skipped(cancelled)`, not held against their breaker).
+                    let callerCancelled = Task.isCancelled
                     for (index, entry) in running {
-                        answers[index].timedOut = true
+                        if callerCancelled {
+                            answers[index].skipped = .cancelled
+                        } else {
+                            answers[index].timedOut = true
+                        }
                         answers[index].latency = clock.now - start
                         entry.cancellation.cancel()
                         recordBreaker(
                             placement.bidders[index].network, probe: entry.probe,
-                            Task.isCancelled ? .abandoned : .failure)
+                            callerCancelled ? .abandoned : .failure)
                     }
                     running = [:]
                     continue
