@@ -292,4 +292,28 @@ struct BiddingNetworkTests {
         bidder.server.stop()
         #expect(bidder.requests.isEmpty)
     }
+
+    @Test func aWinNoticeAnsweredWith5xxIsRetriedWithBackoffUntilItGoesThrough() async throws {
+        let answers = Mutex([503, 502, 204])
+        let notices = try LoopbackHTTPServer { _ in
+            .respond(.init(status: answers.withLock { $0.isEmpty ? 204 : $0.removeFirst() }))
+        }
+        let bidder = try ScriptedBidder { request, _ in
+            (200, ScriptedBidder.bid(request, notices.baseURL, ["burl": NSNull(), "lurl": NSNull()]))
+        }
+        let clock = ManualAdClock()
+        let (network, curl) = Self.network(bidder, clock: clock)
+        let ad = try #require(try await network.load(banner).ad)
+        #expect(ad.settleAuction(.won(clearingPrice: 2.5)))
+        await clock.waitForSleepers(1)  // the first attempt got 503: backing off 250 ms
+        await clock.advance(by: .milliseconds(250))
+        await clock.waitForSleepers(1)  // the second got 502: backing off 500 ms
+        await clock.advance(by: .milliseconds(500))
+        await network.shutdown()
+        #expect(notices.requestsReceived == 3, "two 5xx answers, then the 204")
+        #expect(network.pendingNotices == 0)
+        await curl.shutdown()
+        bidder.server.stop()
+        notices.stop()
+    }
 }
