@@ -62,27 +62,27 @@ public actor GrowthCatClient {
         return prefix + "…" + String(key.suffix(min(4, max(0, key.count - prefix.count))))
     }
 
-    private let configuration: Configuration
-    private let http: any HTTPClient
-    private let clock: any AdClock
-    private let queue: EventQueueStore
-    private let mediaCache: MediaCache?
+    let configuration: Configuration
+    let http: any HTTPClient
+    let clock: any AdClock
+    let queue: EventQueueStore
+    let mediaCache: MediaCache?
     /// The bootstrap, once fetched.
     public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
-    private var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
+    var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
     /// Per endpoint path: no request before this instant (a 429's Retry-After).
-    private var rateLimitedUntil: [String: AdInstant] = [:]
-    private var batchTimer: Task<Void, Never>?
-    private var probeTimer: Task<Void, Never>?
-    private var flushing: Task<FlushReport, Never>?
-    private var monitorTask: Task<Void, Never>?
-    private var replayTask: Task<Void, Never>?
-    private var isShutDown = false
+    var rateLimitedUntil: [String: AdInstant] = [:]
+    var batchTimer: Task<Void, Never>?
+    var probeTimer: Task<Void, Never>?
+    var flushing: Task<FlushReport, Never>?
+    var monitorTask: Task<Void, Never>?
+    var replayTask: Task<Void, Never>?
+    var isShutDown = false
     /// Whether the last request failed for lack of connectivity.
-    public private(set) var isOffline = false
+    public internal(set) var isOffline = false
     /// Offline/online transitions (info), events dropped at the queue's cap or refused by the server (warning), events
     /// that could not be stored (error: lost work). Never the API key.
-    private var logger: Logger { configuration.logger }
+    var logger: Logger { configuration.logger }
 
     /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
@@ -155,7 +155,7 @@ public actor GrowthCatClient {
 
     // MARK: HTTP
 
-    private func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil)
+    func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil)
         async throws(GrowthCatError) -> HTTPResponse
     {
         var url = HTTPRequest.url(configuration.baseURL, appending: path)
@@ -215,7 +215,7 @@ public actor GrowthCatClient {
         return bootstrap
     }
 
-    private func ensureBootstrap() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+    func ensureBootstrap() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
         if let sdkBootstrap { return sdkBootstrap }
         return try await refreshSDKConfig()
     }
@@ -267,7 +267,7 @@ public actor GrowthCatClient {
         try await cacheCreative(for: ad, timeout: configuration.requestTimeout)
     }
 
-    private func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(GrowthCatError) -> URL? {
+    func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(GrowthCatError) -> URL? {
         guard let media = mediaCache, ad.assetCacheable else { return nil }
         let now = Int64(configuration.now().timeIntervalSince1970)
         if let file = await media.file(for: ad.assetURL, now: now) { return file }
@@ -298,7 +298,7 @@ public actor GrowthCatClient {
         await mediaCache?.file(for: ad.assetURL, now: Int64(configuration.now().timeIntervalSince1970))
     }
 
-    private func load(
+    func load(
         cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
         privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat? = nil, deadline: AdInstant? = nil
     ) async throws(GrowthCatError) -> GrowthCatAd? {
@@ -313,7 +313,7 @@ public actor GrowthCatClient {
     /// The seed: "`asset_cache.strategy: prefetch` means the SDK should download the asset before rendering when
     /// possible". So a load downloads such a creative before it returns — within the load's remaining time, and a
     /// failed download does not fail the load (the ad is still servable from its remote URL).
-    private func predownloaded(_ ad: GrowthCatAd, deadline: AdInstant?) async -> GrowthCatAd {
+    func predownloaded(_ ad: GrowthCatAd, deadline: AdInstant?) async -> GrowthCatAd {
         guard ad.assetStrategy == "prefetch", mediaCache != nil, ad.assetCacheable else { return ad }
         var timeout = configuration.requestTimeout
         if let deadline {
@@ -326,7 +326,7 @@ public actor GrowthCatClient {
         return ad
     }
 
-    private func loadServable(
+    func loadServable(
         cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
         privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat?, deadline: AdInstant?
     ) async throws(GrowthCatError) -> GrowthCatAd? {
@@ -390,7 +390,7 @@ public actor GrowthCatClient {
     /// How many catalogs are cached (for the bound's tests).
     var catalogCacheCount: Int { catalogCache.count }
 
-    private func storeCatalog(_ ads: [GrowthCatAd], key: String, until: AdInstant) {
+    func storeCatalog(_ ads: [GrowthCatAd], key: String, until: AdInstant) {
         if catalogCache[key] == nil && catalogCache.count >= Self.catalogCacheLimit {
             let now = clock.now
             catalogCache = catalogCache.filter { $0.value.expiresAt > now }
@@ -403,7 +403,7 @@ public actor GrowthCatClient {
         catalogCache[key] = (ads, until)
     }
 
-    private func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: GrowthCatAdFormat?)
+    func firstServable(_ ads: [GrowthCatAd], bootstrap: GrowthCatSDKBootstrap?, format: GrowthCatAdFormat?)
         -> GrowthCatAd?
     {
         ads.first { ad in
@@ -416,382 +416,4 @@ public actor GrowthCatClient {
 
     /// The limits every GrowthCat answer must respect before it is decoded.
     static let limits = JSONLimits()
-
-    /// A JSON object from a body, after the size and depth limits; `what` names the body in errors.
-    static func jsonObject(_ body: Data, _ what: String) throws(GrowthCatError) -> [String: Any] {
-        if let violation = limits.violation(in: body) {
-            throw GrowthCatError(code: .invalidResponse, message: "\(what): \(violation)")
-        }
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            throw GrowthCatError(code: .invalidResponse, message: "\(what) is not a JSON object")
-        }
-        return object
-    }
-
-    /// Parses `GET /v1/sdk/config`. Numbers out of range fall back or clamp, per field:
-    /// `ad_cache_ttl_seconds` is clamped to 0…7 days (a negative or non-numeric value means the default 300);
-    /// `max_offline_ad_events` is clamped to 1…100 000 (default 500).
-    package static func parseBootstrap(_ body: Data) throws(GrowthCatError) -> GrowthCatSDKBootstrap {
-        let object = try jsonObject(body, "the bootstrap")
-        let ads = object["ads"] as? [String: Any]
-        return GrowthCatSDKBootstrap(
-            appID: OutsideValue.string(object["app_id"]) ?? "",
-            workspace: OutsideValue.string(object["workspace"]) ?? "",
-            adsConfig: GrowthCatSDKAdsConfig(
-                adsEnabled: OutsideValue.bool(ads?["ads_enabled"]) ?? false,
-                formats: Set(
-                    (ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string).compactMap(
-                        GrowthCatAdFormat.init(rawValue:))),
-                adCacheTTLSeconds: ttlSeconds(ads?["ad_cache_ttl_seconds"]) ?? 300,
-                maxOfflineAdEvents: OutsideValue.number(ads?["max_offline_ad_events"])
-                    .flatMap { $0 >= 1 ? Int(min($0, 100_000)) : nil } ?? 500))
-    }
-
-    /// A TTL in whole seconds: clamped to 0…7 days; `nil` when negative, not finite or not a number.
-    static func ttlSeconds(_ value: Any?) -> Int? {
-        OutsideValue.number(value).flatMap { OutsideValue.wholeSeconds($0) }.map { Int($0) }
-    }
-
-    /// A time in seconds for the presentation rules: clamped to 0…7 days; `nil` (absent) when negative, not finite
-    /// or not a number.
-    static func seconds(_ value: Any?) -> Double? {
-        OutsideValue.number(value).flatMap { OutsideValue.duration(seconds: $0) }.map(\.seconds)
-    }
-
-    /// A price: finite, 0…1 000 000; `nil` otherwise.
-    static func price(_ value: Any?) -> Double? {
-        WirePrice.ecpm(OutsideValue.number(value))
-    }
-
-    /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.
-    package static func parseCatalog(_ body: Data) throws(GrowthCatError) -> ([GrowthCatAd], Int?) {
-        let object = try jsonObject(body, "the catalog")
-        guard let list = object["ads"] as? [Any] else {
-            throw GrowthCatError(code: .invalidResponse, message: "the catalog has no ads list")
-        }
-        let mediaTTL = ttlSeconds(object["media_cache_ttl_seconds"])
-        let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }.map { ad -> GrowthCatAd in
-            var ad = ad
-            ad.mediaCacheTTLSeconds = mediaTTL
-            return ad
-        }
-        return (ads, ttlSeconds(object["cache_ttl_seconds"]))
-    }
-
-    /// Parses the events answer (`{"accepted": 3, "duplicates": 1}`): counts clamped to 0…1 000 000; absent or
-    /// unreadable counts are 0. A body that is not a JSON object is `invalidResponse`.
-    package static func parseEventsAnswer(_ body: Data) throws(GrowthCatError) -> (accepted: Int, duplicates: Int) {
-        let object = try jsonObject(body, "the events answer")
-        func count(_ key: String) -> Int {
-            OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
-        }
-        return (count("accepted"), count("duplicates"))
-    }
-
-    /// Parses the reward validation answer. A validated reward whose `reward` cannot be read (missing name, an amount
-    /// that is not a finite non-negative number) is `invalidResponse`, never a silent "no reward".
-    package static func parseRewardAnswer(_ body: Data) throws(GrowthCatError) -> AdRewardValidationResponse {
-        let object = try jsonObject(body, "the reward validation answer")
-        guard let validated = OutsideValue.bool(object["reward_validated"]) else {
-            throw GrowthCatError(
-                code: .invalidResponse, message: "the reward validation answer has no boolean reward_validated")
-        }
-        let accepted = OutsideValue.number(object["accepted"]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
-        guard validated else {
-            return AdRewardValidationResponse(rewardValidated: false, accepted: accepted, reward: nil)
-        }
-        guard let r = object["reward"] as? [String: Any], let name = OutsideValue.string(r["name"]),
-            let amount = OutsideValue.number(r["amount"]), amount >= 0, amount <= 1e12
-        else {
-            throw GrowthCatError(
-                code: .invalidResponse,
-                message: "the reward was validated but its reward {name, amount} is missing or unreadable")
-        }
-        return AdRewardValidationResponse(rewardValidated: true, accepted: accepted, reward: (name, amount))
-    }
-
-    static func parseAd(_ o: [String: Any]) -> GrowthCatAd? {
-        guard let campaign = o["campaign"] as? [String: Any], let campaignID = campaign["id"] as? String,
-            let creative = o["creative"] as? [String: Any], let creativeID = creative["id"] as? String,
-            let type = creative["creative_type"] as? String, let url = creative["public_asset_url"] as? String,
-            let tracking = o["tracking"] as? [String: Any], let allocation = tracking["allocation_id"] as? String,
-            let token = tracking["token"] as? String
-        else { return nil }
-        var placement: GrowthCatAd.Placement?
-        if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String
-        {
-            // A placement of a format this SDK does not know cannot be rendered: the ad is not servable.
-            guard let format = GrowthCatAdFormat(rawValue: format) else { return nil }
-            placement = .init(
-                id: OutsideValue.string(p["id"]), key: key, format: format,
-                rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
-                rewardName: OutsideValue.string(p["reward_name"]),
-                rewardAmount: OutsideValue.number(p["reward_amount"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
-                minimumViewSeconds: seconds(p["minimum_view_seconds"]),
-                isSkippable: OutsideValue.bool(p["is_skippable"]) ?? true,
-                skippableAfterSeconds: seconds(p["skippable_after_seconds"]))
-        }
-        let cache = creative["asset_cache"] as? [String: Any]
-        let store = creative["store_kit"] as? [String: Any]
-        let close = o["close_policy"] as? [String: Any]
-        return GrowthCatAd(
-            placement: placement, campaignID: campaignID, campaignMode: OutsideValue.string(campaign["mode"]),
-            campaignObjective: OutsideValue.string(campaign["objective"]),
-            campaignPriorityWeight: OutsideValue.number(campaign["priority_weight"]).flatMap {
-                $0 >= 0 && $0 <= 1e12 ? $0 : nil
-            },
-            creativeID: creativeID, creativeType: type, assetURL: url,
-            headline: OutsideValue.string(creative["headline"]), body: OutsideValue.string(creative["body"]),
-            layout: OutsideValue.string(creative["layout"]), ctaText: OutsideValue.string(creative["cta_text"]),
-            durationSeconds: seconds(creative["duration_seconds"]),
-            storePresentation: OutsideValue.string(store?["presentation"]),
-            appStoreID: OutsideValue.string(store?["app_store_id"]),
-            assetCacheable: OutsideValue.bool(cache?["cacheable"]) ?? false,
-            assetTTLSeconds: ttlSeconds(cache?["ttl_seconds"]),
-            assetStrategy: OutsideValue.string(cache?["strategy"]), allocationID: allocation, token: token,
-            closeIsSkippable: OutsideValue.bool(close?["is_skippable"]),
-            closeSkippableAfterSeconds: seconds(close?["skippable_after_seconds"]),
-            rewardGrantAfterSeconds: seconds(close?["reward_grant_after_seconds"]),
-            ecpm: price(o["ecpm"]))
-    }
-
-    // MARK: Events
-
-    /// Records an event: appended to the durable queue first (with an `sdk_event_id` reused on every retry), then
-    /// `impression` and `click` are flushed at once; other events every `batchSize` events or `batchInterval`.
-    /// Throws ``GrowthCatError/Code/storage`` when the durable append failed (full disk, read-only, locked or corrupt
-    /// database): the event is then not recorded, and the caller knows it.
-    public func trackAdEvent(
-        _ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
-        sessionID: String? = nil, metadata: [String: String] = [:]
-    ) async throws(GrowthCatError) {
-        let id = UUID().uuidString.lowercased()
-        var event: [String: Any] = [
-            "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
-            "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID,
-            "token": ad.token,
-        ]
-        if let placementKey { event["placement_key"] = placementKey }
-        if let format = ad.format { event["format"] = format.rawValue }
-        if let appUserID { event["app_user_id"] = appUserID }
-        if let sessionID { event["session_id"] = sessionID }
-        if !metadata.isEmpty { event["metadata"] = metadata }
-        let payload: Data
-        do {
-            payload = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
-        } catch {
-            throw GrowthCatError(
-                code: .invalidRequest, message: "the \(name.rawValue) event could not be serialised: \(error)")
-        }
-        guard !payload.isEmpty else {
-            throw GrowthCatError(
-                code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
-        }
-        do {
-            let cap = sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500
-            let dropped = try await queue.append(eventID: id, payload: payload, cap: cap)
-            if dropped > 0 {
-                logger.warning(
-                    "offline queue full: oldest events dropped", metadata: ["dropped": "\(dropped)", "cap": "\(cap)"])
-                eventsDropped(dropped, reason: "queue_full")
-            }
-        } catch {
-            Counter(label: "admediation_growthcat_events_lost_total", factory: configuration.metrics).increment()
-            logger.error(
-                "ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
-            throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
-        }
-        // An impression or click is flushed at once, and the flush records the depth; others are counted here.
-        let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
-        if !name.isImmediate { queueDepth(queued) }
-        if name.isImmediate || queued >= configuration.batchSize {
-            await flushAdEvents()
-        } else if batchTimer == nil && !isShutDown {
-            let clock = clock, interval = configuration.batchInterval
-            batchTimer = Task { [weak self] in
-                do { try await clock.sleep(for: interval) } catch { return }
-                await self?.batchTimerFired()
-            }
-        }
-    }
-
-    private func queueDepth(_ depth: Int) {
-        Gauge(label: "admediation_growthcat_event_queue_depth", factory: configuration.metrics).record(depth)
-    }
-
-    private func eventsDropped(_ count: Int, reason: String) {
-        Counter(
-            label: "admediation_growthcat_events_dropped_total", dimensions: [("reason", reason)],
-            factory: configuration.metrics
-        )
-        .increment(by: count)
-    }
-
-    private func batchTimerFired() async {
-        batchTimer = nil
-        await flushAdEvents()
-    }
-
-    /// What a flush did.
-    public struct FlushReport: Sendable, Hashable {
-        /// Events the server accepted (2xx), now deleted.
-        public var sent = 0
-        /// Events dropped because their batch was answered 400 (or 403): they can never succeed.
-        public var dropped = 0
-        /// Events still queued (offline, rate limited, or 5xx after the retries).
-        public var remaining = 0
-        /// Events the server said it had already received (`duplicates` in its answer; 0 when the answer has none).
-        public var duplicates = 0
-    }
-
-    /// Sends every queued event in batches of at most 100, oldest first. A batch is deleted only after a 2xx;
-    /// a 400/403 batch is dropped; 5xx is retried with exponential back-off (at most `maxServerRetries`); a
-    /// transport failure leaves everything queued for the next flush.
-    @discardableResult
-    public func flushAdEvents() async -> FlushReport {
-        if let flushing { return await flushing.value }
-        let task = Task { await self.performFlush() }
-        flushing = task
-        let report = await task.value
-        flushing = nil
-        return report
-    }
-
-    private func performFlush() async -> FlushReport {
-        batchTimer?.cancel()
-        batchTimer = nil
-        var report = FlushReport()
-        while true {
-            guard let batch = try? await queue.peek(limit: 100), !batch.isEmpty else { break }
-            let events = batch.compactMap { try? JSONSerialization.jsonObject(with: $0.payload) }
-            let body =
-                (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
-            var attempt = 0
-            var outcome: BatchOutcome = .keep
-            while true {
-                outcome = await send(batch: body)
-                guard case .retry = outcome, attempt < configuration.maxServerRetries else { break }
-                let delay = configuration.retryBaseDelay * (1 << attempt)
-                attempt += 1
-                do { try await clock.sleep(for: delay) } catch { break }
-            }
-            let ids = batch.map(\.eventID)
-            switch outcome {
-            case .accepted(let duplicates):
-                try? await queue.remove(eventIDs: ids)
-                report.sent += ids.count
-                report.duplicates += duplicates
-            case .drop:
-                try? await queue.remove(eventIDs: ids)
-                report.dropped += ids.count
-                logger.warning("event batch refused by the server: dropped", metadata: ["events": "\(ids.count)"])
-                eventsDropped(ids.count, reason: "refused")
-            case .keep, .retry:
-                report.remaining = (try? await queue.count()) ?? 0
-                queueDepth(report.remaining)
-                return report
-            }
-        }
-        report.remaining = (try? await queue.count()) ?? 0
-        queueDepth(report.remaining)
-        return report
-    }
-
-    private enum BatchOutcome { case accepted(duplicates: Int), drop, keep, retry }
-
-    private func send(batch body: Data) async -> BatchOutcome {
-        let response: HTTPResponse
-        do {
-            response = try await request(.post, "/v1/ads/events", body: body)
-        } catch {
-            return .keep
-        }
-        switch response.status {
-        case 200..<300:
-            // The status is the acceptance; the counts are informative, so an unreadable answer still accepts.
-            return .accepted(duplicates: (try? Self.parseEventsAnswer(response.body))?.duplicates ?? 0)
-        case 400, 403: return .drop
-        case 500..<600: return .retry
-        default: return .keep
-        }
-    }
-
-    /// Events waiting in the durable queue.
-    public var pendingEventCount: Int { get async { (try? await queue.count()) ?? 0 } }
-
-    // MARK: Connectivity and life cycle
-
-    private func wentOffline() {
-        guard !isOffline else { return }
-        isOffline = true
-        logger.info("offline: events are kept and the server is probed")
-        guard !isShutDown else { return }
-        let clock = clock, interval = configuration.offlineProbeInterval
-        probeTimer = Task { [weak self] in
-            while !Task.isCancelled {
-                do { try await clock.sleep(for: interval) } catch { return }
-                guard let self else { return }
-                // The probe is a flush attempt: it succeeds as soon as the server is reachable again.
-                if await self.pendingEventCount > 0 {
-                    await self.flushAdEvents()
-                } else {
-                    _ = try? await self.refreshSDKConfig()
-                }
-                if await !self.isOffline { return }
-            }
-        }
-    }
-
-    private func wentOnline() {
-        if isOffline { logger.info("online again: replaying the offline queue") }
-        isOffline = false
-        probeTimer?.cancel()
-        probeTimer = nil
-        // Connectivity is back: replay the offline queue without blocking the request that noticed it.
-        guard !isShutDown, replayTask == nil else { return }
-        replayTask = Task { [weak self] in
-            await self?.flushAdEvents()
-            await self?.replayFinished()
-        }
-    }
-
-    private func replayFinished() { replayTask = nil }
-
-    private func connectivityChanged(_ online: Bool) async {
-        if online { await flushAdEvents() } else { isOffline = true }
-    }
-
-    /// The app came to the foreground: refresh the config.
-    public func applicationWillEnterForeground() async {
-        _ = try? await refreshSDKConfig()
-    }
-
-    /// The app goes to the background: flush everything.
-    @discardableResult
-    public func applicationDidEnterBackground() async -> FlushReport {
-        await flushAdEvents()
-    }
-
-    // MARK: Rewards
-
-    /// Validates a reward with the server. Grant it only when the answer says `rewardValidated`. Offline or any
-    /// error throws, and nothing is stored for later. `appUserID` is required.
-    public func validateAdReward(
-        for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Double,
-        completed: Bool
-    ) async throws(GrowthCatError) -> AdRewardValidationResponse {
-        guard !appUserID.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw GrowthCatError(code: .invalidRequest, message: "appUserID is required to validate a reward")
-        }
-        var body: [String: Any] = [
-            "allocation_id": ad.allocationID, "token": ad.token, "creative_id": ad.creativeID, "app_user_id": appUserID,
-            "viewed_seconds": viewedSeconds, "completed": completed, "sdk_event_id": UUID().uuidString.lowercased(),
-        ]
-        if let key = ad.placement?.key { body["placement_key"] = key }
-        if let sessionID { body["session_id"] = sessionID }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        let response = try await request(.post, "/v1/ads/reward/validate", body: data)
-        guard response.isSuccess else { throw Self.statusError(response, "POST /v1/ads/reward/validate") }
-        return try Self.parseRewardAnswer(response.body)
-    }
 }

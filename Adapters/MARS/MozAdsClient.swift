@@ -6,13 +6,13 @@ import ObliviousHTTP
 
 /// Builds a ``MozAdsClient``.
 public struct MozAdsClientBuilder: Sendable {
-    private var environment: MozAdsEnvironment = .prod
-    private var cacheConfig: MozAdsCacheConfig?
-    private var telemetry: any MozAdsTelemetry = MetricsMozAdsTelemetry()
-    private var contextIDProvider: (any MozAdsContextIDProvider)?
-    private var http: any HTTPClient
-    private var now: @Sendable () -> Date = { Date() }
-    private var ohttpChannel: (relayURL: String, keyConfigurationURL: String)?
+    var environment: MozAdsEnvironment = .prod
+    var cacheConfig: MozAdsCacheConfig?
+    var telemetry: any MozAdsTelemetry = MetricsMozAdsTelemetry()
+    var contextIDProvider: (any MozAdsContextIDProvider)?
+    var http: any HTTPClient
+    var now: @Sendable () -> Date = { Date() }
+    var ohttpChannel: (relayURL: String, keyConfigurationURL: String)?
 
     /// A builder with defaults (prod, no cache, swift-metrics telemetry (``MetricsMozAdsTelemetry``), rotating context
     /// id) over `http`. The HTTP client is
@@ -92,21 +92,21 @@ public struct MozAdsClientBuilder: Sendable {
 public actor MozAdsClient {
     let environment: MozAdsEnvironment
     let cache: MarsHTTPCache?
-    private var telemetry: any MozAdsTelemetry
-    private let contextIDProvider: any MozAdsContextIDProvider
-    private let http: any HTTPClient
+    var telemetry: any MozAdsTelemetry
+    let contextIDProvider: any MozAdsContextIDProvider
+    let http: any HTTPClient
     /// The OHTTP channel, when configured (requests and callbacks with `ohttp: true` go through it).
-    private let ohttpHTTP: (any HTTPClient)?
-    private let now: @Sendable () -> Date
-    private var isShutDown = false
+    let ohttpHTTP: (any HTTPClient)?
+    let now: @Sendable () -> Date
+    var isShutDown = false
     /// Parsed answers of rows that are in the SQLite cache, so a hit skips SQLite and JSON. Kept coherent with the
     /// store: same expiry, emptied when a trim evicts rows or the cache is cleared. Bounded.
-    private var parsedHits: [String: (ads: [String: [DecodedAd]], expiresAt: Int64)] = [:]
+    var parsedHits: [String: (ads: [String: [DecodedAd]], expiresAt: Int64)] = [:]
     /// The wall-clock second of the last expired-row cleanup. Expiry has one-second resolution, so a second cleanup
     /// within the same second cannot delete anything more.
-    private var lastCleanupSecond: Int64?
+    var lastCleanupSecond: Int64?
     /// Requests in flight by cache key, with the identical requests waiting for their answer.
-    private var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] =
+    var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] =
         [:]
 
     init(
@@ -186,7 +186,7 @@ public actor MozAdsClient {
         }
     }
 
-    private func fetchUnrecorded(
+    func fetchUnrecorded(
         _ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?,
         gpp: String?
     ) async throws(MozAdsClientError) -> (ads: [String: [DecodedAd]], hash: String) {
@@ -234,7 +234,7 @@ public actor MozAdsClient {
 
     /// Single flight per cache key: while a cacheable request (cache on, `cacheFirst`) is in flight, an identical one
     /// waits for its answer instead of sending a second request that would miss the cache too.
-    private func sendOnce(
+    func sendOnce(
         body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
         now: Int64
     ) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
@@ -264,7 +264,7 @@ public actor MozAdsClient {
         return try result.get()
     }
 
-    private func cleanupIfDue(now: Int64) async {
+    func cleanupIfDue(now: Int64) async {
         guard let cache, lastCleanupSecond != now else { return }
         lastCleanupSecond = now
         parsedHits = parsedHits.filter { $0.value.expiresAt > now }
@@ -298,7 +298,7 @@ public actor MozAdsClient {
     /// The client a request goes through: direct, or — for `ohttp: true` — the OHTTP relay, after the preflight
     /// (`GET {base}ads-preflight`, sent directly) whose `geo_location` and `normalized_ua` travel inside the
     /// encapsulated request as `X-Geo-Location` (always) and `X-User-Agent` (when not empty).
-    private func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(MozAdsClientError) -> any HTTPClient {
+    func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(MozAdsClientError) -> any HTTPClient {
         guard ohttp else { return http }
         guard let relay = ohttpHTTP else {
             throw MozAdsClientError(
@@ -326,7 +326,7 @@ public actor MozAdsClient {
 
     /// The preflight answer: sent directly, through the HTTP cache when there is one (cache first, keyed by its URL
     /// alone, TTL from `max-age` or the cache's default; specs/mars.md §5).
-    private func preflightResponse() async throws(MozAdsClientError) -> HTTPResponse {
+    func preflightResponse() async throws(MozAdsClientError) -> HTTPResponse {
         let url = environment.url("ads-preflight")
         let hash = Self.preflightHash(url)
         let nowSeconds = Int64(now().timeIntervalSince1970)
@@ -383,7 +383,7 @@ public actor MozAdsClient {
     }
 
     /// Sends (or answers from SQLite); also returns until when the answer is cached, when it is.
-    private func send(
+    func send(
         body: Data, hash: String, policy: MozAdsRequestCachePolicy?, ohttp: Bool, timeout: Duration?,
         now nowSeconds: Int64
     ) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
@@ -461,259 +461,6 @@ public actor MozAdsClient {
         case 500...599: return MozAdsClientError(code: .server(status: response.status), message: body)
         default: return MozAdsClientError(code: .unexpected(status: response.status), message: body)
         }
-    }
-
-    // MARK: Parsing
-
-    /// One ad item as decoded, before it is turned into a tile, spoc or image.
-    package struct DecodedAd: Sendable {
-        var object: [String: AnySendableJSON]
-        var callbacks: MozAdsCallbacks
-    }
-
-    private func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError)
-        -> [String: [DecodedAd]]
-    {
-        let telemetry = telemetry
-        return try Self.parseAnswer(response) { telemetry.recordDeserializationError(label: $0, value: $1) }
-    }
-
-    /// Decodes a `/v1/ads` answer into ad items per placement (callbacks checked, not yet enriched). `onInvalid`
-    /// hears each drop with its telemetry label: `invalid_structure` (the body is not an object: also thrown),
-    /// `invalid_array` (a placement's value is not an array: skipped), `invalid_ad_item` (an item without valid
-    /// callbacks: dropped, the other items stay).
-    package static func parseAnswer(
-        _ response: HTTPResponse,
-        onInvalid: (_ label: String, _ message: String) -> Void
-    ) throws(MozAdsClientError) -> [String: [DecodedAd]] {
-        if let error = Self.statusError(response) { throw error }
-        if let violation = JSONLimits().violation(in: response.body) {
-            onInvalid("invalid_structure", violation)
-            throw MozAdsClientError(code: .json, message: "the response breaks a limit: \(violation)")
-        }
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
-            onInvalid("invalid_structure", "the response is not a JSON object")
-            throw MozAdsClientError(code: .json, message: "the response is not a JSON object")
-        }
-        var result: [String: [DecodedAd]] = [:]
-        for (placementID, value) in object {
-            guard let items = value as? [Any] else {
-                onInvalid("invalid_array", "placement \(placementID) is not an array")
-                continue
-            }
-            var ads: [DecodedAd] = []
-            for item in items {
-                switch Self.decodeItem(item) {
-                case .success(let ad): ads.append(ad)
-                case .failure(let message): onInvalid("invalid_ad_item", message)
-                }
-            }
-            if !ads.isEmpty { result[placementID] = ads }
-        }
-        return result
-    }
-
-    /// Keeps the items that decode as `kind`, in order, each enriched with its position among the valid ones;
-    /// every other item is reported (`invalid_ad_item`) and dropped. Placements left empty are absent.
-    package static func select(
-        _ decoded: [String: [DecodedAd]], kind: Kind, hash: String,
-        onInvalid: (_ label: String, _ message: String) -> Void
-    ) -> [String: [DecodedAd]] {
-        var result: [String: [DecodedAd]] = [:]
-        for (placementID, items) in decoded {
-            var valid: [DecodedAd] = []
-            for var ad in items {
-                let ok =
-                    switch kind {
-                    case .tile: tile(ad) != nil
-                    case .image: image(ad) != nil
-                    case .spoc: spoc(ad) != nil
-                    }
-                guard ok else {
-                    onInvalid(
-                        "invalid_ad_item",
-                        "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or "
-                            + "invalid"
-                    )
-                    continue
-                }
-                ad.callbacks = enrich(
-                    ad.callbacks, hash: hash, capKey: ad.object["caps"]?.object?["cap_key"]?.string,
-                    placementID: placementID, position: valid.count)
-                valid.append(ad)
-            }
-            if !valid.isEmpty { result[placementID] = valid }
-        }
-        return result
-    }
-
-    private enum ItemResult { case success(DecodedAd), failure(String) }
-
-    private static func decodeItem(_ item: Any) -> ItemResult {
-        guard let dict = item as? [String: Any] else { return .failure("an ad item is not an object") }
-        guard let callbacks = dict["callbacks"] as? [String: Any] else { return .failure("missing field `callbacks`") }
-        guard let click = callbacks["click"] as? String, isAbsoluteURL(click) else {
-            return .failure("callbacks.click is missing or not a URL")
-        }
-        guard let impression = callbacks["impression"] as? String, isAbsoluteURL(impression) else {
-            return .failure("callbacks.impression is missing or not a URL")
-        }
-        var report: String?
-        if let value = callbacks["report"], !(value is NSNull) {
-            guard let url = value as? String, isAbsoluteURL(url) else {
-                return .failure("callbacks.report is not a URL")
-            }
-            report = url
-        }
-        return .success(
-            DecodedAd(
-                object: dict.compactMapValues(AnySendableJSON.init),
-                callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
-    }
-
-    static func isAbsoluteURL(_ text: String) -> Bool {
-        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, url.host != nil else {
-            return false
-        }
-        return true
-    }
-
-    /// Adds `request_hash` to click and impression (and `cap_key` to spoc impressions), `placement_id` and
-    /// `position` to report.
-    static func enrich(_ callbacks: MozAdsCallbacks, hash: String, capKey: String?, placementID: String, position: Int)
-        -> MozAdsCallbacks
-    {
-        var result = callbacks
-        result.click = appendQuery(callbacks.click, [("request_hash", hash)])
-        var impressionPairs = [("request_hash", hash)]
-        if let capKey { impressionPairs.append(("cap_key", capKey)) }
-        result.impression = appendQuery(callbacks.impression, impressionPairs)
-        result.report = callbacks.report.map {
-            appendQuery($0, [("placement_id", placementID), ("position", String(position))])
-        }
-        return result
-    }
-
-    static func appendQuery(_ url: String, _ pairs: [(String, String)]) -> String {
-        let encoded = pairs.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&")
-        return url + (url.contains("?") ? "&" : "?") + encoded
-    }
-
-    static func formEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(
-            of: "%20", with: "+")
-    }
-
-    package static func tile(_ ad: DecodedAd) -> MozAdsTile? {
-        let o = ad.object
-        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
-            let imageURL = o["image_url"]?.string,
-            let name = o["name"]?.string, let url = o["url"]?.string
-        else { return nil }
-        return MozAdsTile(
-            blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, name: name, url: url)
-    }
-
-    package static func image(_ ad: DecodedAd) -> MozAdsImage? {
-        let o = ad.object
-        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
-            let imageURL = o["image_url"]?.string,
-            let url = o["url"]?.string
-        else { return nil }
-        return MozAdsImage(
-            altText: o["alt_text"]?.string, blockKey: blockKey, callbacks: ad.callbacks, format: format,
-            imageUrl: imageURL, url: url)
-    }
-
-    /// A `u32` field of the contract: a whole number 0…4 294 967 295, else `nil` (the spoc, or the model entry, is
-    /// invalid and dropped).
-    static func uint32(_ value: Double) -> UInt32? {
-        guard let whole = OutsideValue.integer(value, in: 0...Int(UInt32.max)) else { return nil }
-        return UInt32(exactly: whole)
-    }
-
-    package static func spoc(_ ad: DecodedAd) -> MozAdsSpoc? {
-        let o = ad.object
-        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
-            let imageURL = o["image_url"]?.string,
-            let url = o["url"]?.string, let title = o["title"]?.string, let domain = o["domain"]?.string,
-            let excerpt = o["excerpt"]?.string, let sponsor = o["sponsor"]?.string,
-            let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string,
-            let day = caps["day"]?.number.flatMap(uint32),
-            let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number.flatMap(uint32),
-            let score = ranking["item_score"]?.number, score.isFinite
-        else { return nil }
-        let models = (ranking["personalization_models"]?.object ?? [:]).compactMapValues { $0.number.flatMap(uint32) }
-        return MozAdsSpoc(
-            blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: day),
-            domain: domain, excerpt: excerpt, format: format, imageUrl: imageURL,
-            ranking: MozAdsSpocRanking(priority: priority, personalizationModels: models, itemScore: score),
-            sponsor: sponsor, sponsoredByOverride: o["sponsored_by_override"]?.string, title: title, url: url)
-    }
-
-    // MARK: Callbacks
-
-    /// Fires an impression callback, without its `cap_key`. Success is status 200 only.
-    public func recordImpression(_ impressionURL: String, options: MozAdsCallbackOptions? = nil)
-        async throws(MozAdsClientError)
-    {
-        try await callback(label: "record_impression", url: impressionURL, options: options) {
-            Self.removingQueryItem("cap_key", from: $0)
-        }
-    }
-
-    /// Fires a click callback exactly as given.
-    public func recordClick(_ clickURL: String, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
-        try await callback(label: "record_click", url: clickURL, options: options) { $0 }
-    }
-
-    /// Reports an ad with a reason (`&reason=<wire value>`).
-    public func reportAd(_ reportURL: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil)
-        async throws(MozAdsClientError)
-    {
-        try await callback(label: "report_ad", url: reportURL, options: options) {
-            Self.appendQuery($0, [("reason", reason.rawValue)])
-        }
-    }
-
-    private func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String)
-        async throws(MozAdsClientError)
-    {
-        guard Self.isAbsoluteURL(url) else {
-            // Caught at the API edge: not reported to telemetry, nothing sent.
-            throw MozAdsClientError(code: .invalidCallbackURL, message: url)
-        }
-        do {
-            let response: HTTPResponse
-            do {
-                var headers = HTTPHeaders()
-                let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
-                response = try await channel.send(
-                    HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
-            } catch let error as MozAdsClientError {
-                throw error
-            } catch let error as HTTPClientError {
-                throw MozAdsClientError(code: .transport(error.code), message: error.message)
-            } catch {
-                throw MozAdsClientError(code: .transport(.other), message: "\(error)")
-            }
-            if let error = Self.statusError(response) { throw error }
-            telemetry.recordClientOperationTotal(label: label)
-        } catch let error as MozAdsClientError {
-            telemetry.recordClientError(label: label, value: error.description)
-            throw error
-        } catch {
-            throw MozAdsClientError(code: .transport(.other), message: "\(error)")
-        }
-    }
-
-    static func removingQueryItem(_ name: String, from url: String) -> String {
-        guard var components = URLComponents(string: url), let items = components.queryItems else { return url }
-        let kept = items.filter { $0.name != name }
-        components.queryItems = kept.isEmpty ? nil : kept
-        return components.string ?? url
     }
 
     // MARK: Cache and life cycle

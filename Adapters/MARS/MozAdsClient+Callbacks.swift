@@ -1,0 +1,71 @@
+import AdMediation
+import AdStorage
+import Crypto
+import Foundation
+import ObliviousHTTP
+
+/// Impression, click and report callbacks.
+extension MozAdsClient {
+    // MARK: Callbacks
+
+    /// Fires an impression callback, without its `cap_key`. Success is status 200 only.
+    public func recordImpression(_ impressionURL: String, options: MozAdsCallbackOptions? = nil)
+        async throws(MozAdsClientError)
+    {
+        try await callback(label: "record_impression", url: impressionURL, options: options) {
+            Self.removingQueryItem("cap_key", from: $0)
+        }
+    }
+
+    /// Fires a click callback exactly as given.
+    public func recordClick(_ clickURL: String, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
+        try await callback(label: "record_click", url: clickURL, options: options) { $0 }
+    }
+
+    /// Reports an ad with a reason (`&reason=<wire value>`).
+    public func reportAd(_ reportURL: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil)
+        async throws(MozAdsClientError)
+    {
+        try await callback(label: "report_ad", url: reportURL, options: options) {
+            Self.appendQuery($0, [("reason", reason.rawValue)])
+        }
+    }
+
+    func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String)
+        async throws(MozAdsClientError)
+    {
+        guard Self.isAbsoluteURL(url) else {
+            // Caught at the API edge: not reported to telemetry, nothing sent.
+            throw MozAdsClientError(code: .invalidCallbackURL, message: url)
+        }
+        do {
+            let response: HTTPResponse
+            do {
+                var headers = HTTPHeaders()
+                let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
+                response = try await channel.send(
+                    HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
+            } catch let error as MozAdsClientError {
+                throw error
+            } catch let error as HTTPClientError {
+                throw MozAdsClientError(code: .transport(error.code), message: error.message)
+            } catch {
+                throw MozAdsClientError(code: .transport(.other), message: "\(error)")
+            }
+            if let error = Self.statusError(response) { throw error }
+            telemetry.recordClientOperationTotal(label: label)
+        } catch let error as MozAdsClientError {
+            telemetry.recordClientError(label: label, value: error.description)
+            throw error
+        } catch {
+            throw MozAdsClientError(code: .transport(.other), message: "\(error)")
+        }
+    }
+
+    static func removingQueryItem(_ name: String, from url: String) -> String {
+        guard var components = URLComponents(string: url), let items = components.queryItems else { return url }
+        let kept = items.filter { $0.name != name }
+        components.queryItems = kept.isEmpty ? nil : kept
+        return components.string ?? url
+    }
+}

@@ -1,0 +1,198 @@
+import AdMediation
+import AdStorage
+import Crypto
+import Foundation
+import ObliviousHTTP
+
+/// Decoding and selecting the server's answer (per-field rules in docs/RELIABILITY.md; fuzzed by `make fuzz`).
+extension MozAdsClient {
+    // MARK: Parsing
+
+    /// One ad item as decoded, before it is turned into a tile, spoc or image.
+    package struct DecodedAd: Sendable {
+        var object: [String: AnySendableJSON]
+        var callbacks: MozAdsCallbacks
+    }
+
+    func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError)
+        -> [String: [DecodedAd]]
+    {
+        let telemetry = telemetry
+        return try Self.parseAnswer(response) { telemetry.recordDeserializationError(label: $0, value: $1) }
+    }
+
+    /// Decodes a `/v1/ads` answer into ad items per placement (callbacks checked, not yet enriched). `onInvalid`
+    /// hears each drop with its telemetry label: `invalid_structure` (the body is not an object: also thrown),
+    /// `invalid_array` (a placement's value is not an array: skipped), `invalid_ad_item` (an item without valid
+    /// callbacks: dropped, the other items stay).
+    package static func parseAnswer(
+        _ response: HTTPResponse,
+        onInvalid: (_ label: String, _ message: String) -> Void
+    ) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+        if let error = Self.statusError(response) { throw error }
+        if let violation = JSONLimits().violation(in: response.body) {
+            onInvalid("invalid_structure", violation)
+            throw MozAdsClientError(code: .json, message: "the response breaks a limit: \(violation)")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+            onInvalid("invalid_structure", "the response is not a JSON object")
+            throw MozAdsClientError(code: .json, message: "the response is not a JSON object")
+        }
+        var result: [String: [DecodedAd]] = [:]
+        for (placementID, value) in object {
+            guard let items = value as? [Any] else {
+                onInvalid("invalid_array", "placement \(placementID) is not an array")
+                continue
+            }
+            var ads: [DecodedAd] = []
+            for item in items {
+                switch Self.decodeItem(item) {
+                case .success(let ad): ads.append(ad)
+                case .failure(let message): onInvalid("invalid_ad_item", message)
+                }
+            }
+            if !ads.isEmpty { result[placementID] = ads }
+        }
+        return result
+    }
+
+    /// Keeps the items that decode as `kind`, in order, each enriched with its position among the valid ones;
+    /// every other item is reported (`invalid_ad_item`) and dropped. Placements left empty are absent.
+    package static func select(
+        _ decoded: [String: [DecodedAd]], kind: Kind, hash: String,
+        onInvalid: (_ label: String, _ message: String) -> Void
+    ) -> [String: [DecodedAd]] {
+        var result: [String: [DecodedAd]] = [:]
+        for (placementID, items) in decoded {
+            var valid: [DecodedAd] = []
+            for var ad in items {
+                let ok =
+                    switch kind {
+                    case .tile: tile(ad) != nil
+                    case .image: image(ad) != nil
+                    case .spoc: spoc(ad) != nil
+                    }
+                guard ok else {
+                    onInvalid(
+                        "invalid_ad_item",
+                        "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or "
+                            + "invalid"
+                    )
+                    continue
+                }
+                ad.callbacks = enrich(
+                    ad.callbacks, hash: hash, capKey: ad.object["caps"]?.object?["cap_key"]?.string,
+                    placementID: placementID, position: valid.count)
+                valid.append(ad)
+            }
+            if !valid.isEmpty { result[placementID] = valid }
+        }
+        return result
+    }
+
+    enum ItemResult { case success(DecodedAd), failure(String) }
+
+    static func decodeItem(_ item: Any) -> ItemResult {
+        guard let dict = item as? [String: Any] else { return .failure("an ad item is not an object") }
+        guard let callbacks = dict["callbacks"] as? [String: Any] else { return .failure("missing field `callbacks`") }
+        guard let click = callbacks["click"] as? String, isAbsoluteURL(click) else {
+            return .failure("callbacks.click is missing or not a URL")
+        }
+        guard let impression = callbacks["impression"] as? String, isAbsoluteURL(impression) else {
+            return .failure("callbacks.impression is missing or not a URL")
+        }
+        var report: String?
+        if let value = callbacks["report"], !(value is NSNull) {
+            guard let url = value as? String, isAbsoluteURL(url) else {
+                return .failure("callbacks.report is not a URL")
+            }
+            report = url
+        }
+        return .success(
+            DecodedAd(
+                object: dict.compactMapValues(AnySendableJSON.init),
+                callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
+    }
+
+    static func isAbsoluteURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, url.host != nil else {
+            return false
+        }
+        return true
+    }
+
+    /// Adds `request_hash` to click and impression (and `cap_key` to spoc impressions), `placement_id` and
+    /// `position` to report.
+    static func enrich(_ callbacks: MozAdsCallbacks, hash: String, capKey: String?, placementID: String, position: Int)
+        -> MozAdsCallbacks
+    {
+        var result = callbacks
+        result.click = appendQuery(callbacks.click, [("request_hash", hash)])
+        var impressionPairs = [("request_hash", hash)]
+        if let capKey { impressionPairs.append(("cap_key", capKey)) }
+        result.impression = appendQuery(callbacks.impression, impressionPairs)
+        result.report = callbacks.report.map {
+            appendQuery($0, [("placement_id", placementID), ("position", String(position))])
+        }
+        return result
+    }
+
+    static func appendQuery(_ url: String, _ pairs: [(String, String)]) -> String {
+        let encoded = pairs.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&")
+        return url + (url.contains("?") ? "&" : "?") + encoded
+    }
+
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(
+            of: "%20", with: "+")
+    }
+
+    package static func tile(_ ad: DecodedAd) -> MozAdsTile? {
+        let o = ad.object
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
+            let imageURL = o["image_url"]?.string,
+            let name = o["name"]?.string, let url = o["url"]?.string
+        else { return nil }
+        return MozAdsTile(
+            blockKey: blockKey, callbacks: ad.callbacks, format: format, imageUrl: imageURL, name: name, url: url)
+    }
+
+    package static func image(_ ad: DecodedAd) -> MozAdsImage? {
+        let o = ad.object
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
+            let imageURL = o["image_url"]?.string,
+            let url = o["url"]?.string
+        else { return nil }
+        return MozAdsImage(
+            altText: o["alt_text"]?.string, blockKey: blockKey, callbacks: ad.callbacks, format: format,
+            imageUrl: imageURL, url: url)
+    }
+
+    /// A `u32` field of the contract: a whole number 0…4 294 967 295, else `nil` (the spoc, or the model entry, is
+    /// invalid and dropped).
+    static func uint32(_ value: Double) -> UInt32? {
+        guard let whole = OutsideValue.integer(value, in: 0...Int(UInt32.max)) else { return nil }
+        return UInt32(exactly: whole)
+    }
+
+    package static func spoc(_ ad: DecodedAd) -> MozAdsSpoc? {
+        let o = ad.object
+        guard let blockKey = o["block_key"]?.string, let format = o["format"]?.string,
+            let imageURL = o["image_url"]?.string,
+            let url = o["url"]?.string, let title = o["title"]?.string, let domain = o["domain"]?.string,
+            let excerpt = o["excerpt"]?.string, let sponsor = o["sponsor"]?.string,
+            let caps = o["caps"]?.object, let capKey = caps["cap_key"]?.string,
+            let day = caps["day"]?.number.flatMap(uint32),
+            let ranking = o["ranking"]?.object, let priority = ranking["priority"]?.number.flatMap(uint32),
+            let score = ranking["item_score"]?.number, score.isFinite
+        else { return nil }
+        let models = (ranking["personalization_models"]?.object ?? [:]).compactMapValues { $0.number.flatMap(uint32) }
+        return MozAdsSpoc(
+            blockKey: blockKey, callbacks: ad.callbacks, caps: MozAdsSpocFrequencyCaps(capKey: capKey, day: day),
+            domain: domain, excerpt: excerpt, format: format, imageUrl: imageURL,
+            ranking: MozAdsSpocRanking(priority: priority, personalizationModels: models, itemScore: score),
+            sponsor: sponsor, sponsoredByOverride: o["sponsored_by_override"]?.string, title: title, url: url)
+    }
+}
