@@ -84,6 +84,9 @@ public final class BiddingNetwork: AdNetwork {
     /// Win and loss notices queued and not yet sent (or given up).
     public var pendingNotices: Int { notices.pending }
 
+    /// Win and loss notices never sent because the queue was full (10 000) or the sender had been shut down.
+    public var droppedNotices: Int { notices.dropped }
+
     /// Asks the bidder for `request` and returns its best valid bid as a fill, or a no fill saying why.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
         guard capabilities.supports(request.format) else {

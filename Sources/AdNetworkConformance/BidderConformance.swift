@@ -46,23 +46,7 @@ public enum BidderConformance {
 
     /// Runs every scenario.
     public static func runAll(_ subject: BidderSubject) async -> [ConformanceResult] {
-        var results: [ConformanceResult] = []
-        for (name, run) in scenarios {
-            do {
-                try await run(subject)
-                results.append(ConformanceResult(scenario: name, status: .passed))
-            } catch let failure as ConformanceFailure {
-                results.append(ConformanceResult(scenario: name, status: .failed(failure)))
-            } catch {
-                results.append(
-                    ConformanceResult(
-                        scenario: name,
-                        status: .failed(
-                            ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)")
-                        )))
-            }
-        }
-        return results
+        await AdNetworkConformance.run(scenarios, on: subject)
     }
 
     /// A bid carries a finite price of at least 0 and an expiry after its load.

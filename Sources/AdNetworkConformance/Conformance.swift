@@ -147,6 +147,14 @@ public enum AdNetworkConformance {
 
     /// Runs every scenario; scenarios whose request the subject lacks are skipped.
     public static func runAll(_ subject: ConformanceSubject) async -> [ConformanceResult] {
+        await run(scenarios, on: subject)
+    }
+
+    /// Runs `scenarios` in order on `subject`: a ``ConformanceFailure`` fails its scenario (or skips it, with the skip
+    /// marker), any other error fails it as unexpected. Shared by every scenario list of the kit.
+    static func run<Subject>(
+        _ scenarios: [(name: String, run: @Sendable (Subject) async throws -> Void)], on subject: Subject
+    ) async -> [ConformanceResult] {
         var results: [ConformanceResult] = []
         for (name, run) in scenarios {
             do {
@@ -157,12 +165,9 @@ public enum AdNetworkConformance {
             } catch let failure as ConformanceFailure {
                 results.append(ConformanceResult(scenario: name, status: .failed(failure)))
             } catch {
-                results.append(
-                    ConformanceResult(
-                        scenario: name,
-                        status: .failed(
-                            ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)")
-                        )))
+                let failure = ConformanceFailure(
+                    scenario: name, expectation: "no unexpected error", observed: "\(error)")
+                results.append(ConformanceResult(scenario: name, status: .failed(failure)))
             }
         }
         return results

@@ -324,19 +324,8 @@ public struct SandboxScenario: Codable, Sendable, Hashable {
     }
 }
 
-/// SplitMix64: small, fast, seedable.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
+/// The sandbox's seeded generator: the core's SplitMix64, so a seed gives the same draws everywhere.
+typealias SeededGenerator = SplitMix64
 
 /// What the dice decided for one ad request.
 struct Draw: Sendable {

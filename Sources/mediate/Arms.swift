@@ -90,16 +90,8 @@ struct ArmsRunner {
                     while i < total {
                         let arm = i % arms.count
                         let start = ContinuousClock.now
-                        let outcome = await armMediators[arm].loadWithTrace(request)
+                        let sample = Sample(await armMediators[arm].loadWithTrace(request))
                         let end = ContinuousClock.now
-                        let sample: Sample
-                        switch outcome.result {
-                        case .success(let result):
-                            result.ad?.invalidate()
-                            sample = Sample(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
-                        case .failure(let error):
-                            sample = Sample(error: error)
-                        }
                         tallies[arm].record(
                             latency: end - start, second: Int((end - runStart).components.seconds), sample)
                         counter.tick()

@@ -27,6 +27,18 @@ struct Sample: Sendable {
     }
 
     init(error: AdError) { self.error = error }
+
+    /// A mediated request's sample: its fill (invalidated: it is never shown), winning line, error and A/B label.
+    init(_ outcome: MediationOutcome) {
+        switch outcome.result {
+        case .success(let result):
+            result.ad?.invalidate()
+            self.init(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
+        case .failure(let error):
+            self.init(error: error)
+        }
+        abLabel = outcome.trace.abLabel
+    }
 }
 
 /// Results of one set of requests (the waterfall, or one network alone).
@@ -133,17 +145,7 @@ struct CompareRunner {
             }
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
             let mediated = await measure(label: "\(id) (waterfall)") { () async -> Sample in
-                let outcome = await mediator.loadWithTrace(mediatedRequest)
-                var sample: Sample
-                switch outcome.result {
-                case .success(let result):
-                    result.ad?.invalidate()
-                    sample = Sample(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
-                case .failure(let error):
-                    sample = Sample(error: error)
-                }
-                sample.abLabel = outcome.trace.abLabel
-                return sample
+                Sample(await mediator.loadWithTrace(mediatedRequest))
             }
             var lines: [(String, String, Tally)] = []
             for line in placement.lines {

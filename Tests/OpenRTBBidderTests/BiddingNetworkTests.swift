@@ -60,16 +60,6 @@ final class ScriptedBidder: Sendable {
 
 let banner = AdRequest(placement: "main_banner", format: .banner(.standard), timeout: .milliseconds(400))
 
-/// Waits until `condition` holds, polling every 10 ms, for at most `seconds`.
-func eventually(seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 @Suite("OpenRTB bidder", .timeLimit(.minutes(2)))
 struct BiddingNetworkTests {
     static func network(
@@ -315,5 +305,17 @@ struct BiddingNetworkTests {
         await curl.shutdown()
         bidder.server.stop()
         notices.stop()
+    }
+
+    @Test func aNoticeSettledAfterShutdownIsCountedAsDroppedNotSent() async throws {
+        let bidder = try ScriptedBidder { request, base in (200, ScriptedBidder.bid(request, base)) }
+        let (network, curl) = Self.network(bidder)
+        let ad = try #require(try await network.load(banner).ad)
+        await network.shutdown()
+        #expect(ad.settleAuction(.won(clearingPrice: 2.5)))
+        #expect(network.droppedNotices == 1 && network.pendingNotices == 0)
+        await curl.shutdown()
+        bidder.server.stop()
+        #expect(bidder.notices("/win").isEmpty)
     }
 }

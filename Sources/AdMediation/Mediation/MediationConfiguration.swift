@@ -211,49 +211,12 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         {
             throw AdError(.configuration, "\(path).ab_label: must be 1…64 printable ASCII characters without spaces")
         }
-        var seen: [String: Int] = [:]
-        for (index, line) in lines.enumerated() {
-            let linePath = "\(path).lines[\(index)]"
-            try line.validate(path: linePath)
-            guard let formats = networks[line.network] else {
-                throw AdError(.configuration, "\(linePath).network: unknown network \"\(line.network)\"")
-            }
-            if !formats.contains(format) {
-                throw AdError(
-                    .configuration,
-                    "\(linePath).network: network \"\(line.network)\" does not serve format \"\(format)\"")
-            }
-            let key = "\(line.network)\u{0}\(line.placement)"
-            if let first = seen[key] {
-                throw AdError(
-                    .configuration,
-                    "\(linePath): duplicate of lines[\(first)] (network \"\(line.network)\", placement "
-                        + "\"\(line.placement)\")"
-                )
-            }
-            seen[key] = index
+        try Self.validate(lines, field: "lines", path: path, format: format, networks: networks)
+        let bidderLines = bidders.map {
+            WaterfallLine(
+                network: $0.network, placement: $0.placement, floorEcpm: $0.floorEcpm, timeoutMs: $0.timeoutMs)
         }
-        for (index, bidder) in bidders.enumerated() {
-            let bidderPath = "\(path).bidders[\(index)]"
-            try bidder.validate(path: bidderPath)
-            guard let formats = networks[bidder.network] else {
-                throw AdError(.configuration, "\(bidderPath).network: unknown network \"\(bidder.network)\"")
-            }
-            if !formats.contains(format) {
-                throw AdError(
-                    .configuration,
-                    "\(bidderPath).network: network \"\(bidder.network)\" does not serve format \"\(format)\"")
-            }
-            let key = "bid\u{0}\(bidder.network)\u{0}\(bidder.placement)"
-            if let first = seen[key] {
-                throw AdError(
-                    .configuration,
-                    "\(bidderPath): duplicate of bidders[\(first)] (network \"\(bidder.network)\", placement "
-                        + "\"\(bidder.placement)\")"
-                )
-            }
-            seen[key] = index
-        }
+        try Self.validate(bidderLines, field: "bidders", path: path, format: format, networks: networks)
         try optimizer?.validate(path: "\(path).optimizer", lineCount: lines.count)
         var labels: Set<String> = []
         for (index, arm) in arms.enumerated() {
@@ -268,6 +231,34 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             var variant = arm.apply(to: self)
             variant.arms = []
             try variant.validate(path: armPath, networks: networks)
+        }
+    }
+
+    /// Checks each entry of `lines` or `bidders` (the same fields): its own values, a known network serving `format`,
+    /// and no network and placement twice.
+    private static func validate(
+        _ entries: [WaterfallLine], field: String, path: String, format: String, networks: [String: Set<String>]
+    ) throws(AdError) {
+        var seen: [String: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            let entryPath = "\(path).\(field)[\(index)]"
+            try entry.validate(path: entryPath)
+            guard let formats = networks[entry.network] else {
+                throw AdError(.configuration, "\(entryPath).network: unknown network \"\(entry.network)\"")
+            }
+            if !formats.contains(format) {
+                throw AdError(
+                    .configuration,
+                    "\(entryPath).network: network \"\(entry.network)\" does not serve format \"\(format)\"")
+            }
+            let key = "\(entry.network)\u{0}\(entry.placement)"
+            if let first = seen[key] {
+                throw AdError(
+                    .configuration,
+                    "\(entryPath): duplicate of \(field)[\(first)] (network \"\(entry.network)\", placement "
+                        + "\"\(entry.placement)\")")
+            }
+            seen[key] = index
         }
     }
 
@@ -371,11 +362,6 @@ public struct BidderLine: Codable, Sendable, Hashable {
         placement = try c.decode(String.self, forKey: .placement)
         floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
         timeoutMs = try c.decodeWholeIfPresent(forKey: .timeoutMs) ?? 500
-    }
-
-    func validate(path: String) throws(AdError) {
-        try WaterfallLine(network: network, placement: placement, floorEcpm: floorEcpm, timeoutMs: timeoutMs).validate(
-            path: path)
     }
 
     var timeout: Duration { .milliseconds(min(max(timeoutMs, 1), Limits.maxMilliseconds)) }

@@ -128,12 +128,13 @@ extension LineStatistics {
     }
 }
 
-/// SplitMix64 with the samplers the optimizer needs.
-struct SplitMix64: Sendable {
+/// SplitMix64 — small, fast, seedable — with the samplers the optimizer needs. `package`: the demand sandbox draws
+/// its seeded answers from it too.
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -142,7 +143,7 @@ struct SplitMix64: Sendable {
     }
 
     /// Uniform in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+    package mutating func nextUnit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
 
     /// Standard normal (Box–Muller).
     mutating func nextGaussian() -> Double {
