@@ -126,5 +126,9 @@ public struct GrowthCatNetwork: AdNetwork {
                 throw error.adError
             }
         }
+
+        func fullScreenRules(for loaded: LoadedAd) -> (any FullScreenRules)? {
+            GrowthCatFullScreenRules(ad: ad, client: client, userID: userID, sessionID: sessionID)
+        }
     }
 }

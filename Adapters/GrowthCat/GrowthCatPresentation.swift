@@ -188,12 +188,42 @@ public struct GrowthCatPresentation: Sendable {
 
     /// The seed: "Once the user has watched for minimum_view_seconds … the SDK calls POST /v1/ads/reward/validate
     /// with the actual elapsed seconds." Returns the figures to validate with, once, the first time it is asked at or
-    /// after the reward condition is met; nil before, after, and for ads that are not rewarded.
+    /// after the reward condition is met; nil before, after, once closed or dismissed, and for ads that are not
+    /// rewarded.
     public mutating func rewardValidation(at now: AdInstant) -> (viewedSeconds: Double, completed: Bool)? {
-        guard ad.isRewarded, !rewardHandedOut, let due = rewardDueAt, now >= due else { return nil }
+        guard ad.isRewarded, !closed, !rewardHandedOut, let due = rewardDueAt, now >= due else { return nil }
         rewardHandedOut = true
         let finished = completed || (videoEnd.map { now >= $0 } ?? false)
         return ((now - presentedAt).seconds, !isVideo || finished)
+    }
+
+    /// Whether the ad was closed (or dismissed).
+    public var isClosed: Bool { closed }
+
+    /// The next instant after `now` at which something is due: a quartile, the video's end, the close button or the
+    /// reward; nil when nothing more is timed.
+    public func nextChange(after now: AdInstant) -> AdInstant? {
+        guard !closed else { return nil }
+        var due: [AdInstant?] = [closeAvailableAt, rewardHandedOut ? nil : rewardDueAt]
+        if isVideo {
+            due.append(completed ? nil : videoEnd)
+            if playbackEndedAt == nil, let duration = ad.durationSeconds, duration > 0 {
+                for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
+                    due.append(presentedAt + Self.seconds(duration * Double(quartile) / 100))
+                }
+            }
+        }
+        return due.compactMap { $0 }.filter { $0 > now }.min()
+    }
+
+    /// The ad left the screen at `now` without the close button (the app or the system removed it): the events due by
+    /// then and `ad_closed`. No reward is handed out for it.
+    public mutating func dismiss(at now: AdInstant) -> [Event] {
+        guard !closed else { return [] }
+        var events = advance(to: now)
+        closed = true
+        events.append(Event(name: .adClosed, metadata: [:]))
+        return events
     }
 
     /// The user tapped the call to action.

@@ -51,6 +51,9 @@ public protocol AdEventReporter: Sendable {
     /// The auction the ad took part in ended (called at most once per ad, never after invalidation). A bidder sends its
     /// win or loss notice here; it must not block: hand the notice to the network's own sender and return.
     func auctionEnded(_ result: AuctionResult, for ad: LoadedAd)
+    /// The presentation rules of `ad` when it is shown full screen (its close button, timed events and reward); nil for
+    /// ``StandardFullScreenRules``. Called once per presentation, by ``LoadedAd/presentFullScreen(on:clock:)``.
+    func fullScreenRules(for ad: LoadedAd) -> (any FullScreenRules)?
 }
 
 extension AdEventReporter {
@@ -58,6 +61,8 @@ extension AdEventReporter {
     public func invalidated(_ ad: LoadedAd) {}
     /// Does nothing by default: only bidders take part in auctions.
     public func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {}
+    /// None by default: the ad is shown with ``StandardFullScreenRules``.
+    public func fullScreenRules(for ad: LoadedAd) -> (any FullScreenRules)? { nil }
 }
 
 /// A reporter that sends nothing; for networks without event reporting.
@@ -102,6 +107,7 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
         var reported: Set<AdEvent> = []
         var invalidated = false
         var auction: AuctionResult?
+        var presented = false
     }
 
     /// Creates a loaded ad. Adapters call this.
@@ -188,6 +194,20 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
         }
         if first { reporter.auctionEnded(result, for: self) }
         return first
+    }
+
+    /// The rules its adapter gives for a full-screen presentation.
+    var fullScreenRules: any FullScreenRules { reporter.fullScreenRules(for: self) ?? StandardFullScreenRules() }
+
+    /// Marks the ad as presented: throws ``AdError/Code/invalidState`` when it is invalidated or was presented before.
+    func beginPresentation() throws(AdError) {
+        let refusal: String? = state.withLock { s in
+            if s.invalidated { return "ad \(creative.id) from \(networkID) was invalidated" }
+            if s.presented { return "ad \(creative.id) from \(networkID) was already presented" }
+            s.presented = true
+            return nil
+        }
+        if let refusal { throw AdError(.invalidState, refusal) }
     }
 
     /// Marks the ad dead: no event may be reported after this. Idempotent.

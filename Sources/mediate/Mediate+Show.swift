@@ -1,14 +1,7 @@
 import AdMediation
-import AdNetworkConformance
-import AdStorage
 import ArgumentParser
-import CurlTransport
-import DemandSandbox
 import Foundation
-import GrowthCatAds
-import Logging
 import MediateKit
-import Tracing
 
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,99 +45,61 @@ struct Show: AsyncParsableCommand {
                     : "\(placement): no fill, nothing shown")
             throw ExitCode(1)
         }
+        // Core types only: the adapter's own rules decide the events, the close button and the reward.
+        let shown: FullScreenResult
+        do {
+            shown = try await ad.presentFullScreen(
+                on: SimulatedViewer(clock: clock, watch: watch, click: click), clock: clock)
+        } catch {
+            await env.close()
+            throw error
+        }
+        let seconds = { (at: AdInstant) in Double(at.nanoseconds) / 1e9 }
         var sent: [[String: Any]] = []
-        func report(_ event: AdEvent) async {
-            do {
-                let first = try await ad.report(event)
+        var reward: [String: Any]? = nil
+        var delivery: Any = NSNull()
+        for entry in shown.log {
+            let at = seconds(entry.at)
+            switch entry.kind {
+            case .event(let event, let first):
+                sent.append(["at_s": at, "event": event.description, "sent": first, "error": NSNull()])
+            case .eventFailed(let event, let error):
+                sent.append(["at_s": at, "event": event.description, "sent": false, "error": "\(error)"])
+            case .closeRefused(let availableAt):
+                let when = availableAt.map { "\(seconds($0)) s" } ?? "the end"
                 sent.append([
-                    "at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": first,
-                    "error": NSNull(),
+                    "at_s": at, "event": "close refused", "sent": false,
+                    "error": "the close button appears at \(when)",
                 ])
-            } catch {
-                sent.append([
-                    "at_s": Double(clock.now.nanoseconds) / 1e9, "event": event.description, "sent": false,
-                    "error": "\(error)",
-                ])
+            case .dismissed:
+                sent.append(["at_s": at, "event": "dismissed", "sent": false, "error": NSNull()])
+            case .rewardGranted(let granted):
+                reward = ["validated": true, "name": granted.name, "amount": granted.amount, "at_s": at]
+            case .rewardRefused:
+                reward = ["validated": false, "error": "the server refused it", "at_s": at]
+            case .rewardFailed(let error):
+                reward = ["validated": false, "error": "\(error)", "at_s": at]
+            case .finishFailed(let error):
+                delivery = "\(error)"
             }
         }
-        var reward: [String: Any]? = nil
-        var flushed: [String: Any]? = nil
-        if let gc = env.networks[ad.networkID] as? GrowthCatNetwork, let gcAd = gc.growthCatAd(for: ad) {
-            // GrowthCat: the presentation rules decide the events and when the close button appears.
-            var (session, first) = GrowthCatPresentation.present(gcAd, at: clock.now)
-            for event in first { await report(Self.adEvent(event)) }
-            // The seed validates a reward once the minimum view time is reached, not only at close.
-            func validateReward(_ figures: (viewedSeconds: Double, completed: Bool)) async {
-                guard let user = appUserID else {
-                    reward = ["validated": false, "error": "--app-user-id is required to validate a reward"]
-                    return
-                }
-                do {
-                    let answer = try await gc.client.validateAdReward(
-                        for: gcAd, appUserID: user, sessionID: nil,
-                        viewedSeconds: figures.viewedSeconds, completed: figures.completed)
-                    reward = [
-                        "validated": answer.rewardValidated, "name": answer.reward?.name ?? NSNull(),
-                        "amount": answer.reward?.amount ?? NSNull(), "at_s": Double(clock.now.nanoseconds) / 1e9,
-                    ]
-                } catch {
-                    reward = ["validated": false, "error": "\(error)"]
-                }
-            }
-            let end = AdInstant.zero + watch
-            var second = 0.0
-            while clock.now < end {
-                second += 1
-                await clock.advance(to: min(end, .zero + .seconds(Int64(second))))
-                if click && second == 1 { for event in session.click() { await report(Self.adEvent(event)) } }
-                for event in session.advance(to: clock.now) { await report(Self.adEvent(event)) }
-                if let figures = session.rewardValidation(at: clock.now) { await validateReward(figures) }
-            }
-            switch session.close(at: clock.now) {
-            case (.notYet(let availableAt), _):
-                sent.append([
-                    "at_s": Double(clock.now.nanoseconds) / 1e9, "event": "close refused", "sent": false,
-                    "error":
-                        "the close button appears at "
-                        + "\(availableAt.map { "\(Double($0.nanoseconds) / 1e9) s" } ?? "the end")",
-                ])
-                if gcAd.isRewarded {
-                    reward = ["validated": false, "error": "the ad was not watched long enough to be closed"]
-                }
-            case (.closed(let validate), let events):
-                for event in events { await report(Self.adEvent(event)) }
-                if let validate { await validateReward(validate) }
-            }
-            let report = await gc.client.flushAdEvents()
-            flushed = ["sent": report.sent, "dropped": report.dropped, "remaining": report.remaining]
-        } else {
-            await report(.impression)
-            if click {
-                await clock.advance(by: watch / 2)
-                await report(.click)
-            }
-            await clock.advance(to: .zero + watch)
-            await report(.closed)
+        if reward == nil && ad.format == .rewarded {
+            reward = ["validated": false, "error": "the ad was not watched long enough to be closed"]
         }
         ad.invalidate()
         await env.close()
-        let failures = sent.filter { !($0["error"] is NSNull) }.count
+        let failures = shown.log.filter(\.isFailure).count
         if json {
             let object: [String: Any] = [
                 "placement": placement, "filled": true, "network": ad.networkID, "ad_id": ad.creative.id,
-                "events": sent, "reward": reward ?? NSNull(), "flush": flushed ?? NSNull(),
+                "events": sent, "reward": reward ?? NSNull(), "delivery_error": delivery,
             ]
             let data = try JSONSerialization.data(
                 withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
             print("\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))")
-            for event in sent {
-                print(
-                    String(
-                        format: "  t=%5.1fs  %@  %@", event["at_s"] as? Double ?? 0, event["event"] as? String ?? "",
-                        (event["error"] as? String) ?? ((event["sent"] as? Bool) == true ? "sent" : "already sent")))
-            }
+            for entry in shown.log { print(String(format: "  t=%5.1fs  ", seconds(entry.at)) + "\(entry)") }
             if let reward {
                 print(
                     "  reward: \(reward["validated"] as? Bool == true ? "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")" : "not granted (\(reward["error"] ?? "the server refused it"))")"
@@ -152,23 +107,34 @@ struct Show: AsyncParsableCommand {
             } else {
                 print("  reward: none (not a rewarded ad)")
             }
-            if let flushed {
-                print("  events flushed: \(flushed["sent"] ?? 0) sent, \(flushed["remaining"] ?? 0) still queued")
-            }
+            if let delivery = delivery as? String { print("  delivery incomplete: \(delivery)") }
         }
         if failures > 0 { throw ExitCode(1) }
     }
+}
 
-    static func adEvent(_ event: GrowthCatPresentation.Event) -> AdEvent {
-        switch event.name {
-        case .impression: .impression
-        case .click: .click
-        case .videoStart: .videoStart
-        case .videoProgress:
-            .videoProgress(percent: OutsideValue.integer(event.metadata["progress_pct"] ?? "", in: 0...100) ?? 0)
-        case .videoComplete: .videoComplete
-        case .adClosed: .closed
-        case .adReported: .reported(reason: event.metadata["reason"] ?? "")
+/// The CLI's simulated user: watches for `watch` seconds on the manual clock (clicking after one second when asked),
+/// then taps close; when the close button is not there yet, gives up and leaves (a dismissal).
+struct SimulatedViewer: FullScreenPresenter {
+    let clock: ManualAdClock
+    let watch: Duration
+    let click: Bool
+
+    func present(_ ad: LoadedAd, controls: FullScreenControls) async {
+        let start = clock.now
+        let end = start + watch
+        var second: Int64 = 0
+        var clicked = false
+        while clock.now < end {
+            second += 1
+            await clock.advance(to: min(end, start + .seconds(second)))
+            if click && !clicked {
+                clicked = true
+                await controls.click()
+            }
+            await controls.refresh()
         }
+        if click && !clicked { await controls.click() }
+        _ = await controls.close()
     }
 }

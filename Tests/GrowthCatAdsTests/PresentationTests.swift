@@ -68,6 +68,25 @@ struct PresentationTests {
         #expect(s.advance(to: at(25)).isEmpty, "each event once")
     }
 
+    @Test func nextChangeWalksTheQuartilesTheRewardAndTheEnd() {
+        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 20, reward: 12), at: t0)
+        #expect(s.nextChange(after: t0) == at(5))
+        #expect(s.nextChange(after: at(5)) == at(10))
+        #expect(s.nextChange(after: at(10)) == at(12), "the reward and the close button")
+        #expect(s.nextChange(after: at(15)) == at(20))
+        _ = s.advance(to: at(20))
+        _ = s.rewardValidation(at: at(20))
+        #expect(s.nextChange(after: at(20)) == nil)
+    }
+
+    @Test func dismissalClosesWithoutHandingOutTheReward() {
+        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 30, reward: 15), at: t0)
+        #expect(s.dismiss(at: at(8)).map(\.name) == [.videoProgress, .adClosed])
+        #expect(s.isClosed)
+        #expect(s.rewardValidation(at: at(20)) == nil)
+        #expect(s.nextChange(after: at(8)) == nil)
+    }
+
     @Test func completedRewardedVideoValidatesAsCompleted() {
         var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 30, reward: 15), at: t0)
         _ = s.advance(to: at(30))

@@ -514,4 +514,7 @@ private struct MediatedAdReporter: AdEventReporter {
     func invalidated(_ ad: LoadedAd) {
         inner.invalidate()
     }
+
+    /// The winning network's rules: its events come back through this reporter, so impressions are still counted.
+    func fullScreenRules(for ad: LoadedAd) -> (any FullScreenRules)? { inner.fullScreenRules }
 }
