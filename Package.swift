@@ -27,7 +27,7 @@ let package = Package(
         .library(name: "AdMediation", targets: ["AdMediation"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
-        .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
+        .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
         .library(name: "AdStorage", targets: ["AdStorage"]),
@@ -64,7 +64,7 @@ let package = Package(
             ], swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
-        .target(name: "AdNetworkConformance", dependencies: ["AdMediation"]),
+        .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting"]),
 
         // Plumbing every adapter shares (privacy on the wire, query strings, prices, tracking): `package` access only.
         .target(name: "AdapterSupport", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
@@ -79,8 +79,9 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
 
-        // A raw HTTP/1.1 loopback server with fault injection, for transport tests and benchmarks.
-        .target(name: "LoopbackServer"),
+        // For tests and simulations: a manual clock, a scripted network, and a raw HTTP/1.1 loopback server with fault
+        // injection (transport tests and benchmarks).
+        .target(name: "AdMediationTesting", dependencies: ["AdMediation"]),
 
         // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
         // Binary HTTP (RFC 9292) and Oblivious HTTP (RFC 9458) on swift-crypto's HPKE.
@@ -144,8 +145,8 @@ let package = Package(
         .executableTarget(
             name: "mediate",
             dependencies: [
-                "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "DemandSandbox", "AppOpenAds",
-                "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
+                "AdMediation", "AdMediationTesting", "AdNetworkConformance", "AdStorage", "CurlTransport",
+                "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,17 +156,17 @@ let package = Package(
 
         .executableTarget(
             name: "app-open-day",
-            dependencies: ["AppOpenAds", "CurlTransport", "DemandSandbox"],
+            dependencies: ["AdMediationTesting", "AppOpenAds", "CurlTransport", "DemandSandbox"],
             path: "Examples/app-open-day"
         ),
         .executableTarget(
             name: "banner-timeline",
-            dependencies: ["ChartboostBanners", "CurlTransport", "DemandSandbox"],
+            dependencies: ["AdMediationTesting", "ChartboostBanners", "CurlTransport", "DemandSandbox"],
             path: "Examples/banner-timeline"
         ),
         .executableTarget(
             name: "rewarded-flow",
-            dependencies: ["GrowthCatAds", "CurlTransport", "DemandSandbox"],
+            dependencies: ["AdMediationTesting", "GrowthCatAds", "CurlTransport", "DemandSandbox"],
             path: "Examples/rewarded-flow"
         ),
         .executableTarget(
@@ -175,7 +176,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "transport-demo",
-            dependencies: ["CurlTransport", "LoopbackServer"],
+            dependencies: ["CurlTransport", "AdMediationTesting"],
             path: "Examples/transport-demo"
         ),
 
@@ -183,6 +184,7 @@ let package = Package(
         .executableTarget(
             name: "fuzz-decoders",
             dependencies: [
+                "AdMediationTesting",
                 "AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox",
                 "MediateKit", "ObliviousHTTP", "OpenRTBBidder",
             ],
@@ -197,12 +199,13 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AdMediation", "AdNetworkConformance", "CurlTransport", "LoopbackServer",
+                "AdMediation", "AdNetworkConformance", "CurlTransport", "AdMediationTesting",
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/TestSupport"),
         .testTarget(
             name: "AdMediationTests",
             dependencies: [
+                "AdMediationTesting",
                 "AdMediation", "AdNetworkConformance", "AdStorage", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -211,11 +214,14 @@ let package = Package(
             ]),
         .testTarget(
             name: "DemandSandboxTests",
-            dependencies: ["DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance"]),
+            dependencies: [
+                "AdMediationTesting", "DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance",
+            ]),
         .testTarget(
             name: "AppOpenAdsTests",
             dependencies: [
-                "AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport",
+                "AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "AdMediationTesting",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -223,18 +229,19 @@ let package = Package(
         .testTarget(
             name: "ChartboostBannersTests",
             dependencies: [
-                "ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "LoopbackServer",
+                "ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "AdMediationTesting",
             ]),
         .testTarget(
             name: "MARSAdsTests",
             dependencies: [
                 "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "LoopbackServer", "TestSupport",
+                "AdMediationTesting", "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
             name: "MediateCLITests",
             dependencies: [
+                "AdMediationTesting",
                 "mediate", "DemandSandbox", "AdStorage", "MediateKit", "AdMediation", "AdNetworkConformance",
                 "CurlTransport", "GrowthCatAds", "TestSupport",
             ]),
@@ -244,30 +251,31 @@ let package = Package(
             name: "GrowthCatAdsTests",
             dependencies: [
                 "GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance",
-                "DemandSandbox", "CurlTransport", "LoopbackServer", "TestSupport", "growthcat-crash-child",
+                "DemandSandbox", "CurlTransport", "AdMediationTesting", "TestSupport", "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
             name: "AdapterSupportTests",
-            dependencies: ["AdapterSupport", "AdMediation", "CurlTransport", "LoopbackServer"]),
+            dependencies: ["AdapterSupport", "AdMediation", "CurlTransport", "AdMediationTesting"]),
         .testTarget(
             name: "OpenRTBBidderTests",
             dependencies: [
                 "OpenRTBBidder", "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "LoopbackServer", "TestSupport",
+                "AdMediationTesting", "TestSupport",
             ]),
         .testTarget(
             name: "FaultMatrixTests",
             dependencies: [
+                "AdMediationTesting",
                 "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds",
                 "ChartboostBanners", "AppOpenAds",
             ]),
-        .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdNetworkConformance"]),
-        .testTarget(name: "ObliviousHTTPTests", dependencies: ["ObliviousHTTP"]),
+        .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdMediationTesting", "AdNetworkConformance"]),
+        .testTarget(name: "ObliviousHTTPTests", dependencies: ["AdMediationTesting", "ObliviousHTTP"]),
         .testTarget(
             name: "CurlTransportTests",
             dependencies: [
-                "CurlTransport", "CurlShim", "LoopbackServer", "TestSupport",
+                "CurlTransport", "CurlShim", "AdMediationTesting", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -276,7 +284,8 @@ let package = Package(
         .testTarget(
             name: "TimingTests",
             dependencies: [
-                "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "LoopbackServer", "TestSupport",
+                "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "AdMediationTesting",
+                "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -15,7 +15,7 @@ let package = Package(
             name: "transport-bench",
             dependencies: [
                 .product(name: "CurlTransport", package: "AdMediation"),
-                .product(name: "LoopbackServer", package: "AdMediation"),
+                .product(name: "AdMediationTesting", package: "AdMediation"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -31,7 +31,7 @@ let package = Package(
             name: "sandbox-bench",
             dependencies: [
                 .product(name: "CurlTransport", package: "AdMediation"),
-                .product(name: "LoopbackServer", package: "AdMediation"),
+                .product(name: "AdMediationTesting", package: "AdMediation"),
                 .product(name: "DemandSandbox", package: "AdMediation"),
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "AdStorage", package: "AdMediation"),

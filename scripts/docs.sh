@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# `make docs`: builds the DocC documentation of AdMediation and the conformance kit with every warning an error
-# (unresolved links, ambiguous symbols, articles that collide with symbols), and checks that every public
+# `make docs`: builds the DocC documentation of AdMediation, the conformance kit and the testing helpers with every
+# warning an error (unresolved links, ambiguous symbols, articles that collide with symbols), and checks that every public
 # declaration of Sources/ and Adapters/ has a documentation comment (swift-format's
 # AllPublicDeclarationsHaveDocumentation rule, alone: scripts/doc-comments.swift-format turns every other rule off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
 
-"$SWIFT" package generate-documentation --target AdMediation --target AdNetworkConformance --warnings-as-errors
+"$SWIFT" package generate-documentation --target AdMediation --target AdNetworkConformance --target AdMediationTesting \
+    --warnings-as-errors
 
 findings=$("$SWIFT" format lint --configuration scripts/doc-comments.swift-format --recursive Sources Adapters 2>&1 \
     | grep '\[AllPublicDeclarationsHaveDocumentation\]' || true)

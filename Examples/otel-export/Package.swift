@@ -21,7 +21,7 @@ let package = Package(
                 .product(name: "DemandSandbox", package: "AdMediation"),
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "ChartboostBanners", package: "AdMediation"),
-                .product(name: "LoopbackServer", package: "AdMediation"),
+                .product(name: "AdMediationTesting", package: "AdMediation"),
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

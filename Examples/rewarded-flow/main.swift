@@ -2,6 +2,7 @@
 // load, present full screen on a manual clock (impression, video quartiles, the close button held back until the
 // minimum view time, the reward validated with the server), close, and the events flushed. Prints each step.
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import DemandSandbox
 import Foundation

@@ -1,9 +1,9 @@
 // Sends requests through CurlHTTPClient to a loopback server it starts, and prints what happened:
 // a GET, a POST, 64 concurrent requests over reused connections, a deadline and a cancellation.
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import Foundation
-import LoopbackServer
 
 let server = try LoopbackHTTPServer { request in
     switch request.path {

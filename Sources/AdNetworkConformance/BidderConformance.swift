@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationTesting
 import Foundation
 
 /// A bidder under test: a network whose fills are priced bids with an expiry, the wire it sends through, a request

@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationTesting
 import Foundation
 import Synchronization
 
@@ -48,3 +49,6 @@ public final class RecordingHTTPClient: HTTPClient, WireProbe {
     /// Every request as text.
     public var requestTexts: [String] { state.withLock { $0.texts } }
 }
+
+/// The scripted network records each load and event as a wire request.
+extension ScriptedAdNetwork: WireProbe {}

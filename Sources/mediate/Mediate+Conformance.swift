@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import AdStorage
 import ArgumentParser

@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationTesting
 import ArgumentParser
 import Foundation
 import MediateKit

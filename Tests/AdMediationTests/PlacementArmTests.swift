@@ -1,3 +1,4 @@
+import AdMediationTesting
 import AdNetworkConformance
 import Foundation
 import Testing

@@ -1,10 +1,10 @@
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import AppOpenAds
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import Testing
 
 func withAppOpen(

@@ -1,10 +1,10 @@
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import ChartboostBanners
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import Testing
 
 let secret = "cb_sig_demo_secret"

@@ -1,8 +1,8 @@
 import AdMediation
+import AdMediationTesting
 import CurlShim
 import CurlTransport
 import Foundation
-import LoopbackServer
 import TestSupport
 import Testing
 

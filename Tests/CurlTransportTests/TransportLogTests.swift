@@ -1,8 +1,8 @@
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import Foundation
 import Logging
-import LoopbackServer
 import TestSupport
 import Testing
 

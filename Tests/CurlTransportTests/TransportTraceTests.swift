@@ -1,7 +1,7 @@
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import InMemoryTracing
-import LoopbackServer
 import Testing
 import Tracing
 

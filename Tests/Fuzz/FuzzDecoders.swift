@@ -1,6 +1,7 @@
 // libFuzzer targets for every decoder of outside input. Built by `make fuzz` (ADMEDIATION_FUZZ=1), the binary runs
 // libFuzzer on the target named by FUZZ_TARGET; in a normal build it replays files: `fuzz-decoders TARGET FILE…`.
 import AdMediation
+import AdMediationTesting
 import AppOpenAds
 import ChartboostBanners
 import DemandSandbox

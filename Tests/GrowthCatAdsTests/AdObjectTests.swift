@@ -1,8 +1,8 @@
 import AdMediation
+import AdMediationTesting
 import AdStorage
 import CurlTransport
 import Foundation
-import LoopbackServer
 import Synchronization
 import Testing
 

@@ -1,6 +1,6 @@
 import AdMediation
+import AdMediationTesting
 import CurlTransport
-import LoopbackServer
 import MetricsTestKit
 import TestSupport
 import Testing

@@ -1,10 +1,10 @@
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import AdStorage
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import Synchronization
 import Testing
 

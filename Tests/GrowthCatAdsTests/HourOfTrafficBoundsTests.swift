@@ -1,9 +1,9 @@
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import CurlTransport
 import Foundation
 import Logging
-import LoopbackServer
 import TestSupport
 import Testing
 

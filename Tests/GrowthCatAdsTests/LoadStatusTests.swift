@@ -1,7 +1,7 @@
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import Foundation
-import LoopbackServer
 import Synchronization
 import Testing
 

@@ -1,9 +1,9 @@
 import AdMediation
+import AdMediationTesting
 import AdStorage
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import Synchronization
 import TestSupport
 import Testing

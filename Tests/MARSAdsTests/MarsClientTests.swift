@@ -1,9 +1,9 @@
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import Synchronization
 import Testing
 

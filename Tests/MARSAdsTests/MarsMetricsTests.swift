@@ -1,5 +1,5 @@
+import AdMediationTesting
 import CurlTransport
-import LoopbackServer
 import MARSAds
 import MetricsTestKit
 import Testing

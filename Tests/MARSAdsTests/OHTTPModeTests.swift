@@ -1,8 +1,8 @@
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import ObliviousHTTP
 import Testing
 

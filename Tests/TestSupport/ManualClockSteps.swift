@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationTesting
 
 /// Advances `clock` by `total` in one-second steps, letting the tasks woken at each step run.
 public func advanceInSteps(_ clock: ManualAdClock, _ total: Duration) async {

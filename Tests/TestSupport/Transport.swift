@@ -1,7 +1,7 @@
 import AdMediation
+import AdMediationTesting
 import CurlTransport
 import Foundation
-import LoopbackServer
 
 /// Runs `body` with a server and a client, then shuts both down.
 public func withServer(

@@ -1,6 +1,7 @@
 // Mediator benchmark: CPU overhead per line per request with in-process scripted networks (no latency), and
 // decision latency of parallel vs sequential waterfalls with scripted line latencies, in one run.
 import AdMediation
+import AdMediationTesting
 import AdNetworkConformance
 import Foundation
 import Logging

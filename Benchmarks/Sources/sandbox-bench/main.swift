@@ -3,11 +3,11 @@
 //    the raw LoopbackHTTPServer as the ceiling, so client benchmarks know they measure the client;
 // 2. MARS requestTileAds served from the SQLite cache vs a network round trip to the sandbox (p50/p99 µs).
 import AdMediation
+import AdMediationTesting
 import AdStorage
 import CurlTransport
 import DemandSandbox
 import Foundation
-import LoopbackServer
 import MARSAds
 
 // Usage: sandbox-bench [requests-per-route] [--json]

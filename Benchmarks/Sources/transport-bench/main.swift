@@ -2,10 +2,10 @@
 // loopback keep-alive server (TCP_NODELAY), which runs in a child process so the CPU time measured here is the
 // client's alone. Usage: transport-bench [requests-per-cell]   (the child is started as `transport-bench serve`)
 import AdMediation
+import AdMediationTesting
 import AsyncHTTPClient
 import CurlTransport
 import Foundation
-import LoopbackServer
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -9,12 +9,12 @@
 // swift-distributed-tracing), runs 20 mediated requests, and shuts down — the observability service flushes on the
 // way out.
 import AdMediation
+import AdMediationTesting
 import ChartboostBanners
 import CurlTransport
 import DemandSandbox
 import Foundation
 import Logging
-import LoopbackServer
 import MARSAds
 import OTel
 import ServiceLifecycle

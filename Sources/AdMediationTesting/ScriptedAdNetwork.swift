@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// An in-process `AdNetwork` that answers from a script: fills, no fills, errors and latencies, on an injected
-/// clock. Use it in your own tests, and to drive mediators without a server. It is also its own ``WireProbe``:
-/// each load and each event is recorded as a "wire" request.
-public final class ScriptedAdNetwork: AdNetwork, WireProbe {
+/// clock. Use it in your own tests, and to drive mediators without a server. It is also its own wire probe for the
+/// conformance kit: each load and each event is recorded as a "wire" request.
+public final class ScriptedAdNetwork: AdNetwork {
     /// One scripted answer.
     public enum Step: Sendable, Hashable {
         /// Fill after `latency` with this price, expiring `ttl` after the load (nil: never).
