@@ -5,7 +5,7 @@ public enum AppOpenFactory: AdNetworkFactory {
     /// `appopen`.
     public static let type = "appopen"
     /// App-open ads.
-    public static let formats: Set<String> = ["app_open"]
+    public static let formats: Set<AdFormat.Kind> = [.appOpen]
     /// No settings beyond the base URL.
     public static let settingKeys: Set<String> = []
 

@@ -6,7 +6,7 @@ public enum ChartboostFactory: AdNetworkFactory {
     /// `chartboost`.
     public static let type = "chartboost"
     /// Banners.
-    public static let formats: Set<String> = ["banner"]
+    public static let formats: Set<AdFormat.Kind> = [.banner]
     /// `app_id`, `app_signature`.
     public static let settingKeys: Set<String> = ["app_id", "app_signature"]
 

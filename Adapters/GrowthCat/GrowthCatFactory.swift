@@ -8,7 +8,7 @@ public enum GrowthCatFactory: AdNetworkFactory {
     /// `growthcat`.
     public static let type = "growthcat"
     /// Banners, interstitials and rewarded ads.
-    public static let formats: Set<String> = ["banner", "interstitial", "rewarded"]
+    public static let formats: Set<AdFormat.Kind> = [.banner, .interstitial, .rewarded]
     /// `api_key`, `queue_path`, `catalog_cache`.
     public static let settingKeys: Set<String> = ["api_key", "queue_path", "catalog_cache"]
 

@@ -7,7 +7,7 @@ public enum MarsFactory: AdNetworkFactory {
     /// `mars`.
     public static let type = "mars"
     /// Tiles, sponsored stories and images.
-    public static let formats: Set<String> = ["tile", "spoc", "image"]
+    public static let formats: Set<AdFormat.Kind> = [.tile, .spoc, .image]
     /// `cache_path`, `cache_ttl_s`, `cache_max_mib`, `ohttp.relay`, `ohttp.config`.
     public static let settingKeys: Set<String> = [
         "cache_path", "cache_ttl_s", "cache_max_mib", "ohttp.relay", "ohttp.config",

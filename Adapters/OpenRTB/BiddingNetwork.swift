@@ -25,7 +25,7 @@ public final class BiddingNetwork: AdNetwork {
         /// The bidder's base URL (the path `/openrtb2/auction` is appended).
         public var baseURL: String
         /// The formats asked for: `banner`, `interstitial`, `rewarded`. Default all three.
-        public var formats: Set<String> = ["banner", "interstitial", "rewarded"]
+        public var formats: Set<AdFormat.Kind> = [.banner, .interstitial, .rewarded]
         /// The app's bundle id (`app.bundle`).
         public var appBundle: String = "com.example.app"
         /// The app's id with the exchange (`app.id`), if any.
@@ -68,7 +68,7 @@ public final class BiddingNetwork: AdNetwork {
         self.http = http
         self.clock = clock
         self.capabilities = AdNetworkCapabilities(
-            formats: configuration.formats.intersection(["banner", "interstitial", "rewarded"]),
+            formats: configuration.formats.intersection([.banner, .interstitial, .rewarded]),
             loadsWhileShowing: true,
             reportsPrice: true)
         self.notices = NoticeSender(
@@ -92,7 +92,7 @@ public final class BiddingNetwork: AdNetwork {
         guard capabilities.supports(request.format) else {
             throw AdError(
                 .unsupported,
-                "the bidder \(id) bids on \(capabilities.formats.sorted().joined(separator: ", ")), not "
+                "the bidder \(id) bids on \(capabilities.formats.map(\.rawValue).sorted().joined(separator: ", ")), not "
                     + "\(request.format)"
             )
         }

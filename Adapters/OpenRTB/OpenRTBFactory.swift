@@ -5,7 +5,7 @@ public enum OpenRTBFactory: AdNetworkFactory {
     /// `openrtb`.
     public static let type = "openrtb"
     /// Banners, interstitials and rewarded ads.
-    public static let formats: Set<String> = ["banner", "interstitial", "rewarded"]
+    public static let formats: Set<AdFormat.Kind> = [.banner, .interstitial, .rewarded]
     /// `app_bundle`, `app_id`.
     public static let settingKeys: Set<String> = ["app_bundle", "app_id"]
 

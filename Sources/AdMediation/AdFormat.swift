@@ -54,20 +54,44 @@ public enum AdFormat: Hashable, Sendable, CustomStringConvertible {
     /// A native ad whose fields the app lays out itself.
     case native
 
-    /// The wire and configuration name (`banner`, `interstitial`, `rewarded`, `app_open`, `tile`, `spoc`,
-    /// `image`, `native`).
-    public var name: String {
+    /// A format without its banner size: what a network serves (``AdNetworkCapabilities/formats``) and what a
+    /// configuration names. The raw value is the wire and configuration name.
+    public enum Kind: String, CaseIterable, Hashable, Sendable, Codable {
+        /// Banners of any size.
+        case banner
+        /// Interstitials.
+        case interstitial
+        /// Rewarded ads.
+        case rewarded
+        /// App-open ads.
+        case appOpen = "app_open"
+        /// Native tiles.
+        case tile
+        /// Sponsored stories.
+        case spoc
+        /// Display images.
+        case image
+        /// Native ads.
+        case native
+    }
+
+    /// The format without its size.
+    public var kind: Kind {
         switch self {
-        case .banner: "banner"
-        case .interstitial: "interstitial"
-        case .rewarded: "rewarded"
-        case .appOpen: "app_open"
-        case .tile: "tile"
-        case .spoc: "spoc"
-        case .image: "image"
-        case .native: "native"
+        case .banner: .banner
+        case .interstitial: .interstitial
+        case .rewarded: .rewarded
+        case .appOpen: .appOpen
+        case .tile: .tile
+        case .spoc: .spoc
+        case .image: .image
+        case .native: .native
         }
     }
+
+    /// The wire and configuration name (`banner`, `interstitial`, `rewarded`, `app_open`, `tile`, `spoc`,
+    /// `image`, `native`).
+    public var name: String { kind.rawValue }
 
     /// The format's name, with the size for banners (`banner(320x50)`).
     public var description: String {
@@ -93,5 +117,5 @@ public enum AdFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// All format names accepted by ``init(name:size:)``.
-    public static let allNames = ["banner", "interstitial", "rewarded", "app_open", "tile", "spoc", "image", "native"]
+    public static let allNames = Kind.allCases.map(\.rawValue)
 }

@@ -24,22 +24,22 @@ public enum AdLoadResult: Sendable {
 
 /// What a network can do.
 public struct AdNetworkCapabilities: Hashable, Sendable {
-    /// The format names it serves (see ``AdFormat/name``).
-    public var formats: Set<String>
+    /// The formats it serves.
+    public var formats: Set<AdFormat.Kind>
     /// It can load the next ad while one is showing.
     public var loadsWhileShowing: Bool
     /// Its fills carry a price.
     public var reportsPrice: Bool
 
     /// Creates capabilities.
-    public init(formats: Set<String>, loadsWhileShowing: Bool = true, reportsPrice: Bool = false) {
+    public init(formats: Set<AdFormat.Kind>, loadsWhileShowing: Bool = true, reportsPrice: Bool = false) {
         self.formats = formats
         self.loadsWhileShowing = loadsWhileShowing
         self.reportsPrice = reportsPrice
     }
 
     /// Whether `format` is served.
-    public func supports(_ format: AdFormat) -> Bool { formats.contains(format.name) }
+    public func supports(_ format: AdFormat) -> Bool { formats.contains(format.kind) }
 }
 
 /// A source of ads. Every adapter — and the ``Mediator`` itself — conforms.

@@ -41,7 +41,7 @@ public final class ScriptedAdNetwork: AdNetwork {
     /// placements without a script answer `fallback`.
     public init(
         id: String,
-        formats: Set<String> = Set(AdFormat.allNames),
+        formats: Set<AdFormat.Kind> = Set(AdFormat.Kind.allCases),
         clock: any AdClock = SystemAdClock(),
         script: [String: [Step]] = [:],
         fallback: Step = .noFill()

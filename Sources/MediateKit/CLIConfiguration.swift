@@ -20,7 +20,9 @@ package struct CLIConfiguration: Sendable {
     ]
 
     /// The formats networks of `type` serve (none for an unknown type).
-    package static func formats(of type: String, in factories: [any AdNetworkFactory.Type] = factories) -> Set<String> {
+    package static func formats(of type: String, in factories: [any AdNetworkFactory.Type] = factories) -> Set<
+        AdFormat.Kind
+    > {
         guard let factory = factory(type, in: factories) else { return [] }
         return factory.formats
     }
@@ -117,7 +119,7 @@ package struct CLIConfiguration: Sendable {
         mediationRoot.removeValue(forKey: "networks")
         let mediationData = (try? JSONSerialization.data(withJSONObject: mediationRoot)) ?? Data()
         let mediation = try MediationConfiguration.decode(json: mediationData)
-        var formats: [String: Set<String>] = [:]
+        var formats: [String: Set<AdFormat.Kind>] = [:]
         for (id, settings) in networks { formats[id] = Self.formats(of: settings.type, in: factories) }
         try mediation.validate(networks: formats)
         return CLIConfiguration(networks: networks, mediation: mediation, factories: factories)

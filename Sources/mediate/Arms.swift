@@ -65,7 +65,7 @@ struct ArmsRunner {
     let progress: Progress
 
     func run(placement id: String, arms: [Arm]) async throws(AdError) -> [(arm: Arm, tally: Tally)] {
-        guard let placement = configuration.mediation.placements[id], let format = placement.adFormat else {
+        guard let placement = configuration.mediation.placements[id], case let format = placement.format else {
             throw AdError(.configuration, "--placement: unknown placement \"\(id)\"")
         }
         var mediators: [Mediator] = []

@@ -140,7 +140,7 @@ struct CompareRunner {
     func run(placements: [String]) async -> [PlacementReport] {
         var reports: [PlacementReport] = []
         for id in placements {
-            guard let placement = configuration.mediation.placements[id], let format = placement.adFormat else {
+            guard let placement = configuration.mediation.placements[id], case let format = placement.format else {
                 continue
             }
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
@@ -151,7 +151,7 @@ struct CompareRunner {
             for line in placement.lines {
                 guard let network = networks[line.network] else { continue }
                 let request = AdRequest(
-                    placement: line.placement, format: format, testMode: true, timeout: .milliseconds(line.timeoutMs))
+                    placement: line.placement, format: format, testMode: true, timeout: line.timeout)
                 let tally = await measure(label: "\(id) → \(line.network)/\(line.placement)") { () async -> Sample in
                     do {
                         let result = try await network.load(request)

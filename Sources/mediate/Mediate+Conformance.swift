@@ -37,7 +37,7 @@ struct Conformance: AsyncParsableCommand {
                     ?? config.bidders.first { $0.network == network }?.placement)
                     .map { (config, $0) }
             }
-        guard let (placementConfig, linePlacement) = candidates.first, let format = placementConfig.adFormat else {
+        guard let (placementConfig, linePlacement) = candidates.first, case let format = placementConfig.format else {
             await env.close()
             throw AdError(.configuration, "--placement: no placement has a line or bidder for network \"\(network)\"")
         }

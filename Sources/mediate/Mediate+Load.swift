@@ -37,7 +37,7 @@ struct Load: AsyncParsableCommand {
         let env = try await Environment.load(options, progress: Progress(enabled: false), tracer: tracer)
         defer { Task { await env.close() } }
         guard let placementConfig = env.configuration.mediation.placements[placement],
-            let format = placementConfig.adFormat
+            case let format = placementConfig.format
         else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
@@ -59,7 +59,7 @@ struct Load: AsyncParsableCommand {
                 let result = try await adapter.load(
                     AdRequest(
                         placement: line.placement, format: format, testMode: true,
-                        timeout: .milliseconds(line.timeoutMs)))
+                        timeout: line.timeout))
                 entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
                 entry["ecpm"] = result.ad?.ecpm ?? NSNull()
                 entry["error"] = NSNull()

@@ -30,7 +30,7 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         let env = try await Environment.load(options, progress: Progress(enabled: false))
         guard let placementConfig = env.configuration.mediation.placements[placement],
-            let format = placementConfig.adFormat
+            case let format = placementConfig.format
         else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")

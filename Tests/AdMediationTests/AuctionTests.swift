@@ -23,7 +23,7 @@ struct AuctionTests {
         try Mediator(
             networks: networks,
             configuration: .init(placements: [
-                "p": PlacementConfiguration(format: "interstitial", lines: lines, bidders: bidders, auction: auction)
+                "p": PlacementConfiguration(format: .interstitial, lines: lines, bidders: bidders, auction: auction)
             ]), clock: clock)
     }
 
@@ -137,8 +137,8 @@ struct AuctionTests {
         let slow = ScriptedAdNetwork(id: "slow", clock: clock, fallback: .hang)
         let lines = ScriptedAdNetwork(id: "w", clock: clock, script: ["l": [.fill(ecpm: 1.0)]])
         let mediator = try Self.mediator(
-            [slow, lines], bidders: [BidderLine(network: "slow", placement: "s", timeoutMs: 300)],
-            lines: [.init(network: "w", placement: "l", timeoutMs: 10_000)], clock: clock)
+            [slow, lines], bidders: [BidderLine(network: "slow", placement: "s", timeout: .milliseconds(300))],
+            lines: [.init(network: "w", placement: "l", timeout: .milliseconds(10_000))], clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await clock.waitForSleepers(2)  // the bidder's own timeout and the auction's timer
         await clock.advance(by: .milliseconds(300))
@@ -176,7 +176,7 @@ struct AuctionTests {
             networks: [a, b],
             configuration: .init(placements: [
                 "p": PlacementConfiguration(
-                    format: "interstitial", lines: [], bidders: [Self.line("a", 0), Self.line("b", 1)])
+                    format: .interstitial, lines: [], bidders: [Self.line("a", 0), Self.line("b", 1)])
             ]), clock: clock, metrics: metrics)
         _ = await mediator.loadWithTrace(interstitial)
         let won = [("placement", "p"), ("network", "b"), ("outcome", "fill"), ("auction", "won")]
@@ -190,7 +190,7 @@ struct AuctionTests {
             #"{"placements": {"p": {"format": "interstitial", "bidders": [{"network": "zz", "placement": "t"}]}}}"#
         let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
         #expect(throws: AdError(.configuration, #"placements.p.bidders[0].network: unknown network "zz""#)) {
-            try configuration.validate(networks: ["a": ["interstitial"]])
+            try configuration.validate(networks: ["a": [.interstitial]])
         }
         let auction =
             #"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": [{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Mediation configuration", .timeLimit(.minutes(2)))
 struct ConfigurationTests {
-    let networks: [any AdNetwork] = [ScriptedAdNetwork(id: "gc"), ScriptedAdNetwork(id: "mars", formats: ["tile"])]
+    let networks: [any AdNetwork] = [ScriptedAdNetwork(id: "gc"), ScriptedAdNetwork(id: "mars", formats: [.tile])]
 
     func error(_ json: String) -> String? {
         do {
@@ -26,7 +26,7 @@ struct ConfigurationTests {
                 """.utf8))
         let home = try #require(configuration.placements["home"])
         #expect(home.mode == .parallel)
-        #expect(home.lines[0].timeoutMs == 1000)
+        #expect(home.lines[0].timeout == .seconds(1))
         #expect(configuration.circuitBreaker.failureThreshold == 5)
         _ = try Mediator(networks: networks, configuration: configuration)
     }
@@ -96,5 +96,55 @@ struct ConfigurationTests {
 
     @Test func malformedJSONIsAConfigurationError() {
         #expect(error("{not json")?.hasPrefix("configuration:") == true)
+    }
+
+    @Test func placementDeclaredOnceLoadsWithoutNamingItsFormat() async throws {
+        let network = ScriptedAdNetwork(id: "mars", formats: [.tile], fallback: .fill(ecpm: 2))
+        let mediator = try Mediator(
+            networks: [network],
+            configuration: MediationConfiguration(placements: [
+                "home": PlacementConfiguration(format: .tile, lines: [WaterfallLine(network: "mars", placement: "a")])
+            ]))
+        guard case .filled(let ad) = try await mediator.load("home") else {
+            Issue.record("no fill")
+            return
+        }
+        #expect(ad.format == .tile)
+        #expect(network.requests.map(\.format) == [.tile])
+    }
+
+    @Test func typedConfigurationRoundTripsThroughItsJSONForm() throws {
+        let configuration = MediationConfiguration(
+            placements: [
+                "b": PlacementConfiguration(
+                    format: .banner(.medium),
+                    lines: [WaterfallLine(network: "gc", placement: "x", timeout: .milliseconds(250))],
+                    deadline: .milliseconds(1500), frequencyCap: 3, frequencyWindow: .seconds(90),
+                    minInterval: .milliseconds(2500))
+            ], circuitBreaker: CircuitBreakerConfiguration(failureThreshold: 2, coolDown: .seconds(12)))
+        let json = try JSONEncoder().encode(configuration)
+        let text = String(decoding: json, as: UTF8.self)
+        #expect(text.contains(#""deadline_ms":1500"#) && text.contains(#""size":"300x250""#))
+        #expect(try MediationConfiguration.decode(json: json) == configuration)
+    }
+
+    @Test func outOfRangeDurationBuiltInCodeNamesTheJSONField() {
+        let configuration = MediationConfiguration(placements: [
+            "p": PlacementConfiguration(
+                format: .tile, lines: [WaterfallLine(network: "mars", placement: "a")], deadline: .seconds(700))
+        ])
+        #expect(throws: AdError.self) { try configuration.validate(networks: ["mars": [.tile]]) }
+        do {
+            try configuration.validate(networks: ["mars": [.tile]])
+        } catch {
+            #expect(error.message == "placements.p.deadline_ms: must be 1…600000, got 700000.0")
+        }
+    }
+
+    @Test func secondsFieldOutOfRangeIsRefusedAtItsField() {
+        #expect(
+            error(
+                #"{"placements": {"p": {"format": "tile", "min_interval_s": -1, "lines": [{"network": "mars", "placement": "a"}]}}}"#
+            ) == "placements.p.min_interval_s: must be 0…604800, got -1.0")
     }
 }

@@ -93,7 +93,7 @@ struct MediatorTests {
         let clock = ManualAdClock()
         let gate = GateNetwork(id: "g")
         var configuration = MediationConfiguration(placements: ["p": placement([.init(network: "g", placement: "x")])])
-        configuration.circuitBreaker = .init(failureThreshold: 1, coolDownS: 30)
+        configuration.circuitBreaker = .init(failureThreshold: 1, coolDown: .seconds(30))
         let mediator = try Mediator(networks: [gate], configuration: configuration, clock: clock)
         let first = Task { await mediator.loadWithTrace(interstitial) }
         await gate.waitForLoads()
@@ -129,7 +129,8 @@ struct MediatorTests {
             networks: [slow, fast],
             configuration: .init(placements: [
                 "p": placement([
-                    .init(network: "slow", placement: "s", timeoutMs: 300), .init(network: "fast", placement: "f"),
+                    .init(network: "slow", placement: "s", timeout: .milliseconds(300)),
+                    .init(network: "fast", placement: "f"),
                 ])
             ]), clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
@@ -190,7 +191,7 @@ struct MediatorTests {
         let mediator = try Mediator(
             networks: [hang],
             configuration: .init(placements: [
-                "p": placement([.init(network: "hang", placement: "h", timeoutMs: 10_000)])
+                "p": placement([.init(network: "hang", placement: "h", timeout: .milliseconds(10_000))])
             ]), clock: clock)
         var request = interstitial
         request.timeout = .milliseconds(250)
@@ -234,8 +235,8 @@ struct MediatorTests {
             networks: [net],
             configuration: .init(placements: [
                 "p": PlacementConfiguration(
-                    format: "interstitial", lines: [.init(network: "n", placement: "x")], frequencyCap: 2,
-                    frequencyWindowS: 60)
+                    format: .interstitial, lines: [.init(network: "n", placement: "x")], frequencyCap: 2,
+                    frequencyWindow: .seconds(60))
             ]), clock: clock)
         for _ in 0..<2 {
             let ad = try #require(try await mediator.load(interstitial).ad)
@@ -255,7 +256,7 @@ struct MediatorTests {
         let mediator = try Mediator(
             networks: [net],
             configuration: .init(placements: [
-                "p": placement([.init(network: "n", placement: "x")], minIntervalS: 30)
+                "p": placement([.init(network: "n", placement: "x")], minInterval: .seconds(30))
             ]), clock: clock)
         let ad = try #require(try await mediator.load(interstitial).ad)
         try await ad.report(.impression)
@@ -279,7 +280,7 @@ struct MediatorTests {
             networks: [flaky],
             configuration: .init(
                 placements: ["p": placement([.init(network: "flaky", placement: "x")])],
-                circuitBreaker: .init(failureThreshold: 2, coolDownS: 30)), clock: clock)
+                circuitBreaker: .init(failureThreshold: 2, coolDown: .seconds(30))), clock: clock)
         _ = try await mediator.load(interstitial)
         _ = try await mediator.load(interstitial)
         let rested = await mediator.loadWithTrace(interstitial)
@@ -310,14 +311,14 @@ struct MediatorTests {
         let inner = try Mediator(
             id: "inner", networks: [b],
             configuration: .init(placements: [
-                "inner_p": placement([.init(network: "b", placement: "b1", timeoutMs: 30_000)])
+                "inner_p": placement([.init(network: "b", placement: "b1", timeout: .milliseconds(30_000))])
             ]))
         let outer = try Mediator(
             networks: [a, inner],
             configuration: .init(placements: [
                 "p": placement([
-                    .init(network: "a", placement: "a1", timeoutMs: 30_000),
-                    .init(network: "inner", placement: "inner_p", timeoutMs: 30_000),
+                    .init(network: "a", placement: "a1", timeout: .milliseconds(30_000)),
+                    .init(network: "inner", placement: "inner_p", timeout: .milliseconds(30_000)),
                 ])
             ]))
         let outcome = await outer.loadWithTrace(interstitial)
@@ -359,7 +360,7 @@ struct MediatorTests {
                 "slow": [.fill(latency: .seconds(5))],
             ])
         let lines = ["fill", "empty", "broken", "slow"].map {
-            ($0, placement([.init(network: "n", placement: $0, timeoutMs: 10_000)]))
+            ($0, placement([.init(network: "n", placement: $0, timeout: .milliseconds(10_000))]))
         }
         let mediator = try Mediator(
             networks: [net], configuration: .init(placements: Dictionary(uniqueKeysWithValues: lines)))
@@ -385,8 +386,10 @@ struct MediatorTests {
             configuration: .init(
                 placements: [
                     "p": placement(
-                        (0..<3).map { .init(network: "g\($0)", placement: "x", timeoutMs: 100 * ($0 + 1)) },
-                        deadlineMs: 10_000)
+                        (0..<3).map {
+                            .init(network: "g\($0)", placement: "x", timeout: .milliseconds(100 * ($0 + 1)))
+                        },
+                        deadline: .milliseconds(10_000))
                 ],
                 circuitBreaker: .init(failureThreshold: 1000)), clock: clock)
         for round in 0..<20 {
@@ -426,7 +429,7 @@ struct MediatorBoundsTests {
         let mediator = try Mediator(
             networks: [network],
             configuration: .init(placements: [
-                "uncapped": placement([.init(network: "n", placement: "x")], minIntervalS: 5),
+                "uncapped": placement([.init(network: "n", placement: "x")], minInterval: .seconds(5)),
                 "capped": placement([.init(network: "n", placement: "x")], frequencyCap: 40),
             ]), clock: clock)
         // An impression every 10 simulated seconds for an hour, on each placement (100 users share a placement).

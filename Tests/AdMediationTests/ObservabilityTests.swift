@@ -80,7 +80,7 @@ struct ObservabilityTests {
         let failing = ScriptedAdNetwork(
             id: "f", clock: clock, fallback: .fail(AdError(.server(status: 500), "boom"), latency: .zero))
         var configuration = MediationConfiguration(placements: ["p": placement([.init(network: "f", placement: "x")])])
-        configuration.circuitBreaker = .init(failureThreshold: 1, coolDownS: 30)
+        configuration.circuitBreaker = .init(failureThreshold: 1, coolDown: .seconds(30))
         let mediator = try Mediator(
             networks: [failing], configuration: configuration, clock: clock,
             logger: capture.logger(label: "admediation.mediator"), metrics: metrics)

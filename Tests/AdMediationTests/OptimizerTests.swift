@@ -24,7 +24,7 @@ struct OptimizerTests {
             networks: [network],
             configuration: .init(placements: [
                 "p": PlacementConfiguration(
-                    format: "interstitial", mode: .sequential,
+                    format: .interstitial, mode: .sequential,
                     lines: [
                         .init(network: "n", placement: "cheap", ecpm: 1.0),
                         .init(network: "n", placement: "rich", ecpm: 1.0),
@@ -160,7 +160,7 @@ struct OptimizerTests {
             #"{"placements": {"p": {"format": "interstitial", "lines": [{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#
         let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
         #expect(throws: AdError(.configuration, "placements.p.optimizer.pinned[0]: no line 3 (the waterfall has 1)")) {
-            try configuration.validate(networks: ["n": ["interstitial"]])
+            try configuration.validate(networks: ["n": [.interstitial]])
         }
     }
 }

@@ -109,7 +109,7 @@ struct RetryAfterTests {
 
 @Suite("Configuration numbers out of range", .timeLimit(.minutes(2)))
 struct ConfigurationRangeTests {
-    static let networks: [String: Set<String>] = ["mars": ["tile"]]
+    static let networks: [String: Set<AdFormat.Kind>] = ["mars": [.tile]]
 
     func error(_ placement: String, breaker: String = "{}") -> String? {
         let json =

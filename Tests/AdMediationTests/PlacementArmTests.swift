@@ -15,7 +15,7 @@ struct PlacementArmTests {
             networks: [network],
             configuration: .init(placements: [
                 "p": PlacementConfiguration(
-                    format: "interstitial", lines: [.init(network: "n", placement: "a")],
+                    format: .interstitial, lines: [.init(network: "n", placement: "a")],
                     arms: [
                         PlacementArm(label: "control", weight: weights.0),
                         PlacementArm(label: "test-b", weight: weights.1, lines: [.init(network: "n", placement: "b")]),
@@ -79,7 +79,7 @@ struct PlacementArmTests {
             let json = #"{"placements": {"p": {"format": "interstitial", "lines": \#(line), "arms": \#(arms)}}}"#
             let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
             #expect(throws: AdError(.configuration, message)) {
-                try configuration.validate(networks: ["n": ["interstitial"]])
+                try configuration.validate(networks: ["n": [.interstitial]])
             }
         }
     }

@@ -8,7 +8,7 @@ import Testing
 /// end at once with `CancellationError`, as a conforming adapter does.
 final class GateNetwork: AdNetwork {
     let id: String
-    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.allNames))
+    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases))
     private let honoursCancellation: Bool
     private let pending = Mutex<
         [(id: Int, request: AdRequest, continuation: CheckedContinuation<AdLoadResult, any Error>)]
@@ -83,12 +83,12 @@ func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLoc
 }
 
 func placement(
-    _ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .parallel, format: String = "interstitial",
-    frequencyCap: Int? = nil, minIntervalS: Double? = nil, deadlineMs: Int = 5000
+    _ lines: [WaterfallLine], mode: PlacementConfiguration.Mode = .parallel, format: AdFormat = .interstitial,
+    frequencyCap: Int? = nil, minInterval: Duration? = nil, deadline: Duration = .seconds(5)
 ) -> PlacementConfiguration {
     PlacementConfiguration(
-        format: format, mode: mode, lines: lines, deadlineMs: deadlineMs, frequencyCap: frequencyCap,
-        minIntervalS: minIntervalS)
+        format: format, mode: mode, lines: lines, deadline: deadline, frequencyCap: frequencyCap,
+        minInterval: minInterval)
 }
 
 let interstitial = AdRequest(placement: "p", format: .interstitial)
@@ -101,7 +101,7 @@ enum RequestTag {
 /// A network that records the caller's task-local tag and its task priority, and has no fill.
 final class TaskLocalReadingNetwork: AdNetwork {
     let id: String
-    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.allNames))
+    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases))
     private let observed = Mutex<(tags: [String?], priorities: [TaskPriority])>(([], []))
 
     init(id: String) { self.id = id }

@@ -218,7 +218,7 @@ struct AppOpenAdManagerTests {
             networks: [appOpen],
             configuration: .init(placements: [
                 "launch": PlacementConfiguration(
-                    format: "app_open",
+                    format: .appOpen,
                     lines: [
                         WaterfallLine(network: "appopen", placement: "ca-app-pub-sandbox/app_open_main"),
                         WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID),

@@ -20,9 +20,12 @@ struct EndToEndTraceTests {
             networks: [appOpen],
             configuration: .init(placements: [
                 "launch": PlacementConfiguration(
-                    format: "app_open",
-                    lines: [WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID, timeoutMs: 5000)],
-                    deadlineMs: 10_000)
+                    format: .appOpen,
+                    lines: [
+                        WaterfallLine(
+                            network: "appopen", placement: AppOpenNetwork.testAdUnitID, timeout: .milliseconds(5000))
+                    ],
+                    deadline: .milliseconds(10_000))
             ]), logger: LogCapture().logger(label: "admediation.mediator"), tracer: tracer)
         let outcome = await mediator.loadWithTrace(AdRequest(placement: "launch", format: .appOpen))
         await curl.shutdown()

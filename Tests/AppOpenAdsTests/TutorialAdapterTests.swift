@@ -9,7 +9,7 @@ import Testing
 
 struct TinyAppOpenNetwork: AdNetwork {
     let id = "tiny"
-    let capabilities = AdNetworkCapabilities(formats: ["app_open"], reportsPrice: true)
+    let capabilities = AdNetworkCapabilities(formats: [.appOpen], reportsPrice: true)
     let baseURL: String
     let http: any HTTPClient
     let clock: any AdClock

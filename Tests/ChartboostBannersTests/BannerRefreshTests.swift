@@ -153,7 +153,7 @@ struct BannerRefreshTests {
             networks: [a, b],
             configuration: .init(placements: [
                 "slot": PlacementConfiguration(
-                    format: "banner", size: "320x50",
+                    format: .banner(BannerSize(width: 320, height: 50)),
                     lines: [
                         WaterfallLine(network: "a", placement: "a1"), WaterfallLine(network: "b", placement: "b1"),
                     ])

@@ -9,7 +9,7 @@ import Testing
 /// A network whose impressions are held until released, or fail.
 final class GatedImpressionNetwork: AdNetwork {
     let id = "gated"
-    let capabilities = AdNetworkCapabilities(formats: ["banner"], reportsPrice: false)
+    let capabilities = AdNetworkCapabilities(formats: [.banner], reportsPrice: false)
     let failImpressions: Bool
     private let state = Mutex<(serial: Int, released: Bool, pending: Int, impressions: [String])>((0, false, 0, []))
 

@@ -124,15 +124,16 @@ struct FaultMatrixTests {
         let backup = ScriptedAdNetwork(id: "backup", fallback: .fill(ecpm: 1))
         let adapter = try network.make(sandbox, http, directory: directory)
         let placement = PlacementConfiguration(
-            format: network.format.name, size: network.size, mode: .sequential,
+            format: network.format, mode: .sequential,
             // A generous line timeout where the fault is not about time, so a busy machine cannot turn an error into a
             // timeout; 500 ms where it is (the sandbox waits 2 s, or drips 16 bytes every 40 ms).
             lines: [
                 WaterfallLine(
-                    network: adapter.id, placement: network.placement, timeoutMs: fault.isAboutTime ? 500 : 5000),
-                WaterfallLine(network: "backup", placement: "any", timeoutMs: 500),
+                    network: adapter.id, placement: network.placement,
+                    timeout: .milliseconds(fault.isAboutTime ? 500 : 5000)),
+                WaterfallLine(network: "backup", placement: "any", timeout: .milliseconds(500)),
             ],
-            deadlineMs: 12_000)
+            deadline: .milliseconds(12_000))
         let mediator = try Mediator(
             networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
 

@@ -79,7 +79,7 @@ enum Targets {
         "mediate-config": { data in
             _ = try? CLIConfiguration.parse(data)
             if let configuration = try? MediationConfiguration.decode(json: data) {
-                try? configuration.validate(networks: ["n": Set(AdFormat.allNames)])
+                try? configuration.validate(networks: ["n": Set(AdFormat.Kind.allCases)])
             }
         },
         "cache-control": { _ = CacheControl(String(decoding: $0, as: UTF8.self)) },

@@ -88,8 +88,9 @@ struct ServedAdTests {
             configuration: MediationConfiguration(placements: [
                 // Generous times: the test is about the data the ad carries, not speed on a busy machine.
                 "r": PlacementConfiguration(
-                    format: "rewarded", lines: [WaterfallLine(network: "growthcat", placement: "p", timeoutMs: 10_000)],
-                    deadlineMs: 20_000)
+                    format: .rewarded,
+                    lines: [WaterfallLine(network: "growthcat", placement: "p", timeout: .milliseconds(10_000))],
+                    deadline: .milliseconds(20_000))
             ]))
         let ad = try #require(try await mediator.load(AdRequest(placement: "r", format: .rewarded)).ad)
         #expect(network.growthCatAd(for: ad)?.token == "tok_1")

@@ -9,7 +9,7 @@ import Testing
 /// A network type from outside the built-in adapters: a scripted network that always fills at `ecpm`.
 enum EchoFactory: AdNetworkFactory {
     static let type = "echo"
-    static let formats: Set<String> = ["interstitial"]
+    static let formats: Set<AdFormat.Kind> = [.interstitial]
     static let settingKeys: Set<String> = ["ecpm"]
 
     static func validate(_ settings: NetworkSettings) throws(AdError) {

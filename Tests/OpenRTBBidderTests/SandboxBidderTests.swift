@@ -70,10 +70,10 @@ struct SandboxBidderTests {
                 networks: [low, high],
                 configuration: .init(placements: [
                     "home": PlacementConfiguration(
-                        format: "banner", size: "320x50", lines: [],
+                        format: .banner(BannerSize(width: 320, height: 50)), lines: [],
                         bidders: [
-                            BidderLine(network: "low", placement: "home_banner", timeoutMs: 2000),
-                            BidderLine(network: "high", placement: "home_banner", timeoutMs: 2000),
+                            BidderLine(network: "low", placement: "home_banner", timeout: .milliseconds(2000)),
+                            BidderLine(network: "high", placement: "home_banner", timeout: .milliseconds(2000)),
                         ], auction: .secondPrice)
                 ]))
             let outcome = await mediator.loadWithTrace(AdRequest(placement: "home", format: .banner(.standard)))

@@ -43,8 +43,8 @@ struct SlowDiskTests {
             networks: [network],
             configuration: .init(placements: [
                 "p": PlacementConfiguration(
-                    format: "interstitial", lines: [.init(network: "n", placement: "x", timeoutMs: 900)],
-                    deadlineMs: 1000)
+                    format: .interstitial, lines: [.init(network: "n", placement: "x", timeout: .milliseconds(900))],
+                    deadline: .milliseconds(1000))
             ]))
         let outcome = await mediator.loadWithTrace(AdRequest(placement: "p", format: .interstitial))
         #expect(try outcome.result.get().ad?.networkID == "n", "the mediation filled instead of waiting for the disk")

@@ -29,7 +29,7 @@ let iterations = Int(positional.first ?? "") ?? 20_000
 struct InstantNetwork: AdNetwork {
     let id: String
     let fills: Bool
-    let capabilities = AdNetworkCapabilities(formats: ["interstitial"])
+    let capabilities = AdNetworkCapabilities(formats: [.interstitial])
     func load(_ request: AdRequest) async throws -> AdLoadResult {
         guard fills else { return .noFill(NoFill(reason: "none")) }
         return .filled(
@@ -41,7 +41,7 @@ struct InstantNetwork: AdNetwork {
 let networks = (0..<lineCount).map { i in InstantNetwork(id: "n\(i)", fills: i == lineCount - 1) }
 let configuration = MediationConfiguration(placements: [
     "p": PlacementConfiguration(
-        format: "interstitial", lines: (0..<lineCount).map { WaterfallLine(network: "n\($0)", placement: "x") })
+        format: .interstitial, lines: (0..<lineCount).map { WaterfallLine(network: "n\($0)", placement: "x") })
 ])
 let mediator = try Mediator(networks: networks, configuration: configuration, logger: quiet)
 for _ in 0..<1000 { _ = try await mediator.load(request) }
@@ -70,7 +70,7 @@ func latencyMediator(_ mode: PlacementConfiguration.Mode) throws -> Mediator {
         networks: nets,
         configuration: MediationConfiguration(placements: [
             "p": PlacementConfiguration(
-                format: "interstitial", mode: mode, lines: nets.map { WaterfallLine(network: $0.id, placement: "x") })
+                format: .interstitial, mode: mode, lines: nets.map { WaterfallLine(network: $0.id, placement: "x") })
         ]), logger: quiet)
 }
 var decision: [String: [Double]] = [:]

@@ -103,9 +103,8 @@ for (name, send) in clients where only == nil || only == name {
         table[name, default: [:]][concurrency] = cell
         FileHandle.standardError.write(
             Data(
-                "\(name) c=\(concurrency): \(Int(cell.rps)) req/s, \(String(format: "%.1f", cell.cpuPerRequest)) µs "
-                    + "CPU/req\n"
-                    .utf8))
+                ("\(name) c=\(concurrency): \(Int(cell.rps)) req/s, \(String(format: "%.1f", cell.cpuPerRequest)) µs "
+                    + "CPU/req\n").utf8))
     }
 }
 try await ahc.shutdown().get()

@@ -42,9 +42,9 @@ public struct MediationConfiguration: Codable, Sendable, Hashable {
         }
     }
 
-    /// Checks the configuration against the networks that exist (id → served format names). Throws
+    /// Checks the configuration against the networks that exist (id → served formats). Throws
     /// ``AdError/Code/configuration`` naming the first field at fault.
-    public func validate(networks: [String: Set<String>]) throws(AdError) {
+    public func validate(networks: [String: Set<AdFormat.Kind>]) throws(AdError) {
         try circuitBreaker.validate(path: "circuit_breaker")
         if placements.isEmpty { throw AdError(.configuration, "placements: no placement configured") }
         for (id, placement) in placements.sorted(by: { $0.key < $1.key }) {
@@ -63,24 +63,23 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         case sequential
     }
 
-    /// The format name (see ``AdFormat/name``).
-    public var format: String
-    /// The banner size (`320x50`, `standard`, …), for banners.
-    public var size: String?
+    /// The format it serves (a banner with its size). Declared once: ``Mediator/load(_:userID:privacy:)`` needs no
+    /// format. In JSON, `format` names it and `size` gives a banner's size (`320x50`, `standard`, …).
+    public var format: AdFormat
     /// Parallel (default) or sequential.
     public var mode: Mode
     /// Ordered lines, highest priority first.
     public var lines: [WaterfallLine]
     /// Lines running at once in parallel mode. Default 4.
     public var maxInFlight: Int
-    /// Deadline of the whole request in milliseconds, unless the request sets a shorter one. Default 5000.
-    public var deadlineMs: Int
-    /// At most this many impressions per `frequency_window_s`. Default: no cap.
+    /// Deadline of the whole request, unless the request sets a shorter one. Default 5 s (JSON `deadline_ms`).
+    public var deadline: Duration
+    /// At most this many impressions per ``frequencyWindow``. Default: no cap.
     public var frequencyCap: Int?
-    /// The window of the frequency cap, in seconds. Default 3600.
-    public var frequencyWindowS: Double
-    /// Minimum seconds between two impressions of this placement (pacing). Default: none.
-    public var minIntervalS: Double?
+    /// The window of the frequency cap. Default 1 hour (JSON `frequency_window_s`).
+    public var frequencyWindow: Duration
+    /// Minimum time between two impressions of this placement (pacing). Default: none (JSON `min_interval_s`).
+    public var minInterval: Duration?
     /// The A/B label of this waterfall (1…64 printable ASCII characters), carried on every trace, log line, span and
     /// impression revenue record of the placement. Default: none.
     public var abLabel: String?
@@ -98,15 +97,14 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
 
     /// Creates a placement.
     public init(
-        format: String,
-        size: String? = nil,
+        format: AdFormat,
         mode: Mode = .parallel,
         lines: [WaterfallLine],
         maxInFlight: Int = 4,
-        deadlineMs: Int = 5000,
+        deadline: Duration = .seconds(5),
         frequencyCap: Int? = nil,
-        frequencyWindowS: Double = 3600,
-        minIntervalS: Double? = nil,
+        frequencyWindow: Duration = .seconds(3600),
+        minInterval: Duration? = nil,
         abLabel: String? = nil,
         bidders: [BidderLine] = [],
         auction: AuctionType = .firstPrice,
@@ -119,14 +117,13 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         self.auction = auction
         self.optimizer = optimizer
         self.format = format
-        self.size = size
         self.mode = mode
         self.lines = lines
         self.maxInFlight = maxInFlight
-        self.deadlineMs = deadlineMs
+        self.deadline = deadline
         self.frequencyCap = frequencyCap
-        self.frequencyWindowS = frequencyWindowS
-        self.minIntervalS = minIntervalS
+        self.frequencyWindow = frequencyWindow
+        self.minInterval = minInterval
     }
 
     enum CodingKeys: String, CodingKey {
@@ -143,8 +140,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        format = try c.decode(String.self, forKey: .format)
-        size = try c.decodeIfPresent(String.self, forKey: .size)
+        format = try Self.decodeFormat(c)
         mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
         bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders) ?? []
         lines =
@@ -155,33 +151,56 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
         arms = try c.decodeIfPresent([PlacementArm].self, forKey: .arms) ?? []
         maxInFlight = try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4
-        deadlineMs = try c.decodeWholeIfPresent(forKey: .deadlineMs) ?? 5000
+        deadline = try c.decodeMillisecondsIfPresent(forKey: .deadlineMs) ?? .seconds(5)
         frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
-        frequencyWindowS = try c.decodeIfPresent(Double.self, forKey: .frequencyWindowS) ?? 3600
-        minIntervalS = try c.decodeIfPresent(Double.self, forKey: .minIntervalS)
+        frequencyWindow = try c.decodeSecondsIfPresent(forKey: .frequencyWindowS, zeroAllowed: false) ?? .seconds(3600)
+        minInterval = try c.decodeSecondsIfPresent(forKey: .minIntervalS, zeroAllowed: true)
         abLabel = try c.decodeIfPresent(String.self, forKey: .abLabel)
     }
 
-    /// The parsed format; nil when the name is unknown or a banner has no valid size.
-    public var adFormat: AdFormat? {
-        AdFormat(name: format, size: size.flatMap(BannerSize.init(parsing:)))
+    /// `format` and, for a banner, `size`, with the field at fault named.
+    private static func decodeFormat(_ c: KeyedDecodingContainer<CodingKeys>) throws -> AdFormat {
+        let name = try c.decode(String.self, forKey: .format)
+        guard let kind = AdFormat.Kind(rawValue: name) ?? (name == "appOpen" ? .appOpen : nil) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .format, in: c,
+                debugDescription: "unknown format \"\(name.prefix(64))\" (expected one of "
+                    + "\(AdFormat.allNames.joined(separator: ", ")))")
+        }
+        guard kind == .banner else { return AdFormat(name: kind.rawValue) ?? .interstitial }
+        guard let size = try c.decodeIfPresent(String.self, forKey: .size) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .size, in: c, debugDescription: "a banner placement needs a size such as \"320x50\"")
+        }
+        guard let parsed = BannerSize(parsing: size) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .size, in: c, debugDescription: "invalid banner size \"\(size.prefix(64))\"")
+        }
+        return .banner(parsed)
     }
 
-    func validate(path: String, networks: [String: Set<String>]) throws(AdError) {
-        guard AdFormat.allNames.contains(format) else {
-            throw AdError(
-                .configuration,
-                "\(path).format: unknown format \"\(format)\" (expected one of "
-                    + "\(AdFormat.allNames.joined(separator: ", ")))"
-            )
-        }
-        if format == "banner" {
-            guard let size else {
-                throw AdError(.configuration, "\(path).size: a banner placement needs a size such as \"320x50\"")
-            }
-            guard BannerSize(parsing: size) != nil else {
-                throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"")
-            }
+    /// Encodes the JSON form (`format` and `size`, times in `_ms` and `_s` fields).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(format.name, forKey: .format)
+        if case .banner(let size) = format { try c.encode(size.description, forKey: .size) }
+        try c.encode(mode, forKey: .mode)
+        try c.encode(lines, forKey: .lines)
+        try c.encode(maxInFlight, forKey: .maxInFlight)
+        try c.encode(deadline.wholeMilliseconds, forKey: .deadlineMs)
+        try c.encodeIfPresent(frequencyCap, forKey: .frequencyCap)
+        try c.encode(frequencyWindow.seconds, forKey: .frequencyWindowS)
+        try c.encodeIfPresent(minInterval?.seconds, forKey: .minIntervalS)
+        try c.encodeIfPresent(abLabel, forKey: .abLabel)
+        if !bidders.isEmpty { try c.encode(bidders, forKey: .bidders) }
+        try c.encode(auction, forKey: .auction)
+        try c.encodeIfPresent(optimizer, forKey: .optimizer)
+        if !arms.isEmpty { try c.encode(arms, forKey: .arms) }
+    }
+
+    func validate(path: String, networks: [String: Set<AdFormat.Kind>]) throws(AdError) {
+        if case .banner(let size) = format, !(1...10_000).contains(size.width) || !(1...10_000).contains(size.height) {
+            throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"")
         }
         if lines.isEmpty && bidders.isEmpty {
             throw AdError(.configuration, "\(path).lines: the waterfall is empty (and there are no bidders)")
@@ -189,23 +208,12 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         if !(1...64).contains(maxInFlight) {
             throw AdError(.configuration, "\(path).max_in_flight: must be 1…64, got \(maxInFlight)")
         }
-        if !(1...Limits.maxMilliseconds).contains(deadlineMs) {
-            throw AdError(.configuration, "\(path).deadline_ms: must be 1…\(Limits.maxMilliseconds), got \(deadlineMs)")
-        }
+        try Limits.checkMilliseconds(deadline, field: "\(path).deadline_ms")
         if let cap = frequencyCap, !(1...1_000_000).contains(cap) {
             throw AdError(.configuration, "\(path).frequency_cap: must be 1…1000000, got \(cap)")
         }
-        if !(frequencyWindowS > 0 && frequencyWindowS <= Limits.maxSeconds) {
-            throw AdError(
-                .configuration,
-                "\(path).frequency_window_s: must be over 0 and at most \(Int(Limits.maxSeconds)), got "
-                    + "\(frequencyWindowS)"
-            )
-        }
-        if let interval = minIntervalS, !(interval >= 0 && interval <= Limits.maxSeconds) {
-            throw AdError(
-                .configuration, "\(path).min_interval_s: must be 0…\(Int(Limits.maxSeconds)), got \(interval)")
-        }
+        try Limits.checkSeconds(frequencyWindow, field: "\(path).frequency_window_s", zeroAllowed: false)
+        if let minInterval { try Limits.checkSeconds(minInterval, field: "\(path).min_interval_s", zeroAllowed: true) }
         if let label = abLabel,
             !(1...64).contains(label.utf8.count) || !label.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
         {
@@ -213,8 +221,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         }
         try Self.validate(lines, field: "lines", path: path, format: format, networks: networks)
         let bidderLines = bidders.map {
-            WaterfallLine(
-                network: $0.network, placement: $0.placement, floorEcpm: $0.floorEcpm, timeoutMs: $0.timeoutMs)
+            WaterfallLine(network: $0.network, placement: $0.placement, floorEcpm: $0.floorEcpm, timeout: $0.timeout)
         }
         try Self.validate(bidderLines, field: "bidders", path: path, format: format, networks: networks)
         try optimizer?.validate(path: "\(path).optimizer", lineCount: lines.count)
@@ -237,7 +244,8 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
     /// Checks each entry of `lines` or `bidders` (the same fields): its own values, a known network serving `format`,
     /// and no network and placement twice.
     private static func validate(
-        _ entries: [WaterfallLine], field: String, path: String, format: String, networks: [String: Set<String>]
+        _ entries: [WaterfallLine], field: String, path: String, format: AdFormat,
+        networks: [String: Set<AdFormat.Kind>]
     ) throws(AdError) {
         var seen: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
@@ -246,10 +254,10 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
             guard let formats = networks[entry.network] else {
                 throw AdError(.configuration, "\(entryPath).network: unknown network \"\(entry.network)\"")
             }
-            if !formats.contains(format) {
+            if !formats.contains(format.kind) {
                 throw AdError(
                     .configuration,
-                    "\(entryPath).network: network \"\(entry.network)\" does not serve format \"\(format)\"")
+                    "\(entryPath).network: network \"\(entry.network)\" does not serve format \"\(format.name)\"")
             }
             let key = "\(entry.network)\u{0}\(entry.placement)"
             if let first = seen[key] {
@@ -337,16 +345,16 @@ public struct BidderLine: Codable, Sendable, Hashable {
     public var placement: String
     /// The lowest bid accepted (the request's `bidfloor`); a lower bid loses with reason 100. Default: none.
     public var floorEcpm: Double?
-    /// How long the bidder may take, in milliseconds (its `tmax` is this, or the time left, minus a margin).
-    /// Default 500.
-    public var timeoutMs: Int
+    /// How long the bidder may take (its `tmax` is this, or the time left, minus a margin). Default 500 ms (JSON
+    /// `timeout_ms`).
+    public var timeout: Duration
 
     /// Creates a bidder line.
-    public init(network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 500) {
+    public init(network: String, placement: String, floorEcpm: Double? = nil, timeout: Duration = .milliseconds(500)) {
         self.network = network
         self.placement = placement
         self.floorEcpm = floorEcpm
-        self.timeoutMs = timeoutMs
+        self.timeout = timeout
     }
 
     enum CodingKeys: String, CodingKey {
@@ -361,10 +369,17 @@ public struct BidderLine: Codable, Sendable, Hashable {
         network = try c.decode(String.self, forKey: .network)
         placement = try c.decode(String.self, forKey: .placement)
         floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
-        timeoutMs = try c.decodeWholeIfPresent(forKey: .timeoutMs) ?? 500
+        timeout = try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .milliseconds(500)
     }
 
-    var timeout: Duration { .milliseconds(min(max(timeoutMs, 1), Limits.maxMilliseconds)) }
+    /// Encodes the JSON form (`timeout_ms`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(network, forKey: .network)
+        try c.encode(placement, forKey: .placement)
+        try c.encodeIfPresent(floorEcpm, forKey: .floorEcpm)
+        try c.encode(timeout.wholeMilliseconds, forKey: .timeoutMs)
+    }
 }
 
 /// The self-ordering waterfall of a placement: each line's eCPM, fill rate and timeouts are learned online, and
@@ -427,21 +442,22 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
     public var placement: String
     /// A fill priced under this eCPM counts as no fill. Unpriced fills pass.
     public var floorEcpm: Double?
-    /// How long this line may take, in milliseconds. Default 1000.
-    public var timeoutMs: Int
+    /// How long this line may take. Default 1 s (JSON `timeout_ms`).
+    public var timeout: Duration
     /// The publisher's price for this line (US dollars per thousand impressions), used for a fill the network did not
     /// price; its revenue precision is then `publisher_defined`. Default: none.
     public var ecpm: Double?
 
     /// Creates a line.
     public init(
-        network: String, placement: String, floorEcpm: Double? = nil, timeoutMs: Int = 1000, ecpm: Double? = nil
+        network: String, placement: String, floorEcpm: Double? = nil, timeout: Duration = .seconds(1),
+        ecpm: Double? = nil
     ) {
         self.ecpm = ecpm
         self.network = network
         self.placement = placement
         self.floorEcpm = floorEcpm
-        self.timeoutMs = timeoutMs
+        self.timeout = timeout
     }
 
     enum CodingKeys: String, CodingKey {
@@ -457,16 +473,24 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         network = try c.decode(String.self, forKey: .network)
         placement = try c.decode(String.self, forKey: .placement)
         floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
-        timeoutMs = try c.decodeWholeIfPresent(forKey: .timeoutMs) ?? 1000
+        timeout = try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .seconds(1)
         ecpm = try c.decodeIfPresent(Double.self, forKey: .ecpm)
+    }
+
+    /// Encodes the JSON form (`timeout_ms`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(network, forKey: .network)
+        try c.encode(placement, forKey: .placement)
+        try c.encodeIfPresent(floorEcpm, forKey: .floorEcpm)
+        try c.encode(timeout.wholeMilliseconds, forKey: .timeoutMs)
+        try c.encodeIfPresent(ecpm, forKey: .ecpm)
     }
 
     func validate(path: String) throws(AdError) {
         if network.isEmpty { throw AdError(.configuration, "\(path).network: must not be empty") }
         if placement.isEmpty { throw AdError(.configuration, "\(path).placement: must not be empty") }
-        if !(1...Limits.maxMilliseconds).contains(timeoutMs) {
-            throw AdError(.configuration, "\(path).timeout_ms: must be 1…\(Limits.maxMilliseconds), got \(timeoutMs)")
-        }
+        try Limits.checkMilliseconds(timeout, field: "\(path).timeout_ms")
         if let floor = floorEcpm, !(floor >= 0 && floor <= Limits.maxEcpm) {
             throw AdError(.configuration, "\(path).floor_ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(floor)")
         }
@@ -474,21 +498,19 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
             throw AdError(.configuration, "\(path).ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(ecpm)")
         }
     }
-
-    var timeout: Duration { .milliseconds(min(max(timeoutMs, 1), Limits.maxMilliseconds)) }
 }
 
 /// Rests a network after repeated failures. No fill is not a failure.
 public struct CircuitBreakerConfiguration: Codable, Sendable, Hashable {
     /// Consecutive failures (errors or timeouts) that open the breaker. Default 5.
     public var failureThreshold: Int
-    /// How long an open breaker rests before one half-open probe, in seconds. Default 30.
-    public var coolDownS: Double
+    /// How long an open breaker rests before one half-open probe. Default 30 s (JSON `cool_down_s`).
+    public var coolDown: Duration
 
     /// Creates breaker settings.
-    public init(failureThreshold: Int = 5, coolDownS: Double = 30) {
+    public init(failureThreshold: Int = 5, coolDown: Duration = .seconds(30)) {
         self.failureThreshold = failureThreshold
-        self.coolDownS = coolDownS
+        self.coolDown = coolDown
     }
 
     enum CodingKeys: String, CodingKey {
@@ -500,16 +522,21 @@ public struct CircuitBreakerConfiguration: Codable, Sendable, Hashable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         failureThreshold = try c.decodeWholeIfPresent(forKey: .failureThreshold) ?? 5
-        coolDownS = try c.decodeIfPresent(Double.self, forKey: .coolDownS) ?? 30
+        coolDown = try c.decodeSecondsIfPresent(forKey: .coolDownS, zeroAllowed: true) ?? .seconds(30)
+    }
+
+    /// Encodes the JSON form (`cool_down_s`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(failureThreshold, forKey: .failureThreshold)
+        try c.encode(coolDown.seconds, forKey: .coolDownS)
     }
 
     func validate(path: String) throws(AdError) {
         if !(1...10_000).contains(failureThreshold) {
             throw AdError(.configuration, "\(path).failure_threshold: must be 1…10000, got \(failureThreshold)")
         }
-        if !(coolDownS >= 0 && coolDownS <= Limits.maxSeconds) {
-            throw AdError(.configuration, "\(path).cool_down_s: must be 0…\(Int(Limits.maxSeconds)), got \(coolDownS)")
-        }
+        try Limits.checkSeconds(coolDown, field: "\(path).cool_down_s", zeroAllowed: true)
     }
 }
 
@@ -525,6 +552,29 @@ extension KeyedDecodingContainer {
         }
         return whole
     }
+
+    /// A `_ms` field: whole milliseconds within 1…600000, as a duration.
+    func decodeMillisecondsIfPresent(forKey key: Key) throws -> Duration? {
+        guard let milliseconds = try decodeWholeIfPresent(forKey: key) else { return nil }
+        guard (1...Limits.maxMilliseconds).contains(milliseconds) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "must be 1…\(Limits.maxMilliseconds), got \(milliseconds)")
+        }
+        return .milliseconds(milliseconds)
+    }
+
+    /// A `_s` field: seconds within 0…7 days (over 0 unless `zeroAllowed`), as a duration.
+    func decodeSecondsIfPresent(forKey key: Key, zeroAllowed: Bool) throws -> Duration? {
+        guard let seconds = try decodeIfPresent(Double.self, forKey: key) else { return nil }
+        guard (zeroAllowed ? seconds >= 0 : seconds > 0) && seconds <= Limits.maxSeconds,
+            let duration = OutsideValue.duration(seconds: seconds)
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self,
+                debugDescription: Limits.secondsRange(zeroAllowed: zeroAllowed) + ", got \(seconds)")
+        }
+        return duration
+    }
 }
 
 /// The ranges every number of the configuration must fall in (validation names the field and the range).
@@ -535,6 +585,32 @@ enum Limits {
     static let maxSeconds: Double = 7 * 24 * 3600
     /// Floors: at most 1 000 000 per mille.
     static let maxEcpm: Double = 1_000_000
+
+    /// `must be 0…604800` or `must be over 0 and at most 604800`.
+    static func secondsRange(zeroAllowed: Bool) -> String {
+        zeroAllowed ? "must be 0…\(Int(maxSeconds))" : "must be over 0 and at most \(Int(maxSeconds))"
+    }
+
+    /// Throws unless `duration` is 1 ms…10 min, naming `field` (a `_ms` field) and the value in milliseconds.
+    static func checkMilliseconds(_ duration: Duration, field: String) throws(AdError) {
+        guard duration >= .milliseconds(1) && duration <= .milliseconds(maxMilliseconds) else {
+            throw AdError(.configuration, "\(field): must be 1…\(maxMilliseconds), got \(duration.milliseconds)")
+        }
+    }
+
+    /// Throws unless `duration` is within 0 (excluded unless `zeroAllowed`)…7 days, naming `field` (a `_s` field).
+    static func checkSeconds(_ duration: Duration, field: String, zeroAllowed: Bool) throws(AdError) {
+        let low = zeroAllowed ? duration >= .zero : duration > .zero
+        guard low && duration <= .seconds(maxSeconds) else {
+            throw AdError(
+                .configuration, "\(field): \(secondsRange(zeroAllowed: zeroAllowed)), got \(duration.seconds)")
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down (for `_ms` fields).
+    var wholeMilliseconds: Int64 { nanosecondsClamped / 1_000_000 }
 }
 
 enum ConfigurationPath {

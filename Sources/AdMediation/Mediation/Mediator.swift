@@ -57,14 +57,14 @@ public final class Mediator: AdNetwork {
         self.metrics = MetricHandles(factory: metrics)
         self.tracer = tracer
         self.capabilities = AdNetworkCapabilities(
-            formats: Set(configuration.placements.values.map(\.format)),
+            formats: Set(configuration.placements.values.map(\.format.kind)),
             loadsWhileShowing: true,
             reportsPrice: byID.values.contains { $0.capabilities.reportsPrice })
         var state = SharedState()
         for networkID in byID.keys {
             state.breakers[networkID] = CircuitBreaker(
                 threshold: configuration.circuitBreaker.failureThreshold,
-                coolDown: OutsideValue.duration(seconds: configuration.circuitBreaker.coolDownS) ?? .seconds(30))
+                coolDown: configuration.circuitBreaker.coolDown)
         }
         for (placementID, placement) in configuration.placements {
             if let optimizer = placement.optimizer, placement.arms.isEmpty {
@@ -96,6 +96,23 @@ public final class Mediator: AdNetwork {
         try await loadWithTrace(request).result.get()
     }
 
+    /// Loads the mediated placement `placement` in the format it is configured with. See ``loadWithTrace(_:)``.
+    public func load(
+        _ placement: String, userID: String? = nil, privacy: PrivacySignals = PrivacySignals()
+    ) async throws -> AdLoadResult {
+        try await loadWithTrace(request(for: placement, userID: userID, privacy: privacy)).result.get()
+    }
+
+    /// The request for the configured `placement` in its own format (a placement not configured gets a request that
+    /// fails with ``AdError/Code/configuration``, naming it).
+    public func request(
+        for placement: String, userID: String? = nil, privacy: PrivacySignals = PrivacySignals()
+    ) -> AdRequest {
+        AdRequest(
+            placement: placement, format: configuration.placements[placement]?.format ?? .native, userID: userID,
+            privacy: privacy)
+    }
+
     /// Loads the mediated placement `request.placement` and returns the result with its trace. Fails with
     /// ``AdError/Code/configuration`` for an unknown placement or a format that does not match it, and
     /// ``AdError/Code/cancelled`` when the calling task is cancelled (every line is cancelled too).
@@ -118,9 +135,9 @@ public final class Mediator: AdNetwork {
                 trace: MediationTrace(placement: request.placement, lines: [], winnerIndex: nil, duration: .zero))
         }
         let (placement, optimizerKey) = Self.arm(of: configured, id: request.placement, userID: request.userID)
-        let format = placement.adFormat ?? request.format
+        let format = placement.format
         let lineIDs = placement.lines.map { (network: $0.network, placement: $0.placement) }
-        if format.name != request.format.name {
+        if format.kind != request.format.kind {
             return MediationOutcome(
                 result: .failure(
                     AdError(
@@ -129,8 +146,8 @@ public final class Mediator: AdNetwork {
         }
 
         // Frequency cap and pacing: every line is skipped, and the answer is no fill.
-        let window = OutsideValue.duration(seconds: placement.frequencyWindowS) ?? .seconds(3600)
-        let minInterval = placement.minIntervalS.flatMap { OutsideValue.duration(seconds: $0) }
+        let window = placement.frequencyWindow
+        let minInterval = placement.minInterval
         if let reason = shared.withLock({
             $0.pacing[request.placement, default: .init()].block(
                 at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval)
@@ -146,7 +163,7 @@ public final class Mediator: AdNetwork {
                     abLabel: placement.abLabel))
         }
 
-        var deadline = now + .milliseconds(min(max(placement.deadlineMs, 1), Limits.maxMilliseconds))
+        var deadline = now + min(max(placement.deadline, .milliseconds(1)), .milliseconds(Limits.maxMilliseconds))
         if let timeout = request.timeout { deadline = min(deadline, now + timeout) }
 
         // 1. Bids, collected in parallel; the best valid one sets the price a line must beat.
@@ -273,7 +290,7 @@ public final class Mediator: AdNetwork {
     ) -> LoadedAd {
         var winning = winning
         winning.isBid = isBid
-        let window = OutsideValue.duration(seconds: placement.frequencyWindowS) ?? .seconds(3600)
+        let window = placement.frequencyWindow
         return LoadedAd(
             networkID: ad.networkID,
             placement: request.placement,

@@ -116,7 +116,8 @@ enum OTelExport {
                     format: "tile", lines: [.init(network: "mars", placement: "mock_tile_1", ecpm: 0.8)],
                     abLabel: "tiles-a"),
                 "main_banner": .init(
-                    format: "banner", size: "320x50", lines: [.init(network: "chartboost", placement: "Main Menu")]),
+                    format: .banner(BannerSize(width: 320, height: 50)),
+                    lines: [.init(network: "chartboost", placement: "Main Menu")]),
             ]))
 
         let group = ServiceGroup(
