@@ -10,31 +10,29 @@ public struct BannerAdEvent: Sendable, Hashable {
     public var adID: String?
 }
 
-/// Why a banner operation failed.
-public struct BannerAdError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The failure kind.
-    public enum Code: String, Sendable, Hashable {
-        /// Loading failed (the message carries the ad error).
-        case loadFailed = "load_failed"
-        /// The network had no ad.
-        case noFill = "no_fill"
-        /// `show()` was called with no cached ad.
-        case noCachedAd = "no_cached_ad"
-        /// The cached ad expired before it was shown.
-        case expired
-        /// Reporting the click failed.
-        case clickFailed = "click_failed"
-        /// The ad was presented but its impression could not be logged (`didShowAd` carries it).
-        case impressionFailed = "impression_failed"
+extension AdError.Reason {
+    /// A banner's load failed (the error's code and message are the network's).
+    public static let bannerLoadFailed = AdError.Reason(domain: "banner", name: "load_failed")
+    /// The network had no banner (code ``AdError/Code/noFill``).
+    public static let bannerNoFill = AdError.Reason(domain: "banner", name: "no_fill")
+    /// `show()` was called with no cached ad (code ``AdError/Code/invalidState``).
+    public static let bannerNoCachedAd = AdError.Reason(domain: "banner", name: "no_cached_ad")
+    /// The cached ad expired before it was shown (code ``AdError/Code/invalidState``).
+    public static let bannerExpired = AdError.Reason(domain: "banner", name: "expired")
+    /// Reporting the click failed.
+    public static let bannerClickFailed = AdError.Reason(domain: "banner", name: "click_failed")
+    /// The ad was presented but its impression could not be logged (`didShowAd` carries it).
+    public static let bannerImpressionFailed = AdError.Reason(domain: "banner", name: "impression_failed")
+}
+
+extension AdError {
+    /// `error` as a banner failure with `reason`: an ``AdError`` keeps its code and message, anything else is a
+    /// network failure.
+    static func banner(_ reason: Reason, _ error: any Error) -> AdError {
+        guard var adError = error as? AdError else { return AdError(.network, "\(error)", reason: reason) }
+        adError.reason = reason
+        return adError
     }
-
-    /// The failure kind.
-    public var code: Code
-    /// Details.
-    public var message: String
-
-    /// `"no_cached_ad: …"`.
-    public var description: String { "\(code.rawValue): \(message)" }
 }
 
 /// Decides a paused click: call it once with true (the click goes ahead) or false (no click).
@@ -50,34 +48,34 @@ public final class ClickConfirmationHandler: Sendable {
 /// The banner's delegate, as in the seed. Every method is optional.
 public protocol ChartboostBannerDelegate: AnyObject, Sendable {
     /// After `cache()`: an ad is cached (error nil) or caching failed.
-    func didCacheAd(_ event: BannerAdEvent, error: BannerAdError?)
+    func didCacheAd(_ event: BannerAdEvent, error: AdError?)
     /// Right before an ad is presented (or the presentation failed).
-    func willShowAd(_ event: BannerAdEvent, error: BannerAdError?)
+    func willShowAd(_ event: BannerAdEvent, error: AdError?)
     /// The ad was presented and its impression logged (or the presentation failed).
-    func didShowAd(_ event: BannerAdEvent, error: BannerAdError?)
+    func didShowAd(_ event: BannerAdEvent, error: AdError?)
     /// Return true to pause the click until `confirmationHandler` is called; false (the default) handles it at once.
     func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool
     /// The ad was clicked (error when the click could not be handled).
-    func didClickAd(_ event: BannerAdEvent, error: BannerAdError?)
+    func didClickAd(_ event: BannerAdEvent, error: AdError?)
     /// The click's destination was closed and the user is back.
-    func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?)
+    func didFinishHandlingClick(_ event: BannerAdEvent, error: AdError?)
 }
 
 extension ChartboostBannerDelegate {
     /// Does nothing.
-    public func didCacheAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    public func didCacheAd(_ event: BannerAdEvent, error: AdError?) {}
     /// Does nothing.
-    public func willShowAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    public func willShowAd(_ event: BannerAdEvent, error: AdError?) {}
     /// Does nothing.
-    public func didShowAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    public func didShowAd(_ event: BannerAdEvent, error: AdError?) {}
     /// Handles clicks without confirmation.
     public func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool {
         false
     }
     /// Does nothing.
-    public func didClickAd(_ event: BannerAdEvent, error: BannerAdError?) {}
+    public func didClickAd(_ event: BannerAdEvent, error: AdError?) {}
     /// Does nothing.
-    public func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?) {}
+    public func didFinishHandlingClick(_ event: BannerAdEvent, error: AdError?) {}
 }
 
 /// A banner with the seed's model: `cache()`, `show()`, `isCached`, `automaticallyRefreshesContent` (default true)
@@ -188,10 +186,10 @@ public actor ChartboostBanner {
                 cached = ad
                 delegate?.didCacheAd(event(ad), error: nil)
             case .noFill(let noFill):
-                delegate?.didCacheAd(event(nil), error: BannerAdError(code: .noFill, message: noFill.reason))
+                delegate?.didCacheAd(event(nil), error: AdError(.noFill, noFill.reason, reason: .bannerNoFill))
             }
         } catch {
-            delegate?.didCacheAd(event(nil), error: BannerAdError(code: .loadFailed, message: "\(error)"))
+            delegate?.didCacheAd(event(nil), error: .banner(.bannerLoadFailed, error))
         }
     }
 
@@ -215,8 +213,8 @@ public actor ChartboostBanner {
         guard let ad = cached, !ad.isExpired(at: clock.now) else {
             let error =
                 cached == nil
-                ? BannerAdError(code: .noCachedAd, message: "call cache() first")
-                : BannerAdError(code: .expired, message: "the cached ad expired")
+                ? AdError(.invalidState, "call cache() first", reason: .bannerNoCachedAd)
+                : AdError(.invalidState, "the cached ad expired", reason: .bannerExpired)
             cached?.invalidate()
             cached = nil
             delegate?.willShowAd(event(nil), error: error)
@@ -231,7 +229,7 @@ public actor ChartboostBanner {
             try await ad.report(.impression)
             delegate?.didShowAd(event(ad), error: nil)
         } catch {
-            delegate?.didShowAd(event(ad), error: BannerAdError(code: .impressionFailed, message: "\(error)"))
+            delegate?.didShowAd(event(ad), error: .banner(.bannerImpressionFailed, error))
         }
     }
 
@@ -246,9 +244,9 @@ public actor ChartboostBanner {
         case .impressionFailed(let adID, let message):
             delegate?.didShowAd(
                 BannerAdEvent(location: location, size: size, adID: adID),
-                error: BannerAdError(code: .impressionFailed, message: message))
+                error: AdError(.network, message, reason: .bannerImpressionFailed))
         case .loadFailed(let message):
-            delegate?.didCacheAd(self.event(nil), error: BannerAdError(code: .loadFailed, message: message))
+            delegate?.didCacheAd(self.event(nil), error: AdError(.network, message, reason: .bannerLoadFailed))
         default:
             break
         }
@@ -277,7 +275,7 @@ public actor ChartboostBanner {
             try await pending.ad.report(.click)
             delegate?.didClickAd(event(pending.ad), error: nil)
         } catch {
-            delegate?.didClickAd(event(pending.ad), error: BannerAdError(code: .clickFailed, message: "\(error)"))
+            delegate?.didClickAd(event(pending.ad), error: .banner(.bannerClickFailed, error))
         }
         // Banners refresh once clicked.
         await controller?.adClicked()

@@ -11,12 +11,12 @@ extension GrowthCatClient {
 
     /// Records an event: appended to the durable queue first (with an `sdk_event_id` reused on every retry), then
     /// `impression` and `click` are flushed at once; other events every `batchSize` events or `batchInterval`.
-    /// Throws ``GrowthCatError/Code/storage`` when the durable append failed (full disk, read-only, locked or corrupt
+    /// Throws ``AdError/Code/storage`` when the durable append failed (full disk, read-only, locked or corrupt
     /// database): the event is then not recorded, and the caller knows it.
     public func trackAdEvent(
         _ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
         sessionID: String? = nil, metadata: [String: String] = [:]
-    ) async throws(GrowthCatError) {
+    ) async throws(AdError) {
         let id = UUID().uuidString.lowercased()
         var event: [String: Any] = [
             "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
@@ -32,12 +32,10 @@ extension GrowthCatClient {
         do {
             payload = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
         } catch {
-            throw GrowthCatError(
-                code: .invalidRequest, message: "the \(name.rawValue) event could not be serialised: \(error)")
+            throw AdError(.configuration, "the \(name.rawValue) event could not be serialised: \(error)")
         }
         guard !payload.isEmpty else {
-            throw GrowthCatError(
-                code: .invalidRequest, message: "the \(name.rawValue) event serialised to an empty payload")
+            throw AdError(.configuration, "the \(name.rawValue) event serialised to an empty payload")
         }
         do {
             let cap = sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500
@@ -51,7 +49,7 @@ extension GrowthCatClient {
             Counter(label: "admediation_growthcat_events_lost_total", factory: configuration.metrics).increment()
             logger.error(
                 "ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
-            throw GrowthCatError(code: .storage, message: "the \(name.rawValue) event was not queued: \(error)")
+            throw AdError(.storage, "the \(name.rawValue) event was not queued: \(error)")
         }
         // An impression or click is flushed at once, and the flush records the depth; others are counted here.
         let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)

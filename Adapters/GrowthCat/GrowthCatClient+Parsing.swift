@@ -8,12 +8,12 @@ import Logging
 /// Decoding the server's answers (bounded JSON, checked values; fuzzed by `make fuzz`).
 extension GrowthCatClient {
     /// A JSON object from a body, after the size and depth limits; `what` names the body in errors.
-    static func jsonObject(_ body: Data, _ what: String) throws(GrowthCatError) -> [String: Any] {
+    static func jsonObject(_ body: Data, _ what: String) throws(AdError) -> [String: Any] {
         if let violation = limits.violation(in: body) {
-            throw GrowthCatError(code: .invalidResponse, message: "\(what): \(violation)")
+            throw AdError(.invalidResponse, "\(what): \(violation)")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            throw GrowthCatError(code: .invalidResponse, message: "\(what) is not a JSON object")
+            throw AdError(.invalidResponse, "\(what) is not a JSON object")
         }
         return object
     }
@@ -21,7 +21,7 @@ extension GrowthCatClient {
     /// Parses `GET /v1/sdk/config`. Numbers out of range fall back or clamp, per field:
     /// `ad_cache_ttl_seconds` is clamped to 0…7 days (a negative or non-numeric value means the default 300);
     /// `max_offline_ad_events` is clamped to 1…100 000 (default 500).
-    package static func parseBootstrap(_ body: Data) throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+    package static func parseBootstrap(_ body: Data) throws(AdError) -> GrowthCatSDKBootstrap {
         let object = try jsonObject(body, "the bootstrap")
         let ads = object["ads"] as? [String: Any]
         return GrowthCatSDKBootstrap(
@@ -54,10 +54,10 @@ extension GrowthCatClient {
     }
 
     /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.
-    package static func parseCatalog(_ body: Data) throws(GrowthCatError) -> ([GrowthCatAd], Int?) {
+    package static func parseCatalog(_ body: Data) throws(AdError) -> ([GrowthCatAd], Int?) {
         let object = try jsonObject(body, "the catalog")
         guard let list = object["ads"] as? [Any] else {
-            throw GrowthCatError(code: .invalidResponse, message: "the catalog has no ads list")
+            throw AdError(.invalidResponse, "the catalog has no ads list")
         }
         let mediaTTL = ttlSeconds(object["media_cache_ttl_seconds"])
         let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }.map { ad -> GrowthCatAd in
@@ -70,7 +70,7 @@ extension GrowthCatClient {
 
     /// Parses the events answer (`{"accepted": 3, "duplicates": 1}`): counts clamped to 0…1 000 000; absent or
     /// unreadable counts are 0. A body that is not a JSON object is `invalidResponse`.
-    package static func parseEventsAnswer(_ body: Data) throws(GrowthCatError) -> (accepted: Int, duplicates: Int) {
+    package static func parseEventsAnswer(_ body: Data) throws(AdError) -> (accepted: Int, duplicates: Int) {
         let object = try jsonObject(body, "the events answer")
         func count(_ key: String) -> Int {
             OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
@@ -80,11 +80,10 @@ extension GrowthCatClient {
 
     /// Parses the reward validation answer. A validated reward whose `reward` cannot be read (missing name, an amount
     /// that is not a finite non-negative number) is `invalidResponse`, never a silent "no reward".
-    package static func parseRewardAnswer(_ body: Data) throws(GrowthCatError) -> AdRewardValidationResponse {
+    package static func parseRewardAnswer(_ body: Data) throws(AdError) -> AdRewardValidationResponse {
         let object = try jsonObject(body, "the reward validation answer")
         guard let validated = OutsideValue.bool(object["reward_validated"]) else {
-            throw GrowthCatError(
-                code: .invalidResponse, message: "the reward validation answer has no boolean reward_validated")
+            throw AdError(.invalidResponse, "the reward validation answer has no boolean reward_validated")
         }
         let accepted = OutsideValue.number(object["accepted"]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
         guard validated else {
@@ -93,9 +92,8 @@ extension GrowthCatClient {
         guard let r = object["reward"] as? [String: Any], let name = OutsideValue.string(r["name"]),
             let amount = OutsideValue.number(r["amount"]), amount >= 0, amount <= 1e12
         else {
-            throw GrowthCatError(
-                code: .invalidResponse,
-                message: "the reward was validated but its reward {name, amount} is missing or unreadable")
+            throw AdError(
+                .invalidResponse, "the reward was validated but its reward {name, amount} is missing or unreadable")
         }
         return AdRewardValidationResponse(rewardValidated: true, accepted: accepted, reward: (name, amount))
     }

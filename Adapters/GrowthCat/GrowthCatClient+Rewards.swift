@@ -14,9 +14,9 @@ extension GrowthCatClient {
     public func validateAdReward(
         for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Double,
         completed: Bool
-    ) async throws(GrowthCatError) -> AdRewardValidationResponse {
+    ) async throws(AdError) -> AdRewardValidationResponse {
         guard !appUserID.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw GrowthCatError(code: .invalidRequest, message: "appUserID is required to validate a reward")
+            throw AdError(.configuration, "appUserID is required to validate a reward")
         }
         var body: [String: Any] = [
             "allocation_id": ad.allocationID, "token": ad.token, "creative_id": ad.creativeID, "app_user_id": appUserID,

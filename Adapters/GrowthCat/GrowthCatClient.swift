@@ -23,7 +23,7 @@ public actor GrowthCatClient {
         /// (`reason`: `queue_full`, `refused`) and `admediation_growthcat_events_lost_total` (not stored).
         public var metrics: any MetricsFactory = MetricsSystem.factory
         /// The most disk the event queue may use; an event that does not fit is refused with
-        /// ``GrowthCatError/Code/storage``. Default 16 MiB (at least 64 KiB).
+        /// ``AdError/Code/storage``. Default 16 MiB (at least 64 KiB).
         public var eventQueueMaxBytes: Int = 16 << 20
         /// Batched events are sent every `batchSize` events… Default 10.
         public var batchSize: Int = 10
@@ -86,7 +86,7 @@ public actor GrowthCatClient {
 
     /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
-        throws(GrowthCatError)
+        throws(AdError)
     {
         self.configuration = configuration
         self.http = http
@@ -96,7 +96,7 @@ public actor GrowthCatClient {
                 path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
             self.mediaCache = try configuration.mediaCacheDirectory.map { try MediaCache(directory: $0) }
         } catch {
-            throw GrowthCatError(code: .invalidRequest, message: "local storage could not be opened: \(error)")
+            throw AdError(.configuration, "local storage could not be opened: \(error)")
         }
     }
 
@@ -156,7 +156,7 @@ public actor GrowthCatClient {
     // MARK: HTTP
 
     func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil)
-        async throws(GrowthCatError) -> HTTPResponse
+        async throws(AdError) -> HTTPResponse
     {
         var url = HTTPRequest.url(configuration.baseURL, appending: path)
         if !query.isEmpty { url += "?" + QueryString.encode(query) }
@@ -174,40 +174,33 @@ public actor GrowthCatClient {
         } catch let error as HTTPClientError {
             switch error.code {
             case .cancelled:
-                throw GrowthCatError(code: .cancelled, message: "\(method) \(path) was cancelled")
+                throw AdError(.cancelled, "\(method) \(path) was cancelled")
             case .responseTooLarge, .invalidResponse:
                 // The server answered, unreadably: not a connectivity problem.
-                throw GrowthCatError(code: .invalidResponse, message: "\(method) \(path): \(error.code.rawValue)")
+                throw AdError(.invalidResponse, "\(method) \(path): \(error.code.rawValue)")
             case .tls, .insecureURL, .invalidURL, .invalidHeader:
                 // Configuration or a refused TLS peer: thrown, never taken for "offline".
-                throw GrowthCatError(
-                    code: .invalidRequest, message: "\(method) \(path): \(error.code.rawValue): \(error.message)")
+                throw AdError(.configuration, "\(method) \(path): \(error.code.rawValue): \(error.message)")
             default:
                 wentOffline()
-                throw GrowthCatError(
-                    code: error.code == .timeout ? .timeout : .network,
-                    message: "\(method) \(path): \(error.code.rawValue)")
+                throw AdError(error.code == .timeout ? .timeout : .network, "\(method) \(path): \(error.code.rawValue)")
             }
         } catch {
-            throw GrowthCatError(code: .network, message: "\(method) \(path): \(error)")
+            throw AdError(.network, "\(method) \(path): \(error)")
         }
     }
 
     /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
-    static func statusError(_ response: HTTPResponse, _ what: String) -> GrowthCatError {
-        let message = "\(what): \(response.errorSummary)"
-        switch response.status {
-        case 401: return GrowthCatError(code: .unauthorized, message: message)
-        case 429: return GrowthCatError(code: .rateLimited(retryAfter: response.retryAfter), message: message)
-        default: return GrowthCatError(code: .server(status: response.status), message: message)
-        }
+    static func statusError(_ response: HTTPResponse, _ what: String) -> AdError {
+        AdError.http(
+            status: response.status, retryAfter: response.retryAfter, message: "\(what): \(response.errorSummary)")
     }
 
     // MARK: Bootstrap
 
     /// Fetches `GET /v1/sdk/config`. A missing `ads` object means ads are disabled.
     @discardableResult
-    public func refreshSDKConfig() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+    public func refreshSDKConfig() async throws(AdError) -> GrowthCatSDKBootstrap {
         let response = try await request(.get, "/v1/sdk/config")
         guard response.isSuccess else { throw Self.statusError(response, "GET /v1/sdk/config") }
         let bootstrap = try Self.parseBootstrap(response.body)
@@ -215,7 +208,7 @@ public actor GrowthCatClient {
         return bootstrap
     }
 
-    func ensureBootstrap() async throws(GrowthCatError) -> GrowthCatSDKBootstrap {
+    func ensureBootstrap() async throws(AdError) -> GrowthCatSDKBootstrap {
         if let sdkBootstrap { return sdkBootstrap }
         return try await refreshSDKConfig()
     }
@@ -230,7 +223,7 @@ public actor GrowthCatClient {
     public func loadAd(
         placementKey: String, appUserID: String? = nil, sessionID: String? = nil,
         privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil
-    ) async throws(GrowthCatError) -> GrowthCatAd? {
+    ) async throws(AdError) -> GrowthCatAd? {
         try await load(
             cacheKey: "catalog:\(placementKey)", path: "/v1/ads/catalog",
             query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy,
@@ -241,7 +234,7 @@ public actor GrowthCatClient {
     public func loadAd(
         format: GrowthCatAdFormat, appUserID: String? = nil, sessionID: String? = nil,
         privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil
-    ) async throws(GrowthCatError) -> GrowthCatAd? {
+    ) async throws(AdError) -> GrowthCatAd? {
         try await load(
             cacheKey: "serve:\(format.rawValue)", path: "/v1/ads/serve", query: [("format", format.rawValue)],
             appUserID: appUserID, sessionID: sessionID, privacy: privacy, requiredFormat: format,
@@ -263,11 +256,11 @@ public actor GrowthCatClient {
     /// local file. TTL: the creative's `asset_cache.ttl_seconds`, else the catalog's `media_cache_ttl_seconds`.
     /// Returns nil when media caching is off or the creative is not cacheable.
     @discardableResult
-    public func cacheCreative(for ad: GrowthCatAd) async throws(GrowthCatError) -> URL? {
+    public func cacheCreative(for ad: GrowthCatAd) async throws(AdError) -> URL? {
         try await cacheCreative(for: ad, timeout: configuration.requestTimeout)
     }
 
-    func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(GrowthCatError) -> URL? {
+    func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(AdError) -> URL? {
         guard let media = mediaCache, ad.assetCacheable else { return nil }
         let now = Int64(configuration.now().timeIntervalSince1970)
         if let file = await media.file(for: ad.assetURL, now: now) { return file }
@@ -275,20 +268,18 @@ public actor GrowthCatClient {
         do {
             response = try await http.send(HTTPRequest(url: ad.assetURL, timeout: timeout))
         } catch let error as HTTPClientError {
-            throw GrowthCatError(code: .network, message: "asset \(ad.creativeID): \(error.code.rawValue)")
+            throw AdError(.network, "asset \(ad.creativeID): \(error.code.rawValue)")
         } catch {
-            throw GrowthCatError(code: .network, message: "asset \(ad.creativeID): \(error)")
+            throw AdError(.network, "asset \(ad.creativeID): \(error)")
         }
         guard response.status == 200 else {
-            throw GrowthCatError(
-                code: .server(status: response.status), message: "asset \(ad.creativeID) answered \(response.status)")
+            throw AdError(.server(status: response.status), "asset \(ad.creativeID) answered \(response.status)")
         }
         let ttl = Int64(ad.assetTTLSeconds ?? ad.mediaCacheTTLSeconds ?? 604_800)
         do {
             try await media.store(response.body, for: ad.assetURL, expiresAt: now + ttl, now: now)
         } catch {
-            throw GrowthCatError(
-                code: .invalidRequest, message: "the media cache could not store \(ad.creativeID): \(error)")
+            throw AdError(.configuration, "the media cache could not store \(ad.creativeID): \(error)")
         }
         return await media.file(for: ad.assetURL, now: now)
     }
@@ -301,7 +292,7 @@ public actor GrowthCatClient {
     func load(
         cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
         privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat? = nil, deadline: AdInstant? = nil
-    ) async throws(GrowthCatError) -> GrowthCatAd? {
+    ) async throws(AdError) -> GrowthCatAd? {
         guard
             let ad = try await loadServable(
                 cacheKey: cacheKey, path: path, query: query, appUserID: appUserID, sessionID: sessionID,
@@ -329,7 +320,7 @@ public actor GrowthCatClient {
     func loadServable(
         cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
         privacy: PrivacySignals, requiredFormat: GrowthCatAdFormat?, deadline: AdInstant?
-    ) async throws(GrowthCatError) -> GrowthCatAd? {
+    ) async throws(AdError) -> GrowthCatAd? {
         let bootstrap: GrowthCatSDKBootstrap
         do {
             bootstrap = try await ensureBootstrap()
@@ -350,10 +341,9 @@ public actor GrowthCatClient {
         // 429 with Retry-After: no request to this endpoint before it passes.
         if let until = rateLimitedUntil[path], clock.now < until {
             let left = until - clock.now
-            throw GrowthCatError(
-                code: .rateLimited(retryAfter: left),
-                message:
-                    "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
+            throw AdError(
+                .rateLimited(retryAfter: left),
+                "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
         }
         var response: HTTPResponse
         var attempt = 0
@@ -370,7 +360,7 @@ public actor GrowthCatClient {
             if let deadline, clock.now + delay >= deadline { break }
             attempt += 1
             do { try await clock.sleep(for: delay) } catch {
-                throw GrowthCatError(code: .cancelled, message: "GET \(path) was cancelled during its back-off")
+                throw AdError(.cancelled, "GET \(path) was cancelled during its back-off")
             }
         }
         if response.status == 429, let after = response.retryAfter, after > .zero {

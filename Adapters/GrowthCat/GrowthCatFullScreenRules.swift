@@ -60,15 +60,11 @@ struct GrowthCatFullScreenRules: FullScreenRules {
         guard let userID else {
             throw AdError(.configuration, "a rewarded GrowthCat ad needs the request's userID to validate its reward")
         }
-        do {
-            let answer = try await client.validateAdReward(
-                for: ad, appUserID: userID, sessionID: sessionID, viewedSeconds: claim.viewed.seconds,
-                completed: claim.completed)
-            guard answer.rewardValidated, let reward = answer.reward else { return nil }
-            return AdReward(name: reward.name, amount: reward.amount)
-        } catch {
-            throw error.adError
-        }
+        let answer = try await client.validateAdReward(
+            for: ad, appUserID: userID, sessionID: sessionID, viewedSeconds: claim.viewed.seconds,
+            completed: claim.completed)
+        guard answer.rewardValidated, let reward = answer.reward else { return nil }
+        return AdReward(name: reward.name, amount: reward.amount)
     }
 
     func finish() async throws(AdError) {

@@ -56,17 +56,16 @@ public struct GrowthCatNetwork: AdNetwork {
                 if let timeout = request.timeout {
                     group.addTask {
                         try await clock.sleep(for: timeout)
-                        throw GrowthCatError(
-                            code: .timeout,
-                            message: "\(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
+                        throw AdError(
+                            .timeout, "\(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
                     }
                 }
                 defer { group.cancelAll() }
                 guard let first = try await group.next() else { return nil }
                 return first
             }
-        } catch let error as GrowthCatError {
-            throw error.adError
+        } catch let error as AdError {
+            throw error
         } catch is CancellationError {
             throw AdError(.cancelled, "the load of \(request.placement) was cancelled")
         }
@@ -118,13 +117,8 @@ public struct GrowthCatNetwork: AdNetwork {
                 name = .adReported
                 metadata["reason"] = reason
             }
-            do {
-                try await client.trackAdEvent(
-                    name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID,
-                    metadata: metadata)
-            } catch {
-                throw error.adError
-            }
+            try await client.trackAdEvent(
+                name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata)
         }
 
         func fullScreenRules(for loaded: LoadedAd) -> (any FullScreenRules)? {

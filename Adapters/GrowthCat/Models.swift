@@ -1,54 +1,6 @@
 import AdMediation
 import Foundation
 
-/// A GrowthCat error, with the seed's taxonomy. Messages never contain the API key.
-public struct GrowthCatError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What failed.
-    public enum Code: Sendable, Hashable {
-        /// 401: the API key is wrong.
-        case unauthorized
-        /// 429: back off, for `retryAfter` when the server said so.
-        case rateLimited(retryAfter: Duration?)
-        /// 400, 403 or 5xx.
-        case server(status: Int)
-        /// No HTTP answer (connectivity, reset).
-        case network
-        /// The request or load ran past its deadline.
-        case timeout
-        /// The answer could not be read.
-        case invalidResponse
-        /// Bad input (for example a reward validation without `appUserID`).
-        case invalidRequest
-        /// The call was cancelled.
-        case cancelled
-        /// The durable event queue could not save the event (disk full, read-only or corrupt database).
-        case storage
-    }
-
-    /// What failed.
-    public var code: Code
-    /// Details, never the API key.
-    public var message: String
-
-    /// `"unauthorized: …"`.
-    public var description: String { "\(code): \(message)" }
-
-    /// The mediation taxonomy's equivalent.
-    public var adError: AdError {
-        switch code {
-        case .unauthorized: AdError(.unauthorized, message)
-        case .rateLimited(let after): AdError(.rateLimited(retryAfter: after), message)
-        case .server(let status): AdError.http(status: status, message: message)
-        case .network: AdError(.network, message)
-        case .timeout: AdError(.timeout, message)
-        case .invalidResponse: AdError(.invalidResponse, message)
-        case .invalidRequest: AdError(.configuration, message)
-        case .storage: AdError(.storage, message)
-        case .cancelled: AdError(.cancelled, message)
-        }
-    }
-}
-
 /// The ads part of the bootstrap.
 public struct GrowthCatSDKAdsConfig: Sendable, Hashable {
     /// Master switch.

@@ -50,28 +50,22 @@ final class MarsHTTPCache: Sendable {
         return min(ttl, Self.maxTTL)
     }
 
-    func cleanup(now: Int64) async -> String? {
-        do {
-            _ = try await store.deleteExpired(now: now)
-            return nil
-        } catch { return error.description }
+    /// Deletes the expired rows.
+    func cleanup(now: Int64) async throws(StorageError) {
+        _ = try await store.deleteExpired(now: now)
     }
 
     func lookup(hash: String) async -> Result<CachedHTTPResponse?, StorageError> {
         do { return .success(try await store.lookup(hash: hash)) } catch { return .failure(error) }
     }
 
+    /// Stores one answer for `ttl` seconds.
     func store(hash: String, url: String, status: Int, body: Data, headers: [String: String], ttl: Int64, now: Int64)
-        async -> String?
+        async throws(StorageError)
     {
-        do {
-            try await store.store(
-                hash: hash, method: "POST", url: url, status: status, headers: headers, body: body, ttlSeconds: ttl,
-                now: now)
-            return nil
-        } catch {
-            return error.description
-        }
+        try await store.store(
+            hash: hash, method: "POST", url: url, status: status, headers: headers, body: body, ttlSeconds: ttl,
+            now: now)
     }
 
     /// Trims to the size limit: the number of rows evicted, or the failure.
@@ -79,10 +73,8 @@ final class MarsHTTPCache: Sendable {
         do { return .success(try await store.trim(maxBytes: maxBytes)) } catch { return .failure(error) }
     }
 
-    func clear() async -> String? {
-        do {
-            _ = try await store.clear()
-            return nil
-        } catch { return error.description }
+    /// Deletes every row.
+    func clear() async throws(StorageError) {
+        _ = try await store.clear()
     }
 }

@@ -87,16 +87,9 @@ public struct MarsNetwork: AdNetwork {
                     client: client, callbacks: ad.callbacks, options: MozAdsCallbackOptions(ohttp: ohttp))))
     }
 
-    static func adError(_ error: MozAdsClientError) -> AdError {
-        switch error.code {
-        case .badRequest: AdError(.badRequest, error.description)
-        case .server(let status): AdError(.server(status: status), error.description)
-        case .unexpected(let status): AdError.http(status: status, message: error.description)  // 401, 403, 429, …
-        case .transport(let code): AdError(HTTPClientError(code, error.description))
-        case .json: AdError(.invalidResponse, error.description)
-        case .ohttpNotConfigured: AdError(.unsupported, error.description)
-        case .buildRequest, .invalidCallbackURL, .cache: AdError(.configuration, error.description)
-        }
+    /// Anything the client throws as an ``AdError`` (it throws nothing else; a stray error is a network failure).
+    static func adError(_ error: any Error) -> AdError {
+        error as? AdError ?? AdError(.network, "\(error)")
     }
 
     private struct Callbacks: AdEventReporter {
@@ -123,7 +116,7 @@ public struct MarsNetwork: AdNetwork {
                 default:
                     return
                 }
-            } catch let error as MozAdsClientError {
+            } catch {
                 throw MarsNetwork.adError(error)
             }
         }

@@ -10,7 +10,7 @@ extension MozAdsClient {
 
     /// Fires an impression callback, without its `cap_key`. Success is status 200 only.
     public func recordImpression(_ impressionURL: String, options: MozAdsCallbackOptions? = nil)
-        async throws(MozAdsClientError)
+        async throws(AdError)
     {
         try await callback(label: "record_impression", url: impressionURL, options: options) {
             Self.removingQueryItem("cap_key", from: $0)
@@ -18,13 +18,13 @@ extension MozAdsClient {
     }
 
     /// Fires a click callback exactly as given.
-    public func recordClick(_ clickURL: String, options: MozAdsCallbackOptions? = nil) async throws(MozAdsClientError) {
+    public func recordClick(_ clickURL: String, options: MozAdsCallbackOptions? = nil) async throws(AdError) {
         try await callback(label: "record_click", url: clickURL, options: options) { $0 }
     }
 
     /// Reports an ad with a reason (`&reason=<wire value>`).
     public func reportAd(_ reportURL: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil)
-        async throws(MozAdsClientError)
+        async throws(AdError)
     {
         try await callback(label: "report_ad", url: reportURL, options: options) {
             Self.appendQuery($0, [("reason", reason.rawValue)])
@@ -32,11 +32,11 @@ extension MozAdsClient {
     }
 
     func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String)
-        async throws(MozAdsClientError)
+        async throws(AdError)
     {
         guard Self.isAbsoluteURL(url) else {
             // Caught at the API edge: not reported to telemetry, nothing sent.
-            throw MozAdsClientError(code: .invalidCallbackURL, message: url)
+            throw AdError.mars(code: .invalidCallbackURL, message: url)
         }
         do {
             let response: HTTPResponse
@@ -45,20 +45,20 @@ extension MozAdsClient {
                 let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
                 response = try await channel.send(
                     HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
-            } catch let error as MozAdsClientError {
+            } catch let error as AdError {
                 throw error
             } catch let error as HTTPClientError {
-                throw MozAdsClientError(code: .transport(error.code), message: error.message)
+                throw AdError.mars(code: .transport(error.code), message: error.message)
             } catch {
-                throw MozAdsClientError(code: .transport(.other), message: "\(error)")
+                throw AdError.mars(code: .transport(.other), message: "\(error)")
             }
             if let error = Self.statusError(response) { throw error }
             telemetry.recordClientOperationTotal(label: label)
-        } catch let error as MozAdsClientError {
+        } catch let error as AdError {
             telemetry.recordClientError(label: label, value: error.description)
             throw error
         } catch {
-            throw MozAdsClientError(code: .transport(.other), message: "\(error)")
+            throw AdError.mars(code: .transport(.other), message: "\(error)")
         }
     }
 

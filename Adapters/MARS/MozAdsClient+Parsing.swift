@@ -14,7 +14,7 @@ extension MozAdsClient {
         var callbacks: MozAdsCallbacks
     }
 
-    func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(MozAdsClientError)
+    func parse(_ response: HTTPResponse, placements: [PlacementSpec], hash: String) throws(AdError)
         -> [String: [DecodedAd]]
     {
         let telemetry = telemetry
@@ -28,15 +28,15 @@ extension MozAdsClient {
     package static func parseAnswer(
         _ response: HTTPResponse,
         onInvalid: (_ label: String, _ message: String) -> Void
-    ) throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    ) throws(AdError) -> [String: [DecodedAd]] {
         if let error = Self.statusError(response) { throw error }
         if let violation = JSONLimits().violation(in: response.body) {
             onInvalid("invalid_structure", violation)
-            throw MozAdsClientError(code: .json, message: "the response breaks a limit: \(violation)")
+            throw AdError.mars(code: .json, message: "the response breaks a limit: \(violation)")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
             onInvalid("invalid_structure", "the response is not a JSON object")
-            throw MozAdsClientError(code: .json, message: "the response is not a JSON object")
+            throw AdError.mars(code: .json, message: "the response is not a JSON object")
         }
         var result: [String: [DecodedAd]] = [:]
         for (placementID, value) in object {

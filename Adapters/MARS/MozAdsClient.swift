@@ -106,7 +106,7 @@ public actor MozAdsClient {
     /// within the same second cannot delete anything more.
     var lastCleanupSecond: Int64?
     /// Requests in flight by cache key, with the identical requests waiting for their answer.
-    var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>]] =
+    var inFlight: [String: [CheckedContinuation<Result<(HTTPResponse, Int64?), AdError>, Never>]] =
         [:]
 
     init(
@@ -130,7 +130,7 @@ public actor MozAdsClient {
 
     /// One tile per placement; placements without fill are absent.
     public func requestTileAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil)
-        async throws(MozAdsClientError) -> [String: MozAdsTile]
+        async throws(AdError) -> [String: MozAdsTile]
     {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
         let ads = try await fetch(specs, kind: .tile, options: options ?? .init(), timeout: nil)
@@ -139,7 +139,7 @@ public actor MozAdsClient {
 
     /// One image per placement; placements without fill are absent.
     public func requestImageAds(_ placements: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil)
-        async throws(MozAdsClientError) -> [String: MozAdsImage]
+        async throws(AdError) -> [String: MozAdsImage]
     {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: 1, content: $0.iabContent) }
         let ads = try await fetch(specs, kind: .image, options: options ?? .init(), timeout: nil)
@@ -148,7 +148,7 @@ public actor MozAdsClient {
 
     /// Spocs per placement, in server order; placements without fill are absent.
     public func requestSpocAds(_ placements: [MozAdsPlacementRequestWithCount], options: MozAdsRequestOptions? = nil)
-        async throws(MozAdsClientError) -> [String: [MozAdsSpoc]]
+        async throws(AdError) -> [String: [MozAdsSpoc]]
     {
         let specs = placements.map { PlacementSpec(id: $0.placementId, count: Int($0.count), content: $0.iabContent) }
         let ads = try await fetch(specs, kind: .spoc, options: options ?? .init(), timeout: nil)
@@ -172,7 +172,7 @@ public actor MozAdsClient {
     func fetch(
         _ placements: [PlacementSpec], kind: Kind, options: MozAdsRequestOptions, timeout: Duration?,
         gpp: String? = nil
-    ) async throws(MozAdsClientError) -> [String: [DecodedAd]] {
+    ) async throws(AdError) -> [String: [DecodedAd]] {
         do {
             let (decoded, hash) = try await fetchUnrecorded(placements, options: options, timeout: timeout, gpp: gpp)
             telemetry.recordClientOperationTotal(label: "request_ads")
@@ -189,19 +189,19 @@ public actor MozAdsClient {
     func fetchUnrecorded(
         _ placements: [PlacementSpec], options: MozAdsRequestOptions, timeout: Duration?,
         gpp: String?
-    ) async throws(MozAdsClientError) -> (ads: [String: [DecodedAd]], hash: String) {
+    ) async throws(AdError) -> (ads: [String: [DecodedAd]], hash: String) {
         if placements.isEmpty {
-            throw MozAdsClientError(
+            throw AdError.mars(
                 code: .buildRequest, message: "Could not build request with empty placement configs")
         }
         var seen: Set<String> = []
         for placement in placements where !seen.insert(placement.id).inserted {
-            throw MozAdsClientError(
+            throw AdError.mars(
                 code: .buildRequest,
                 message: "Duplicate placement_id found: \(placement.id). Placement_ids must be unique.")
         }
         if options.ohttp, ohttpHTTP == nil {
-            throw MozAdsClientError(
+            throw AdError.mars(
                 code: .ohttpNotConfigured,
                 message:
                     "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); "
@@ -237,7 +237,7 @@ public actor MozAdsClient {
     func sendOnce(
         body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
         now: Int64
-    ) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
+    ) async throws(AdError) -> (HTTPResponse, Int64?) {
         let shareable = cache != nil && (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst
         guard shareable else {
             return try await send(
@@ -245,13 +245,13 @@ public actor MozAdsClient {
         }
         if inFlight[hash] != nil {
             let shared = await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<(HTTPResponse, Int64?), MozAdsClientError>, Never>) in
+                (continuation: CheckedContinuation<Result<(HTTPResponse, Int64?), AdError>, Never>) in
                 inFlight[hash, default: []].append(continuation)
             }
             return try shared.get()
         }
         inFlight[hash] = []
-        let result: Result<(HTTPResponse, Int64?), MozAdsClientError>
+        let result: Result<(HTTPResponse, Int64?), AdError>
         do {
             result = .success(
                 try await send(
@@ -268,8 +268,10 @@ public actor MozAdsClient {
         guard let cache, lastCleanupSecond != now else { return }
         lastCleanupSecond = now
         parsedHits = parsedHits.filter { $0.value.expiresAt > now }
-        if let error = await cache.cleanup(now: now) {
-            telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error)
+        do {
+            try await cache.cleanup(now: now)
+        } catch {
+            telemetry.recordHttpCacheOutcome(label: "cleanup_failed", value: error.description)
         }
     }
 
@@ -298,10 +300,10 @@ public actor MozAdsClient {
     /// The client a request goes through: direct, or — for `ohttp: true` — the OHTTP relay, after the preflight
     /// (`GET {base}ads-preflight`, sent directly) whose `geo_location` and `normalized_ua` travel inside the
     /// encapsulated request as `X-Geo-Location` (always) and `X-User-Agent` (when not empty).
-    func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(MozAdsClientError) -> any HTTPClient {
+    func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(AdError) -> any HTTPClient {
         guard ohttp else { return http }
         guard let relay = ohttpHTTP else {
-            throw MozAdsClientError(
+            throw AdError.mars(
                 code: .ohttpNotConfigured,
                 message:
                     "ohttp: true needs an OHTTP relay (MozAdsClientBuilder.ohttp(relayURL:keyConfigurationURL:)); "
@@ -310,7 +312,7 @@ public actor MozAdsClient {
         }
         let preflight = try await preflightResponse()
         if let error = Self.statusError(preflight) {
-            throw MozAdsClientError(code: error.code, message: "OHTTP preflight failed: \(error.message)")
+            throw AdError(error.code, "OHTTP preflight failed: \(error.message)", reason: error.reason)
         }
         struct Preflight: Decodable {
             var geo_location: String?
@@ -326,7 +328,7 @@ public actor MozAdsClient {
 
     /// The preflight answer: sent directly, through the HTTP cache when there is one (cache first, keyed by its URL
     /// alone, TTL from `max-age` or the cache's default; specs/mars.md §5).
-    func preflightResponse() async throws(MozAdsClientError) -> HTTPResponse {
+    func preflightResponse() async throws(AdError) -> HTTPResponse {
         let url = environment.url("ads-preflight")
         let hash = Self.preflightHash(url)
         let nowSeconds = Int64(now().timeIntervalSince1970)
@@ -339,9 +341,9 @@ public actor MozAdsClient {
         do {
             response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
         } catch let error as HTTPClientError {
-            throw MozAdsClientError(code: .transport(error.code), message: "OHTTP preflight failed: \(error.message)")
+            throw AdError.mars(code: .transport(error.code), message: "OHTTP preflight failed: \(error.message)")
         } catch {
-            throw MozAdsClientError(code: .transport(.other), message: "OHTTP preflight failed: \(error)")
+            throw AdError.mars(code: .transport(.other), message: "OHTTP preflight failed: \(error)")
         }
         if let cache, response.status == 200 {
             let control = CacheControl(response.headers["Cache-Control"])
@@ -349,7 +351,8 @@ public actor MozAdsClient {
             if !control.noStore, ttl > 0 {
                 var headers: [String: String] = [:]
                 for field in response.headers { headers[field.name] = field.value }
-                _ = await cache.store(
+                // Storing is best effort: a failure leaves the answer uncached.
+                try? await cache.store(
                     hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl,
                     now: nowSeconds)
             }
@@ -386,7 +389,7 @@ public actor MozAdsClient {
     func send(
         body: Data, hash: String, policy: MozAdsRequestCachePolicy?, ohttp: Bool, timeout: Duration?,
         now nowSeconds: Int64
-    ) async throws(MozAdsClientError) -> (HTTPResponse, Int64?) {
+    ) async throws(AdError) -> (HTTPResponse, Int64?) {
         let url = environment.url("ads")
         var cachedUntil: Int64?
         if let cache {
@@ -410,12 +413,12 @@ public actor MozAdsClient {
             let channel = try await channel(ohttp: ohttp, headers: &headers)
             response = try await channel.send(
                 HTTPRequest(method: .post, url: url, headers: headers, body: body, timeout: timeout ?? .seconds(60)))
-        } catch let error as MozAdsClientError {
+        } catch let error as AdError {
             throw error
         } catch let error as HTTPClientError {
-            throw MozAdsClientError(code: .transport(error.code), message: error.message)
+            throw AdError.mars(code: .transport(error.code), message: error.message)
         } catch {
-            throw MozAdsClientError(code: .transport(.other), message: "\(error)")
+            throw AdError.mars(code: .transport(.other), message: "\(error)")
         }
         // Only 200 responses are cached (a project decision: upstream can store and replay a 500).
         if let cache, response.status == 200 {
@@ -429,11 +432,17 @@ public actor MozAdsClient {
                 } else {
                     var headers: [String: String] = [:]
                     for field in response.headers { headers[field.name] = field.value }
-                    if let error = await cache.store(
-                        hash: hash, url: url, status: response.status, body: response.body, headers: headers, ttl: ttl,
-                        now: nowSeconds)
-                    {
-                        telemetry.recordHttpCacheOutcome(label: "store_failed", value: error)
+                    let stored: StorageError?
+                    do {
+                        try await cache.store(
+                            hash: hash, url: url, status: response.status, body: response.body, headers: headers,
+                            ttl: ttl, now: nowSeconds)
+                        stored = nil
+                    } catch {
+                        stored = error
+                    }
+                    if let stored {
+                        telemetry.recordHttpCacheOutcome(label: "store_failed", value: stored.description)
                     } else {
                         telemetry.recordHttpCacheOutcome(label: "miss_stored", value: "")
                         cachedUntil = nowSeconds + ttl
@@ -453,23 +462,27 @@ public actor MozAdsClient {
         return (response, cachedUntil)
     }
 
-    static func statusError(_ response: HTTPResponse) -> MozAdsClientError? {
+    static func statusError(_ response: HTTPResponse) -> AdError? {
         let body = String(decoding: response.body.prefix(512), as: UTF8.self)
         switch response.status {
         case 200: return nil
-        case 400: return MozAdsClientError(code: .badRequest, message: body)
-        case 500...599: return MozAdsClientError(code: .server(status: response.status), message: body)
-        default: return MozAdsClientError(code: .unexpected(status: response.status), message: body)
+        case 400: return AdError.mars(code: .badRequest, message: body)
+        case 500...599: return AdError.mars(code: .server(status: response.status), message: body)
+        default: return AdError.mars(code: .unexpected(status: response.status), message: body)
         }
     }
 
     // MARK: Cache and life cycle
 
     /// Deletes every cached response. Without a cache it does nothing.
-    public func clearCache() async throws(MozAdsClientError) {
+    public func clearCache() async throws(AdError) {
         guard let cache else { return }
         parsedHits.removeAll()
-        if let error = await cache.clear() { throw MozAdsClientError(code: .cache, message: error) }
+        do {
+            try await cache.clear()
+        } catch {
+            throw AdError.mars(code: .cache, message: error.description)
+        }
     }
 
     /// Drops the telemetry sink. Idempotent; never throws.

@@ -1,63 +1,107 @@
 /// The error every adapter, the mediator and the transport report. No fill is not an error: see ``AdLoadResult``.
+///
+/// One model for the whole library, in the style of AsyncHTTPClient's `HTTPClientError`: a struct whose ``Code`` is a
+/// struct over private cases with static members, so a new code never breaks a `switch` (match with
+/// `case .timeout:` and keep a `default`), and an adapter's own detail is a ``Reason`` rather than a new error type.
 public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong, as a value callers can switch over.
-    public enum Code: Hashable, Sendable {
+    /// What went wrong, as a value callers can match (`case .timeout:`) and compare.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case network, timeout, unauthorized, forbidden, cancelled, configuration, unsupported, storage, server
+            case badRequest = "bad_request"
+            case rateLimited = "rate_limited"
+            case invalidResponse = "invalid_response"
+            case invalidState = "invalid_state"
+            case noFill = "no_fill"
+        }
+
+        private let base: Base
+        /// The HTTP status of a ``server(status:)`` code; nil for the others.
+        public let status: Int?
+        /// The delay the server asked for, for ``rateLimited(retryAfter:)``; nil for the others.
+        public let retryAfter: Duration?
+
+        private init(_ base: Base, status: Int? = nil, retryAfter: Duration? = nil) {
+            self.base = base
+            self.status = status
+            self.retryAfter = retryAfter
+        }
+
         /// The request never got an HTTP answer (refused, unresolvable, reset, TLS, truncated, …).
-        case network
+        public static let network = Code(.network)
         /// The request or load ran past its deadline.
-        case timeout
+        public static let timeout = Code(.timeout)
         /// The credentials were rejected (HTTP 401, bad signature).
-        case unauthorized
+        public static let unauthorized = Code(.unauthorized)
         /// The credentials are valid but not allowed to do this (HTTP 403).
-        case forbidden
+        public static let forbidden = Code(.forbidden)
         /// The request was malformed (HTTP 400); retrying the same request can never succeed.
-        case badRequest
+        public static let badRequest = Code(.badRequest)
         /// Too many requests; retry after the given delay when the server said so.
-        case rateLimited(retryAfter: Duration?)
+        public static func rateLimited(retryAfter: Duration?) -> Code { Code(.rateLimited, retryAfter: retryAfter) }
         /// The server failed with this HTTP status (5xx, or any status the contract does not define).
-        case server(status: Int)
+        public static func server(status: Int) -> Code { Code(.server, status: status) }
         /// The response could not be understood (malformed JSON, wrong shape, bad encoding).
-        case invalidResponse
+        public static let invalidResponse = Code(.invalidResponse)
         /// The caller cancelled, or the client shut down.
-        case cancelled
+        public static let cancelled = Code(.cancelled)
         /// The configuration or the request is invalid; the message names the field at fault.
-        case configuration
+        public static let configuration = Code(.configuration)
         /// The operation is not allowed in the current state (event after invalidation, ad expired, …).
-        case invalidState
+        public static let invalidState = Code(.invalidState)
         /// The feature is not available (for example OHTTP in the MARS client).
-        case unsupported
+        public static let unsupported = Code(.unsupported)
         /// Durable local storage failed (disk full, read-only, locked or corrupt database): the work was not saved.
-        case storage
+        public static let storage = Code(.storage)
+        /// Nothing to show, reported as an error only where an API has no other way to say it (a banner delegate's
+        /// `didCacheAd`); a load returns no fill as a value (``AdLoadResult/noFill(_:)``).
+        public static let noFill = Code(.noFill)
+
+        /// Whether this is a rate limit, whatever its delay.
+        public var isRateLimited: Bool { base == .rateLimited }
+        /// Whether this is a server failure, whatever its status.
+        public var isServer: Bool { base == .server }
 
         /// A stable snake_case name, used in traces, JSON output and metrics (`rate_limited`, `server_503`).
         public var name: String {
-            switch self {
-            case .network: "network"
-            case .timeout: "timeout"
-            case .unauthorized: "unauthorized"
-            case .forbidden: "forbidden"
-            case .badRequest: "bad_request"
-            case .rateLimited: "rate_limited"
-            case .server(let status): "server_\(status)"
-            case .invalidResponse: "invalid_response"
-            case .cancelled: "cancelled"
-            case .configuration: "configuration"
-            case .invalidState: "invalid_state"
-            case .unsupported: "unsupported"
-            case .storage: "storage"
-            }
+            if base == .server, let status { return "server_\(status)" }
+            return base.rawValue
         }
+
+        /// The ``name``.
+        public var description: String { name }
+    }
+
+    /// An adapter's own detail about an error (`mars.bad_request`, `banner.no_cached_ad`): adapters declare theirs as
+    /// static members in an extension, so callers compare (`error.reason == .noCachedAd`) without a type per module.
+    public struct Reason: Hashable, Sendable, CustomStringConvertible {
+        /// Who defines it (`mars`, `banner`, `growthcat`).
+        public let domain: String
+        /// Its stable snake_case name within the domain.
+        public let name: String
+
+        /// Creates a reason. Adapters declare each once, as a static member.
+        public init(domain: String, name: String) {
+            self.domain = domain
+            self.name = name
+        }
+
+        /// `"mars.bad_request"`.
+        public var description: String { "\(domain).\(name)" }
     }
 
     /// What went wrong.
     public var code: Code
     /// A human-readable explanation. Never contains secrets.
     public var message: String
+    /// The adapter's own detail, when it has one.
+    public var reason: Reason?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, reason: Reason? = nil) {
         self.code = code
         self.message = message
+        self.reason = reason
     }
 
     /// `"timeout: line 2 did not answer within 300 ms"`.
@@ -65,11 +109,9 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Whether retrying the same request later may succeed.
     public var isRetryable: Bool {
-        switch code {
-        case .network, .timeout, .rateLimited: true
-        case .server(let status): status >= 500
-        default: false
-        }
+        if code.isRateLimited { return true }
+        if code.isServer { return (code.status ?? 500) >= 500 }
+        return code == .network || code == .timeout
     }
 
     /// Maps an HTTP status the contract calls an error onto the taxonomy (400/401/403/429/5xx; others → server).

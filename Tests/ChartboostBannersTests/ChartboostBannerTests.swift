@@ -15,15 +15,15 @@ final class RecordingDelegate: ChartboostBannerDelegate {
     init(confirmClicks: Bool = false) { confirm = confirmClicks }
 
     var log: [String] { calls.withLock { $0 } }
-    private func add(_ name: String, _ error: BannerAdError?) {
-        calls.withLock { $0.append(error.map { "\(name)(\($0.code.rawValue))" } ?? name) }
+    private func add(_ name: String, _ error: AdError?) {
+        calls.withLock { $0.append(error.map { "\(name)(\($0.reason?.name ?? $0.code.name))" } ?? name) }
     }
 
-    func didCacheAd(_ event: BannerAdEvent, error: BannerAdError?) { add("didCacheAd", error) }
-    func willShowAd(_ event: BannerAdEvent, error: BannerAdError?) { add("willShowAd", error) }
-    func didShowAd(_ event: BannerAdEvent, error: BannerAdError?) { add("didShowAd", error) }
-    func didClickAd(_ event: BannerAdEvent, error: BannerAdError?) { add("didClickAd", error) }
-    func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?) { add("didFinishHandlingClick", error) }
+    func didCacheAd(_ event: BannerAdEvent, error: AdError?) { add("didCacheAd", error) }
+    func willShowAd(_ event: BannerAdEvent, error: AdError?) { add("willShowAd", error) }
+    func didShowAd(_ event: BannerAdEvent, error: AdError?) { add("didShowAd", error) }
+    func didClickAd(_ event: BannerAdEvent, error: AdError?) { add("didClickAd", error) }
+    func didFinishHandlingClick(_ event: BannerAdEvent, error: AdError?) { add("didFinishHandlingClick", error) }
     func shouldConfirmClick(_ event: BannerAdEvent, confirmationHandler: ClickConfirmationHandler) -> Bool {
         add("shouldConfirmClick", nil)
         if confirm { handler.withLock { $0 = confirmationHandler } }

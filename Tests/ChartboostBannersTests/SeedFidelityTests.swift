@@ -95,7 +95,7 @@ struct BannerSeedFidelityTests {
     @Test func inAutoRefreshModeDidFinishHandlingClickCarriesTheClickedAdsID() async throws {
         final class IDs: ChartboostBannerDelegate {
             let finished = Mutex<[String?]>([])
-            func didFinishHandlingClick(_ event: BannerAdEvent, error: BannerAdError?) {
+            func didFinishHandlingClick(_ event: BannerAdEvent, error: AdError?) {
                 finished.withLock { $0.append(event.adID) }
             }
         }

@@ -106,7 +106,7 @@ struct LoadStatusTests {
         do {
             _ = try await drive(clock) { try await c.loadAd(placementKey: "p", timeout: .milliseconds(2500)) }
             Issue.record("the load succeeded")
-        } catch let error as GrowthCatError {
+        } catch let error as AdError {
             #expect(error.code == .server(status: 503))
         }
         #expect(script.targets.count == 2, "at 0 s and after 1 s; a retry after 2 s more would pass the 2.5 s deadline")
@@ -125,7 +125,7 @@ struct LoadStatusTests {
         await clock.advance(by: .seconds(10))
         let second = await gcError { _ = try await c.loadAd(placementKey: "p") }
         #expect(second?.code == .rateLimited(retryAfter: .seconds(20)), "the time left")
-        #expect(second?.adError.code.name == "rate_limited")
+        #expect(second?.code.name == "rate_limited")
         #expect(script.targets.count == 1, "no request while rate limited")
         await clock.advance(by: .seconds(21))
         #expect(try await c.loadAd(placementKey: "p")?.creativeID == "cr")

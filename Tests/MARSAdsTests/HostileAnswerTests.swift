@@ -63,8 +63,7 @@ struct MarsHostileAnswerTests {
     @Test func aDeeplyNestedAnswerIsAJSONErrorNamingTheLimit() {
         let body = Data((#"{"spocs": "# + String(repeating: "[", count: 100_000)).utf8)
         #expect(
-            throws: MozAdsClientError(
-                code: .json, message: "the response breaks a limit: nesting deeper than 32 levels")
+            throws: AdError.mars(code: .json, message: "the response breaks a limit: nesting deeper than 32 levels")
         ) {
             try MozAdsClient.parseAnswer(HTTPResponse(status: 200, body: body)) { _, _ in }
         }

@@ -54,7 +54,7 @@ struct MarsItemDecodingTests {
 
     @Test func aBodyThatIsNotAnObjectIsReportedAsInvalidStructureAndThrown() async throws {
         let (client, server, curl, telemetry) = try craftedClient(body: #"[1, 2, 3]"#)
-        await #expect(throws: MozAdsClientError.self) { try await client.requestTileAds(tile1) }
+        await #expect(throws: AdError.self) { try await client.requestTileAds(tile1) }
         #expect(telemetry.log.contains("deser:invalid_structure"))
         await curl.shutdown()
         server.stop()

@@ -9,11 +9,11 @@ import Testing
 
 @testable import MARSAds
 
-func marsError(_ operation: () async throws -> Void) async -> MozAdsClientError? {
+func marsError(_ operation: () async throws -> Void) async -> AdError? {
     do {
         try await operation()
         return nil
-    } catch { return error as? MozAdsClientError }
+    } catch { return error as? AdError }
 }
 
 @Suite("MARS client over the sandbox", .timeLimit(.minutes(2)))
@@ -85,7 +85,7 @@ struct MarsClientTests {
     @Test func duplicatePlacementIsRejectedBeforeAnyRequest() async throws {
         let f = try await marsFixture()
         let error = await marsError { _ = try await f.client.requestTileAds(tile1 + tile1) }
-        #expect(error?.code == .buildRequest)
+        #expect(error?.reason == .marsBuildRequest)
         #expect(error?.message == "Duplicate placement_id found: mock_tile_1. Placement_ids must be unique.")
         #expect(f.sandbox.records.count("/mars/") == 0)
         await f.close()
@@ -101,11 +101,11 @@ struct MarsClientTests {
     @Test func ohttpFailsClearlyAndSendsNothing() async throws {
         let f = try await marsFixture()
         let error = await marsError { _ = try await f.client.requestTileAds(tile1, options: .init(ohttp: true)) }
-        #expect(error?.code == .ohttpNotConfigured)
+        #expect(error?.reason == .marsOHTTPNotConfigured)
         let callback = await marsError {
             try await f.client.recordClick("https://t.example/c", options: .init(ohttp: true))
         }
-        #expect(callback?.code == .ohttpNotConfigured)
+        #expect(callback?.reason == .marsOHTTPNotConfigured)
         #expect(f.sandbox.records.count("/mars/") == 0)
         await f.close()
     }
@@ -186,7 +186,7 @@ struct MarsClientTests {
     @Test func invalidCallbackURLFailsBeforeAnyRequest() async throws {
         let f = try await marsFixture()
         let error = await marsError { try await f.client.recordClick("not a url") }
-        #expect(error?.code == .invalidCallbackURL)
+        #expect(error?.reason == .marsInvalidCallbackURL)
         #expect(!f.telemetry.log.contains("error:record_click"), "caught at the API edge, not reported")
         await f.close()
     }
@@ -198,13 +198,15 @@ struct MarsClientTests {
     func statusCodesMapToErrorsWithTheBodyAsMessage(status: Int, kind: String) async throws {
         let (client, server, curl, _) = try craftedClient(status: status, body: "nope \(status)")
         let error = await marsError { _ = try await client.requestTileAds(tile1) }
-        switch error?.code {
-        case .badRequest: #expect(kind == "badRequest")
-        case .server(let s): #expect(kind == "server" && s == status)
-        case .unexpected(let s): #expect(kind == "unexpected" && s == status)
+        switch error?.reason {
+        case .marsBadRequest?: #expect(kind == "badRequest" && error?.code == .badRequest)
+        case .marsServer?: #expect(kind == "server" && error?.code == .server(status: status))
+        case .marsUnexpectedStatus?:
+            #expect(kind == "unexpected" && error?.code == AdError.http(status: status, message: "").code)
         default: Issue.record("unexpected \(String(describing: error))")
         }
-        if status != 204 { #expect(error?.message == "nope \(status)") }
+        #expect(error?.message.contains("(\(status))") == true)
+        if status != 204 { #expect(error?.message.hasSuffix(": nope \(status)") == true) }
         await curl.shutdown()
         server.stop()
     }
@@ -212,7 +214,7 @@ struct MarsClientTests {
     @Test func callbackSucceedsOnlyOn200() async throws {
         let (client, server, curl, telemetry) = try craftedClient(status: 204, body: "")
         let error = await marsError { try await client.recordImpression(server.baseURL + "/v1/t?x=1") }
-        #expect(error?.code == .unexpected(status: 204))
+        #expect(error?.reason == .marsUnexpectedStatus && error?.message.hasPrefix("Unexpected response (204)") == true)
         #expect(telemetry.log.contains("error:record_impression"))
         await curl.shutdown()
         server.stop()

@@ -99,7 +99,7 @@ struct OHTTPModeTests {
                 let port = try LoopbackHTTPServer.refusingPort()
                 let client = Self.client(sandbox, curl, relay: "http://127.0.0.1:\(port)/relay")
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
-                #expect(error?.code == .transport(.connectionRefused))
+                #expect(error?.reason == .marsTransport(.connectionRefused))
                 #expect(sandbox.records.marsRequests.isEmpty, "no silent fallback to a direct request")
             }
         }
@@ -114,7 +114,7 @@ struct OHTTPModeTests {
             try await withCurlHTTPClient { curl in
                 let client = Self.client(sandbox, curl, relay: relay.baseURL + "/relay")
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
-                #expect(error?.code == .transport(.ohttpRelay))
+                #expect(error?.reason == .marsTransport(.ohttpRelay))
                 #expect(error?.message.contains("502") == true)
                 #expect(error.map { MarsNetwork.adError($0).code } == .network)
                 #expect(sandbox.records.marsRequests.isEmpty)
@@ -127,7 +127,7 @@ struct OHTTPModeTests {
             try await withCurlHTTPClient { curl in
                 let client = Self.client(sandbox, curl, keys: sandbox.marsBaseURL + "t")  // 200, empty body
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
-                #expect(error?.code == .transport(.ohttpKeyConfiguration))
+                #expect(error?.reason == .marsTransport(.ohttpKeyConfiguration))
                 #expect(error.map { MarsNetwork.adError($0).code } == .configuration)
                 #expect(sandbox.records.ohttpRelayed.isEmpty && sandbox.records.marsRequests.isEmpty)
             }
@@ -146,7 +146,7 @@ struct OHTTPModeTests {
             try await withCurlHTTPClient { curl in
                 let client = Self.client(sandbox, curl, relay: relay.baseURL + "/relay")
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
-                #expect(error?.code == .transport(.ohttpDecryption))
+                #expect(error?.reason == .marsTransport(.ohttpDecryption))
                 #expect(error.map { MarsNetwork.adError($0).code } == .invalidResponse)
             }
         }
@@ -171,7 +171,7 @@ struct OHTTPModeTests {
                 let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: sandbox.marsBaseURL))
                     .build()
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
-                #expect(error?.code == .ohttpNotConfigured)
+                #expect(error?.reason == .marsOHTTPNotConfigured)
                 #expect(sandbox.records.count("/mars/") == 0)
             }
         }
