@@ -113,7 +113,7 @@ enum OTelExport {
             networks: [mars, chartboost],
             configuration: .init(placements: [
                 "home_tile": .init(
-                    format: "tile", lines: [.init(network: "mars", placement: "mock_tile_1", ecpm: 0.8)],
+                    format: .tile, lines: [.init(network: "mars", placement: "mock_tile_1", ecpm: 0.8)],
                     abLabel: "tiles-a"),
                 "main_banner": .init(
                     format: .banner(BannerSize(width: 320, height: 50)),
