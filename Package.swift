@@ -120,7 +120,8 @@ let package = Package(
         .target(
             name: "MARSAds",
             dependencies: [
-                "AdMediation", "AdStorage", "ObliviousHTTP", .product(name: "Crypto", package: "swift-crypto"),
+                "AdMediation", "AdapterSupport", "AdStorage", "ObliviousHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Adapters/MARS", swiftSettings: fuzzSettings),

@@ -5,141 +5,177 @@ import CoreMetrics
 import Foundation
 import Logging
 
-/// Decoding the server's answers (bounded JSON, checked values; fuzzed by `make fuzz`).
+/// Decoding the server's answers: Codable wire types read field by field (bounded JSON, checked values; fuzzed by
+/// `make fuzz`).
 extension GrowthCatClient {
-    /// A JSON object from a body, after the size and depth limits; `what` names the body in errors.
-    static func jsonObject(_ body: Data, _ what: String) throws(AdError) -> [String: Any] {
-        if let violation = limits.violation(in: body) {
-            throw AdError(.invalidResponse, "\(what): \(violation)")
-        }
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            throw AdError(.invalidResponse, "\(what) is not a JSON object")
-        }
-        return object
-    }
-
     /// Parses `GET /v1/sdk/config`. Numbers out of range fall back or clamp, per field:
     /// `ad_cache_ttl_seconds` is clamped to 0…7 days (a negative or non-numeric value means the default 300);
     /// `max_offline_ad_events` is clamped to 1…100 000 (default 500).
     package static func parseBootstrap(_ body: Data) throws(AdError) -> GrowthCatSDKBootstrap {
-        let object = try jsonObject(body, "the bootstrap")
-        let ads = object["ads"] as? [String: Any]
-        return GrowthCatSDKBootstrap(
-            appID: OutsideValue.string(object["app_id"]) ?? "",
-            workspace: OutsideValue.string(object["workspace"]) ?? "",
-            adsConfig: GrowthCatSDKAdsConfig(
-                adsEnabled: OutsideValue.bool(ads?["ads_enabled"]) ?? false,
-                formats: Set(
-                    (ads?["formats"] as? [Any] ?? []).compactMap(OutsideValue.string).compactMap(
-                        GrowthCatAdFormat.init(rawValue:))),
-                adCacheTTLSeconds: ttlSeconds(ads?["ad_cache_ttl_seconds"]) ?? 300,
-                maxOfflineAdEvents: OutsideValue.number(ads?["max_offline_ad_events"])
-                    .flatMap { $0 >= 1 ? Int(min($0, 100_000)) : nil } ?? 500))
+        try WireJSON.decode(Wire.Bootstrap.self, from: body, limits: limits, what: "the bootstrap").value
     }
 
     /// A TTL in whole seconds: clamped to 0…7 days; `nil` when negative, not finite or not a number.
-    static func ttlSeconds(_ value: Any?) -> Int? {
-        OutsideValue.number(value).flatMap { OutsideValue.wholeSeconds($0) }.map { Int($0) }
+    static func ttlSeconds(_ value: Double?) -> Int? {
+        value.flatMap { OutsideValue.wholeSeconds($0) }.map { Int($0) }
     }
 
     /// A time in seconds for the presentation rules: clamped to 0…7 days; `nil` (absent) when negative, not finite
     /// or not a number.
-    static func seconds(_ value: Any?) -> Double? {
-        OutsideValue.number(value).flatMap { OutsideValue.duration(seconds: $0) }.map(\.seconds)
-    }
-
-    /// A price: finite, 0…1 000 000; `nil` otherwise.
-    static func price(_ value: Any?) -> Double? {
-        WirePrice.ecpm(OutsideValue.number(value))
+    static func seconds(_ value: Double?) -> Double? {
+        value.flatMap { OutsideValue.duration(seconds: $0) }.map(\.seconds)
     }
 
     /// Parses a catalog or serve body: the servable ads (an ad missing a required field is skipped) and the TTL.
     package static func parseCatalog(_ body: Data) throws(AdError) -> ([GrowthCatAd], Int?) {
-        let object = try jsonObject(body, "the catalog")
-        guard let list = object["ads"] as? [Any] else {
-            throw AdError(.invalidResponse, "the catalog has no ads list")
-        }
-        let mediaTTL = ttlSeconds(object["media_cache_ttl_seconds"])
-        let ads = list.compactMap { ($0 as? [String: Any]).flatMap(parseAd) }.map { ad -> GrowthCatAd in
-            var ad = ad
-            ad.mediaCacheTTLSeconds = mediaTTL
-            return ad
-        }
-        return (ads, ttlSeconds(object["cache_ttl_seconds"]))
+        let catalog = try WireJSON.decode(Wire.Catalog.self, from: body, limits: limits, what: "the catalog")
+        return (catalog.ads, catalog.cacheTTL)
     }
 
     /// Parses the events answer (`{"accepted": 3, "duplicates": 1}`): counts clamped to 0…1 000 000; absent or
     /// unreadable counts are 0. A body that is not a JSON object is `invalidResponse`.
     package static func parseEventsAnswer(_ body: Data) throws(AdError) -> (accepted: Int, duplicates: Int) {
-        let object = try jsonObject(body, "the events answer")
-        func count(_ key: String) -> Int {
-            OutsideValue.number(object[key]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
-        }
-        return (count("accepted"), count("duplicates"))
+        let answer = try WireJSON.decode(Wire.EventsAnswer.self, from: body, limits: limits, what: "the events answer")
+        return (answer.accepted, answer.duplicates)
     }
 
     /// Parses the reward validation answer. A validated reward whose `reward` cannot be read (missing name, an amount
     /// that is not a finite non-negative number) is `invalidResponse`, never a silent "no reward".
     package static func parseRewardAnswer(_ body: Data) throws(AdError) -> AdRewardValidationResponse {
-        let object = try jsonObject(body, "the reward validation answer")
-        guard let validated = OutsideValue.bool(object["reward_validated"]) else {
+        let answer = try WireJSON.decode(
+            Wire.RewardAnswer.self, from: body, limits: limits, what: "the reward validation answer")
+        guard let validated = answer.validated else {
             throw AdError(.invalidResponse, "the reward validation answer has no boolean reward_validated")
         }
-        let accepted = OutsideValue.number(object["accepted"]).map { Int(min(max($0, 0), 1_000_000)) } ?? 0
         guard validated else {
-            return AdRewardValidationResponse(rewardValidated: false, accepted: accepted, reward: nil)
+            return AdRewardValidationResponse(rewardValidated: false, accepted: answer.accepted, reward: nil)
         }
-        guard let r = object["reward"] as? [String: Any], let name = OutsideValue.string(r["name"]),
-            let amount = OutsideValue.number(r["amount"]), amount >= 0, amount <= 1e12
-        else {
+        guard let reward = answer.reward else {
             throw AdError(
                 .invalidResponse, "the reward was validated but its reward {name, amount} is missing or unreadable")
         }
-        return AdRewardValidationResponse(rewardValidated: true, accepted: accepted, reward: (name, amount))
+        return AdRewardValidationResponse(rewardValidated: true, accepted: answer.accepted, reward: reward)
     }
 
-    static func parseAd(_ o: [String: Any]) -> GrowthCatAd? {
-        guard let campaign = o["campaign"] as? [String: Any], let campaignID = campaign["id"] as? String,
-            let creative = o["creative"] as? [String: Any], let creativeID = creative["id"] as? String,
-            let type = creative["creative_type"] as? String, let url = creative["public_asset_url"] as? String,
-            let tracking = o["tracking"] as? [String: Any], let allocation = tracking["allocation_id"] as? String,
-            let token = tracking["token"] as? String
-        else { return nil }
-        var placement: GrowthCatAd.Placement?
-        if let p = o["placement"] as? [String: Any], let key = p["key"] as? String, let format = p["format"] as? String
-        {
-            // A placement of a format this SDK does not know cannot be rendered: the ad is not servable.
-            guard let format = GrowthCatAdFormat(rawValue: format) else { return nil }
-            placement = .init(
-                id: OutsideValue.string(p["id"]), key: key, format: format,
-                rewardEnabled: OutsideValue.bool(p["reward_enabled"]) ?? false,
-                rewardName: OutsideValue.string(p["reward_name"]),
-                rewardAmount: OutsideValue.number(p["reward_amount"]).flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
-                minimumViewSeconds: seconds(p["minimum_view_seconds"]),
-                isSkippable: OutsideValue.bool(p["is_skippable"]) ?? true,
-                skippableAfterSeconds: seconds(p["skippable_after_seconds"]))
+    /// A count clamped to 0…1 000 000; 0 when absent or unreadable.
+    static func count(_ value: Double?) -> Int { value.map { Int(min(max($0, 0), 1_000_000)) } ?? 0 }
+
+    /// The wire types: each reads its fields one by one, so a bad value is absent rather than fatal.
+    enum Wire {
+        struct Bootstrap: Decodable {
+            let value: GrowthCatSDKBootstrap
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: WireKey.self)
+                let ads = c.object("ads", keyedBy: WireKey.self)
+                value = GrowthCatSDKBootstrap(
+                    appID: c.string("app_id") ?? "", workspace: c.string("workspace") ?? "",
+                    adsConfig: GrowthCatSDKAdsConfig(
+                        adsEnabled: ads?.bool("ads_enabled") ?? false,
+                        formats: Set((ads?.strings("formats") ?? []).compactMap(GrowthCatAdFormat.init(rawValue:))),
+                        adCacheTTLSeconds: ttlSeconds(ads?.number("ad_cache_ttl_seconds")) ?? 300,
+                        maxOfflineAdEvents: ads?.number("max_offline_ad_events")
+                            .flatMap { $0 >= 1 ? Int(min($0, 100_000)) : nil } ?? 500))
+            }
         }
-        let cache = creative["asset_cache"] as? [String: Any]
-        let store = creative["store_kit"] as? [String: Any]
-        let close = o["close_policy"] as? [String: Any]
-        return GrowthCatAd(
-            placement: placement, campaignID: campaignID, campaignMode: OutsideValue.string(campaign["mode"]),
-            campaignObjective: OutsideValue.string(campaign["objective"]),
-            campaignPriorityWeight: OutsideValue.number(campaign["priority_weight"]).flatMap {
-                $0 >= 0 && $0 <= 1e12 ? $0 : nil
-            },
-            creativeID: creativeID, creativeType: type, assetURL: url,
-            headline: OutsideValue.string(creative["headline"]), body: OutsideValue.string(creative["body"]),
-            layout: OutsideValue.string(creative["layout"]), ctaText: OutsideValue.string(creative["cta_text"]),
-            durationSeconds: seconds(creative["duration_seconds"]),
-            storePresentation: OutsideValue.string(store?["presentation"]),
-            appStoreID: OutsideValue.string(store?["app_store_id"]),
-            assetCacheable: OutsideValue.bool(cache?["cacheable"]) ?? false,
-            assetTTLSeconds: ttlSeconds(cache?["ttl_seconds"]),
-            assetStrategy: OutsideValue.string(cache?["strategy"]), allocationID: allocation, token: token,
-            closeIsSkippable: OutsideValue.bool(close?["is_skippable"]),
-            closeSkippableAfterSeconds: seconds(close?["skippable_after_seconds"]),
-            rewardGrantAfterSeconds: seconds(close?["reward_grant_after_seconds"]),
-            ecpm: price(o["ecpm"]))
+
+        struct Catalog: Decodable {
+            let ads: [GrowthCatAd]
+            let cacheTTL: Int?
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: WireKey.self)
+                guard let list = c.lossyList("ads", of: Ad.self) else {
+                    throw AdError(.invalidResponse, "the catalog has no ads list")
+                }
+                let mediaTTL = ttlSeconds(c.number("media_cache_ttl_seconds"))
+                ads = list.map { wire in
+                    var ad = wire.ad
+                    ad.mediaCacheTTLSeconds = mediaTTL
+                    return ad
+                }
+                cacheTTL = ttlSeconds(c.number("cache_ttl_seconds"))
+            }
+        }
+
+        struct EventsAnswer: Decodable {
+            let accepted: Int
+            let duplicates: Int
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: WireKey.self)
+                accepted = count(c.number("accepted"))
+                duplicates = count(c.number("duplicates"))
+            }
+        }
+
+        struct RewardAnswer: Decodable {
+            let validated: Bool?
+            let accepted: Int
+            let reward: (name: String, amount: Double)?
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: WireKey.self)
+                validated = c.bool("reward_validated")
+                accepted = count(c.number("accepted"))
+                let r = c.object("reward", keyedBy: WireKey.self)
+                if let name = r?.string("name"), let amount = r?.number("amount"), amount >= 0, amount <= 1e12 {
+                    reward = (name, amount)
+                } else {
+                    reward = nil
+                }
+            }
+        }
+
+        /// One catalog ad; throws (and is skipped by the list) when a required field is missing or of another type.
+        struct Ad: Decodable {
+            let ad: GrowthCatAd
+
+            struct Missing: Error {}
+
+            init(from decoder: any Decoder) throws {
+                let o = try decoder.container(keyedBy: WireKey.self)
+                guard let campaign = o.object("campaign", keyedBy: WireKey.self),
+                    let campaignID = campaign.string("id"),
+                    let creative = o.object("creative", keyedBy: WireKey.self), let creativeID = creative.string("id"),
+                    let type = creative.string("creative_type"), let url = creative.string("public_asset_url"),
+                    let tracking = o.object("tracking", keyedBy: WireKey.self),
+                    let allocation = tracking.string("allocation_id"), let token = tracking.string("token")
+                else { throw Missing() }
+                var placement: GrowthCatAd.Placement?
+                if let p = o.object("placement", keyedBy: WireKey.self), let key = p.string("key"),
+                    let format = p.string("format")
+                {
+                    // A placement of a format this SDK does not know cannot be rendered: the ad is not servable.
+                    guard let format = GrowthCatAdFormat(rawValue: format) else { throw Missing() }
+                    placement = .init(
+                        id: p.string("id"), key: key, format: format, rewardEnabled: p.bool("reward_enabled") ?? false,
+                        rewardName: p.string("reward_name"),
+                        rewardAmount: p.number("reward_amount").flatMap { $0 >= 0 && $0 <= 1e12 ? $0 : nil },
+                        minimumViewSeconds: seconds(p.number("minimum_view_seconds")),
+                        isSkippable: p.bool("is_skippable") ?? true,
+                        skippableAfterSeconds: seconds(p.number("skippable_after_seconds")))
+                }
+                let cache = creative.object("asset_cache", keyedBy: WireKey.self)
+                let store = creative.object("store_kit", keyedBy: WireKey.self)
+                let close = o.object("close_policy", keyedBy: WireKey.self)
+                ad = GrowthCatAd(
+                    placement: placement, campaignID: campaignID, campaignMode: campaign.string("mode"),
+                    campaignObjective: campaign.string("objective"),
+                    campaignPriorityWeight: campaign.number("priority_weight").flatMap {
+                        $0 >= 0 && $0 <= 1e12 ? $0 : nil
+                    },
+                    creativeID: creativeID, creativeType: type, assetURL: url, headline: creative.string("headline"),
+                    body: creative.string("body"), layout: creative.string("layout"),
+                    ctaText: creative.string("cta_text"), durationSeconds: seconds(creative.number("duration_seconds")),
+                    storePresentation: store?.string("presentation"), appStoreID: store?.string("app_store_id"),
+                    assetCacheable: cache?.bool("cacheable") ?? false,
+                    assetTTLSeconds: ttlSeconds(cache?.number("ttl_seconds")), assetStrategy: cache?.string("strategy"),
+                    allocationID: allocation, token: token, closeIsSkippable: close?.bool("is_skippable"),
+                    closeSkippableAfterSeconds: seconds(close?.number("skippable_after_seconds")),
+                    rewardGrantAfterSeconds: seconds(close?.number("reward_grant_after_seconds")),
+                    ecpm: WirePrice.ecpm(o.number("ecpm")))
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdapterSupport
 import Crypto
 import Foundation
 import ObliviousHTTP
@@ -34,13 +35,13 @@ extension MozAdsClient {
             onInvalid("invalid_structure", violation)
             throw AdError.mars(code: .json, message: "the response breaks a limit: \(violation)")
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+        guard case .object(let object)? = try? JSONDecoder().decode(AnySendableJSON.self, from: response.body) else {
             onInvalid("invalid_structure", "the response is not a JSON object")
             throw AdError.mars(code: .json, message: "the response is not a JSON object")
         }
         var result: [String: [DecodedAd]] = [:]
         for (placementID, value) in object {
-            guard let items = value as? [Any] else {
+            guard case .array(let items) = value else {
                 onInvalid("invalid_array", "placement \(placementID) is not an array")
                 continue
             }
@@ -92,26 +93,25 @@ extension MozAdsClient {
 
     enum ItemResult { case success(DecodedAd), failure(String) }
 
-    static func decodeItem(_ item: Any) -> ItemResult {
-        guard let dict = item as? [String: Any] else { return .failure("an ad item is not an object") }
-        guard let callbacks = dict["callbacks"] as? [String: Any] else { return .failure("missing field `callbacks`") }
-        guard let click = callbacks["click"] as? String, isAbsoluteURL(click) else {
+    static func decodeItem(_ item: AnySendableJSON) -> ItemResult {
+        guard let dict = item.object else { return .failure("an ad item is not an object") }
+        guard let callbacks = dict["callbacks"]?.object else { return .failure("missing field `callbacks`") }
+        guard let click = callbacks["click"]?.string, isAbsoluteURL(click) else {
             return .failure("callbacks.click is missing or not a URL")
         }
-        guard let impression = callbacks["impression"] as? String, isAbsoluteURL(impression) else {
+        guard let impression = callbacks["impression"]?.string, isAbsoluteURL(impression) else {
             return .failure("callbacks.impression is missing or not a URL")
         }
         var report: String?
-        if let value = callbacks["report"], !(value is NSNull) {
-            guard let url = value as? String, isAbsoluteURL(url) else {
+        // A null `report` was left out by the decoder: absent.
+        if let value = callbacks["report"] {
+            guard let url = value.string, isAbsoluteURL(url) else {
                 return .failure("callbacks.report is not a URL")
             }
             report = url
         }
         return .success(
-            DecodedAd(
-                object: dict.compactMapValues(AnySendableJSON.init),
-                callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
+            DecodedAd(object: dict, callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
     }
 
     static func isAbsoluteURL(_ text: String) -> Bool {
@@ -137,16 +137,9 @@ extension MozAdsClient {
         return result
     }
 
+    /// `url` with `pairs` appended in the form encoding the reference client's `url` crate writes (spaces as `+`).
     static func appendQuery(_ url: String, _ pairs: [(String, String)]) -> String {
-        let encoded = pairs.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&")
-        return url + (url.contains("?") ? "&" : "?") + encoded
-    }
-
-    static func formEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(
-            of: "%20", with: "+")
+        url + (url.contains("?") ? "&" : "?") + QueryString.formEncode(pairs)
     }
 
     package static func tile(_ ad: DecodedAd) -> MozAdsTile? {

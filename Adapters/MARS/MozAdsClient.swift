@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdapterSupport
 import Crypto
 import Foundation
 import ObliviousHTTP
@@ -514,19 +515,40 @@ package struct CacheControl {
 }
 
 /// A JSON value that is `Sendable` (what `JSONSerialization` gives is not).
-enum AnySendableJSON: Sendable, Hashable {
+enum AnySendableJSON: Sendable, Hashable, Decodable {
     case string(String), number(Double), bool(Bool), array([AnySendableJSON]), object([String: AnySendableJSON])
 
-    init?(_ value: Any) {
-        switch value {
-        case let s as String: self = .string(s)
-        case let b as Bool where type(of: value) == type(of: NSNumber(value: true)): self = .bool(b)
-        case let n as NSNumber:
-            guard n.doubleValue.isFinite else { return nil }
-            self = .number(n.doubleValue)
-        case let a as [Any]: self = .array(a.compactMap(AnySendableJSON.init))
-        case let o as [String: Any]: self = .object(o.compactMapValues(AnySendableJSON.init))
-        default: return nil
+    /// Decodes any JSON value; `null` members and elements, and numbers that are not finite, are left out (a
+    /// non-finite number alone throws).
+    init(from decoder: any Decoder) throws {
+        if let object = try? decoder.container(keyedBy: WireKey.self) {
+            var members: [String: AnySendableJSON] = [:]
+            for key in object.allKeys where (try? object.decodeNil(forKey: key)) == false {
+                if let value = try? object.decode(AnySendableJSON.self, forKey: key) {
+                    members[key.stringValue] = value
+                }
+            }
+            self = .object(members)
+        } else if var array = try? decoder.unkeyedContainer() {
+            var elements: [AnySendableJSON] = []
+            while !array.isAtEnd {
+                if (try? array.decodeNil()) == true { continue }
+                // Lossy always advances, so a bad element cannot stall the loop.
+                if let value = try array.decode(Lossy<AnySendableJSON>.self).value { elements.append(value) }
+            }
+            self = .array(elements)
+        } else {
+            let value = try decoder.singleValueContainer()
+            if let bool = try? value.decode(Bool.self) {
+                self = .bool(bool)
+            } else if let number = try? value.decode(Double.self) {
+                guard number.isFinite else {
+                    throw DecodingError.dataCorruptedError(in: value, debugDescription: "not a finite number")
+                }
+                self = .number(number)
+            } else {
+                self = .string(try value.decode(String.self))
+            }
         }
     }
 

@@ -19,9 +19,10 @@ public enum MozAdsEnvironment: Sendable, Hashable {
         }
     }
 
-    /// `base` joined with `path` as URL path segments: leading, trailing and doubled slashes are normalised.
+    /// `base` joined with `path` as URL path segments (the core's join; leading, trailing and doubled slashes in
+    /// `path` are normalised).
     public func url(_ path: String) -> String {
-        baseURL + path.split(separator: "/").joined(separator: "/")
+        HTTPRequest.url(baseURL, appending: "/" + path.split(separator: "/").joined(separator: "/"))
     }
 
     var hashName: String {

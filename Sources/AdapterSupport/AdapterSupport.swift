@@ -89,6 +89,29 @@ package enum QueryString {
     package static func encode(_ items: [(String, String)]) -> String {
         items.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
     }
+
+    /// `text` in `application/x-www-form-urlencoded` form, as the WHATWG URL standard (and Rust's `url` crate) writes
+    /// it: ASCII letters, digits and `-._*` kept, a space as `+`, everything else percent-encoded. For contracts
+    /// that append to URLs the way their reference client does (MARS callbacks).
+    package static func formEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "*"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "): out += "+"
+            default: out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
+    }
+
+    /// `a=1&b=x+y`, form-encoded.
+    package static func formEncode(_ items: [(String, String)]) -> String {
+        items.map { "\(formEncode($0.0))=\(formEncode($0.1))" }.joined(separator: "&")
+    }
 }
 
 /// Prices from a server, written once.

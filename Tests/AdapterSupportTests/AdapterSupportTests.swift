@@ -19,6 +19,11 @@ struct AdapterSupportTests {
         #expect(fields.map(\.1) == ["1", "CP&x=1", "1YNN", "DBA/B+", "2,7", "1", "1"])
     }
 
+    @Test func formEncodingFollowsTheFormStandard() {
+        #expect(QueryString.formEncode("a b&c=é*~/") == "a+b%26c%3D%C3%A9*%7E%2F")
+        #expect(QueryString.formEncode([("request_hash", "x y"), ("k", "1")]) == "request_hash=x+y&k=1")
+    }
+
     @Test func underAgeFoldsIntoCoppaWhereTheContractHasNoTfua() {
         let signals = PrivacySignals(underAgeOfConsent: true)
         #expect(WirePrivacy.query(signals, underAge: .coppa).map { "\($0.0)=\($0.1)" } == ["coppa=1"])
