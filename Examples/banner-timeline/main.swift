@@ -18,7 +18,7 @@ let network = ChartboostNetwork(
 let slot = BannerRefreshController(
     network: network, request: AdRequest(placement: "Main Menu", format: .banner(.standard)), clock: clock)
 
-func time() -> String { String(format: "t=%5.0fs", Double(clock.now.nanoseconds) / 1e9) }
+func time() -> String { String(format: "t=%5.0fs", (clock.now - .zero).seconds) }
 var printed = 0
 @MainActor func flush() async {
     let history = await slot.history
@@ -27,8 +27,7 @@ var printed = 0
         case .shown(let id, let network): print("\(time())  shown \(id) from \(network)")
         case .loadFailed(let why): print("\(time())  load failed: \(why)")
         case .scheduled(let at): print("\(time())  next refresh at \(Int(Double(at.nanoseconds) / 1e9))s")
-        case .paused(let remaining):
-            print("\(time())  paused with \(remaining.map { "\(Int($0.seconds))s" } ?? "no timer") left")
+        case .paused(let left): print("\(time())  paused with \(left.map { "\(Int($0.seconds))s" } ?? "no timer") left")
         case .resumed: print("\(time())  resumed")
         case .clicked(let id): print("\(time())  clicked \(id)")
         case .impression(let id): print("\(time())  impression logged for \(id)")
@@ -74,8 +73,7 @@ print("\(time())  -- the network starts failing")
 sandbox.setScenario(SandboxScenario(networks: ["chartboost": NetworkScenario(faults: [Fault(.status, status: 503)])]))
 await run(for: 400)
 await slot.stop()
-print(
-    "impressions tracked at the sandbox: \(sandbox.records.trackingHits.filter { $0.query["e"] == "impression" }.count)"
-)
+let impressions = sandbox.records.trackingHits.filter { $0.query["e"] == "impression" }
+print("impressions tracked at the sandbox: \(impressions.count)")
 await http.shutdown()
 await sandbox.shutdown()

@@ -17,8 +17,7 @@ struct PrintingTelemetry: MozAdsTelemetry {
 
 let sandbox = try await DemandSandbox.start()
 let http = CurlHTTPClient()
-let cachePath = FileManager.default.temporaryDirectory.appendingPathComponent("mars-newtab-\(UUID().uuidString).sqlite")
-    .path
+let cachePath = NSTemporaryDirectory() + "mars-newtab-\(UUID().uuidString).sqlite"
 let client = MozAdsClientBuilder(httpClient: http)
     .environment(.custom(baseURL: sandbox.marsBaseURL))
     .cacheConfig(MozAdsCacheConfig(dbPath: cachePath, defaultCacheTtlSeconds: 600, maxSizeMib: 10))
@@ -60,8 +59,8 @@ if let story = spocs["mock_spoc_1"]?.first {
     if let report = story.callbacks.report { try await client.reportAd(report, reason: .notInterested) }
     for callback in sandbox.records.marsCallbacks {
         print(
-            "  GET \(callback.path)?\(callback.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"))"
-        )
+            "  GET \(callback.path)?"
+                + callback.query.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: "&"))
     }
 }
 try await client.clearCache()

@@ -17,10 +17,8 @@ struct ConsoleViewer: FullScreenPresenter {
         for second in 1...40 {
             await clock.advance(to: .zero + .seconds(second))
             let state = await controls.refresh()
-            if second == 10, !state.closeVisible {
-                print(
-                    "t=10s  the user tries to close: hidden until \(state.closeAvailableAt.map { "\($0)" } ?? "the end")"
-                )
+            if second == 10, !state.closeVisible, let at = state.closeAvailableAt {
+                print("t=10s  the user tries to close: hidden until \(at)")
             }
             if state.closeVisible, await controls.close() { return }
         }
@@ -44,9 +42,8 @@ guard case .filled(let ad) = try await network.load(request) else {
 let result = try await ad.presentFullScreen(on: ConsoleViewer(clock: clock), clock: clock)
 for entry in result.log { print("t=\(entry.at)  \(entry)") }
 print("grant: \(result.reward.map { "\($0)" } ?? "nothing")")
-print(
-    "the sandbox counted \(sandbox.records.growthcatEvents.count) events, \(sandbox.records.growthcatDuplicates) duplicates"
-)
+let records = sandbox.records
+print("the sandbox counted \(records.growthcatEvents.count) events, \(records.growthcatDuplicates) duplicates")
 await client.shutdown()
 await http.shutdown()
 await sandbox.shutdown()

@@ -13,7 +13,6 @@ let server = try LoopbackHTTPServer { request in
     }
 }
 let client = CurlHTTPClient()
-print("server: \(server.baseURL)")
 
 let get = try await client.send(HTTPRequest(url: server.baseURL + "/hello"))
 print("GET /hello -> \(get.status) \(String(decoding: get.body, as: UTF8.self))")
@@ -31,10 +30,8 @@ let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
     for try await status in group { counts[status, default: 0] += 1 }
     return counts
 }
-print(
-    "64 concurrent GETs -> \(statuses) in \(Int((ContinuousClock.now - start).milliseconds)) ms over "
-        + "\(server.connectionsAccepted) connections"
-)
+let elapsed = Int((ContinuousClock.now - start).milliseconds)
+print("64 concurrent GETs -> \(statuses) in \(elapsed) ms over \(server.connectionsAccepted) connections")
 
 do {
     _ = try await client.send(HTTPRequest(url: server.baseURL + "/slow", timeout: .milliseconds(250)))
