@@ -31,3 +31,7 @@ docs: deps
 # `swift format lint --strict` with the committed .swift-format (4-space indent, 120 columns, the rules it enables).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Adapters Tests Examples Benchmarks Package.swift
+	@find Sources Adapters Tests Examples Benchmarks Package.swift -name '*.swift' -not -path '*/.build*' -print0 \
+		| xargs -0 env LC_ALL=C awk '{ s = $$0; gsub(/[\200-\277]/, "", s) } length(s) > 120 { print FILENAME ":" FNR \
+		": over 120 characters"; bad = 1 } END { exit bad }'
+

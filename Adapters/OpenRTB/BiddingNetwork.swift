@@ -92,7 +92,8 @@ public final class BiddingNetwork: AdNetwork {
         guard capabilities.supports(request.format) else {
             throw AdError(
                 .unsupported,
-                "the bidder \(id) bids on \(capabilities.formats.map(\.rawValue).sorted().joined(separator: ", ")), not "
+                ("the bidder \(id) bids "
+                    + "on \(capabilities.formats.map(\.rawValue).sorted().joined(separator: ", ")), not ")
                     + "\(request.format)"
             )
         }

@@ -125,11 +125,13 @@ public final class HTTPCacheStore: Sendable {
             try await db.write { db in
                 try db.execute(
                     sql: """
-                        INSERT INTO http_cache (cached_at, expires_at, request_hash, request_method, request_url, response_body,
+                        INSERT INTO http_cache (cached_at, expires_at, request_hash, request_method, request_url, \
+                        response_body,
                                                 response_headers, response_status, size_bytes, ttl_seconds)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT(request_hash) DO UPDATE SET
-                            cached_at = excluded.cached_at, expires_at = excluded.expires_at, request_method = excluded.request_method,
+                            cached_at = excluded.cached_at, expires_at = excluded.expires_at, request_method = \
+                        excluded.request_method,
                             request_url = excluded.request_url, response_body = excluded.response_body,
                             response_headers = excluded.response_headers, response_status = excluded.response_status,
                             size_bytes = excluded.size_bytes, ttl_seconds = excluded.ttl_seconds

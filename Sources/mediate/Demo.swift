@@ -28,9 +28,11 @@ enum Demo {
             {
               "networks": {
                 "mars": { "type": "mars", "base_url": "\(sandbox.marsBaseURL)" },
-                "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
+                "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": \
+            "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
                 "appopen": { "type": "appopen", "base_url": "\(sandbox.appOpenBaseURL)" },
-                "growthcat": { "type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", "api_key": "gc_test_demo", "catalog_cache": "false" }
+                "growthcat": { "type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", "api_key": \
+            "gc_test_demo", "catalog_cache": "false" }
               },
               "placements": {
                 "home_tile": { "format": "tile", "ab_label": "tiles-a", "lines": [
@@ -95,9 +97,12 @@ enum Demo {
         let json = """
             {
               "networks": {
-                "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
-                "rtb-a": { "type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb-a"))", "app_bundle": "com.example.demo" },
-                "rtb-b": { "type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb-b"))", "app_bundle": "com.example.demo" }
+                "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": \
+            "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
+                "rtb-a": { "type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb-a"))", "app_bundle": \
+            "com.example.demo" },
+                "rtb-b": { "type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb-b"))", "app_bundle": \
+            "com.example.demo" }
               },
               "placements": {
                 "drift_banner": { "format": "banner", "size": "320x50", "mode": "sequential",

@@ -102,9 +102,9 @@ struct Show: AsyncParsableCommand {
             print("\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))")
             for entry in shown.log { print(String(format: "  t=%5.1fs  ", seconds(entry.at)) + "\(entry)") }
             if let reward {
-                print(
-                    "  reward: \(reward["validated"] as? Bool == true ? "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")" : "not granted (\(reward["error"] ?? "the server refused it"))")"
-                )
+                let granted = "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")"
+                let refused = "not granted (\(reward["error"] ?? "the server refused it"))"
+                print("  reward: \(reward["validated"] as? Bool == true ? granted : refused)")
             } else {
                 print("  reward: none (not a rewarded ad)")
             }

@@ -80,7 +80,9 @@ extension Reports {
         return """
             <!DOCTYPE html>
             <html xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8"/><title>mediate compare</title>
-            <style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}</style>
+            <style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em \
+            0}td,th{border:1px solid #ccc;padding:4px \
+            8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}</style>
             </head><body><h1>mediate compare</h1>
             \(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
             </body></html>

@@ -122,7 +122,8 @@ enum Reports {
 
     static func csv(_ reports: [PlacementReport]) -> String {
         var lines = [
-            "placement,source,network,network_placement,requests,fills,fill_rate,p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd"
+            ("placement,source,network,network_placement,requests,fills,fill_rate,"
+                + "p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd")
         ]
         for report in reports {
             let m = report.mediated

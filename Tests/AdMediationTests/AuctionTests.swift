@@ -193,7 +193,8 @@ struct AuctionTests {
             try configuration.validate(networks: ["a": [.interstitial]])
         }
         let auction =
-            #"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": [{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#
+            (#"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": "#
+                + #"[{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#)
         #expect(throws: AdError.self) { try MediationConfiguration.decode(json: Data(auction.utf8)) }
     }
 }

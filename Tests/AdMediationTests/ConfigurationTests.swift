@@ -49,7 +49,8 @@ struct ConfigurationTests {
     @Test func negativeTimeoutIsRejected() {
         #expect(
             error(
-                #"{"placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a", "timeout_ms": -5}]}}}"#
+                (#"{"placements": {"p": {"format": "tile", "lines": "#
+                    + #"[{"network": "mars", "placement": "a", "timeout_ms": -5}]}}}"#)
             )
                 == "placements.p.lines[0].timeout_ms: must be 1…600000, got -5")
     }
@@ -57,7 +58,8 @@ struct ConfigurationTests {
     @Test func duplicateLineIsRejected() {
         #expect(
             error(
-                #"{"placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a"}, {"network": "mars", "placement": "a"}]}}}"#
+                (#"{"placements": {"p": {"format": "tile", "lines": [{"network": "#
+                    + #""mars", "placement": "a"}, {"network": "mars", "placement": "a"}]}}}"#)
             )
                 == #"placements.p.lines[1]: duplicate of lines[0] (network "mars", placement "a")"#)
     }
@@ -83,7 +85,8 @@ struct ConfigurationTests {
     @Test func wrongTypeNamesTheFieldPath() {
         #expect(
             error(
-                #"{"placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a", "timeout_ms": "fast"}]}}}"#
+                (#"{"placements": {"p": {"format": "tile", "lines": [{"network": "#
+                    + #""mars", "placement": "a", "timeout_ms": "fast"}]}}}"#)
             )?
             .hasPrefix("placements.p.lines[0].timeout_ms: expected a number") == true)
     }
@@ -144,7 +147,8 @@ struct ConfigurationTests {
     @Test func secondsFieldOutOfRangeIsRefusedAtItsField() {
         #expect(
             error(
-                #"{"placements": {"p": {"format": "tile", "min_interval_s": -1, "lines": [{"network": "mars", "placement": "a"}]}}}"#
+                (#"{"placements": {"p": {"format": "tile", "min_interval_s": "#
+                    + #"-1, "lines": [{"network": "mars", "placement": "a"}]}}}"#)
             ) == "placements.p.min_interval_s: must be 0…604800, got -1.0")
     }
 }

@@ -157,7 +157,8 @@ struct OptimizerTests {
 
     @Test func optimizerSettingsOutOfRangeNameTheField() throws {
         let json =
-            #"{"placements": {"p": {"format": "interstitial", "lines": [{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#
+            (#"{"placements": {"p": {"format": "interstitial", "lines": "#
+                + #"[{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#)
         let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
         #expect(throws: AdError(.configuration, "placements.p.optimizer.pinned[0]: no line 3 (the waterfall has 1)")) {
             try configuration.validate(networks: ["n": [.interstitial]])

@@ -113,7 +113,8 @@ struct ConfigurationRangeTests {
 
     func error(_ placement: String, breaker: String = "{}") -> String? {
         let json =
-            #"{"circuit_breaker": \#(breaker), "placements": {"p": {"format": "tile", "lines": [{"network": "mars", "placement": "a"\#(placement.isEmpty ? "" : ", ")\#(placement)}]}}}"#
+            (#"{"circuit_breaker": \#(breaker), "placements": {"p": {"format": "tile", "lines": "#
+                + #"[{"network": "mars", "placement": "a"\#(placement.isEmpty ? "" : ", ")\#(placement)}]}}}"#)
         do {
             try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks)
             return nil
@@ -144,7 +145,8 @@ struct ConfigurationRangeTests {
     @Test func placementNumbersOutOfRangeNameTheField() {
         func placementError(_ field: String) -> String? {
             let json =
-                #"{"placements": {"p": {"format": "tile", \#(field), "lines": [{"network": "mars", "placement": "a"}]}}}"#
+                (#"{"placements": {"p": {"format": "tile", \#(field), "#
+                    + #""lines": [{"network": "mars", "placement": "a"}]}}}"#)
             do {
                 try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks)
                 return nil

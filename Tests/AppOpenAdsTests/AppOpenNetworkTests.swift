@@ -61,7 +61,8 @@ struct AppOpenNetworkTests {
     func theAdExpiresAtTheShorterOfTheServersTTLAndFourHours(serverTTL: Double, expectedSeconds: Int64) async throws {
         let server = try LoopbackHTTPServer { _ in
             let body =
-                #"{"ad_id":"a1","creative":{"type":"image","url":"https://x/a.png"},"tracking":{"impression":"https://x/i","click":"https://x/c"},"ttl_seconds":\#(serverTTL)}"#
+                (#"{"ad_id":"a1","creative":{"type":"image","url":"https://x/a.png"},"#
+                    + #""tracking":{"impression":"https://x/i","click":"https://x/c"},"ttl_seconds":\#(serverTTL)}"#)
             return .respond(.init(headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
         }
         let curl = CurlHTTPClient()

@@ -14,7 +14,8 @@ struct UnusedHTTPClient: HTTPClient {
 struct AppOpenHostileAnswerTests {
     static let valid = """
         {"ad_id": "a1", "creative": {"type": "image", "url": "https://cdn.example/a.png"},
-         "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, "ttl_seconds": 600}
+         "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, \
+        "ttl_seconds": 600}
         """
     let clock = ManualAdClock()
     var network: AppOpenNetwork {

@@ -96,7 +96,8 @@ struct ChartboostNetworkTests {
                     headers: [("Content-Type", "application/json")],
                     body: Array(
                         """
-                        {"ad_id":"x","location":"Main Menu","size":{"width":300,"height":250},"creative":{"type":"image","url":"https://c/x.png"},
+                        {"ad_id":"x","location":"Main \
+                        Menu","size":{"width":300,"height":250},"creative":{"type":"image","url":"https://c/x.png"},
                          "tracking":{"impression":"https://t/i","click":"https://t/c"},"ecpm":1,"expires_in_seconds":60}
                         """.utf8)))
         }

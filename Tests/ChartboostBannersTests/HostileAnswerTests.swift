@@ -13,8 +13,10 @@ struct UnusedHTTPClient: HTTPClient {
 @Suite("Chartboost answers with hostile numbers", .timeLimit(.minutes(2)))
 struct ChartboostHostileAnswerTests {
     static let valid = """
-        {"ad_id": "a1", "size": {"width": 320, "height": 50}, "creative": {"type": "image", "url": "https://cdn.example/a.png"},
-         "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, "expires_in_seconds": 600}
+        {"ad_id": "a1", "size": {"width": 320, "height": 50}, "creative": {"type": "image", "url": \
+        "https://cdn.example/a.png"},
+         "tracking": {"impression": "https://t.example/i", "click": "https://t.example/c"}, "ecpm": 2.5, \
+        "expires_in_seconds": 600}
         """
     let clock = ManualAdClock()
     var network: ChartboostNetwork {

@@ -91,7 +91,8 @@ struct BannerSeedFidelityTests {
         #expect(delegate.log.last == "didShowAd(impression_failed)")
     }
 
-    /// Seed: didFinishHandlingClick is "Called when the link viewer presented as result of an ad click has been dismissed."
+    /// Seed: didFinishHandlingClick is "Called when the link viewer presented as result of an ad click has been
+    /// dismissed."
     @Test func inAutoRefreshModeDidFinishHandlingClickCarriesTheClickedAdsID() async throws {
         final class IDs: ChartboostBannerDelegate {
             let finished = Mutex<[String?]>([])

@@ -77,17 +77,15 @@ struct RequestResponseTests {
 
     @Test(arguments: [HTTPMethod.post, .put])
     func largeUploadSendsNoExpectContinue(method: HTTPMethod) async throws {
-        // libcurl adds `Expect: 100-continue` to PUTs and to POSTs over 1 MiB and then waits up to 1 s for it.
+        // libcurl adds `Expect: 100-continue` to PUTs and to POSTs over 1 MiB, and then waits up to 1 s for an answer
+        // it never gets from most servers; it waits only after sending the header, so its absence rules the wait out.
+        // TimingTests times the same upload on a quiet machine.
         try await withServer(echo) { server, client in
             let body = Data(repeating: 0x61, count: 2 << 20)
-            let (response, ms) = try await measureMs {
-                try await client.send(HTTPRequest(method: method, url: server.baseURL + "/upload", body: body))
-            }
+            let response = try await client.send(
+                HTTPRequest(method: method, url: server.baseURL + "/upload", body: body))
             #expect(response.headers["X-Seen-Expect"] == nil)
             #expect(response.body.count == body.count)
-            // libcurl waits for 100-continue only after sending `Expect`, which the line above rules out; a wait would
-            // cost 1000 ms by itself, so the time is bounded there (a loaded 2-core machine moves 2 MiB in ~0.5–0.95 s).
-            #expect(ms < 1000, "an upload waited \(ms) ms, as if for 100-continue")
         }
     }
 

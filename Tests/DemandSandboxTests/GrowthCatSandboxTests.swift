@@ -126,7 +126,8 @@ struct GrowthCatSandboxTests {
     @Test func eventsAreDeduplicatedBySdkEventID() async throws {
         try await withSandbox { sandbox, client in
             let batch =
-                #"{"events":[{"sdk_event_id":"e1","event_name":"impression"},{"sdk_event_id":"e2","event_name":"video_progress","metadata":{"progress_pct":"50"}}]}"#
+                (#"{"events":[{"sdk_event_id":"e1","event_name":"impression"},{"sdk_event_id":"e2","#
+                    + #""event_name":"video_progress","metadata":{"progress_pct":"50"}}]}"#)
             let first = try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/events", batch, headers: gcAuth))
             let second = try await client.send(
                 post(sandbox.growthcatBaseURL + "/v1/ads/events", batch, headers: gcAuth))
@@ -181,7 +182,8 @@ struct GrowthCatSandboxTests {
         try await withSandbox { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)
             let request =
-                #"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","viewed_seconds":16,"completed":true}"#
+                (#"{"allocation_id":"\#(allocation)","token":"\#(token)","#
+                    + #""app_user_id":"u1","viewed_seconds":16,"completed":true}"#)
             let granted = try json(
                 try await client.send(
                     post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", request, headers: gcAuth)))
@@ -199,7 +201,8 @@ struct GrowthCatSandboxTests {
         try await withSandbox { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)
             let short =
-                #"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","viewed_seconds":3,"completed":false}"#
+                (#"{"allocation_id":"\#(allocation)","token":"\#(token)","#
+                    + #""app_user_id":"u1","viewed_seconds":3,"completed":false}"#)
             let anonymous =
                 #"{"allocation_id":"\#(allocation)","token":"\#(token)","viewed_seconds":30,"completed":true}"#
             for body in [short, anonymous] {

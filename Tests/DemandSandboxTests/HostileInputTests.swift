@@ -24,7 +24,8 @@ struct SandboxHostileInputTests {
     }
 
     static let valid = #"""
-        {"seed": 1, "networks": {"mars": {"fill_rate": 0.5, "ecpm": {"fixed": 2}, "latency_ms": {"uniform": {"min": 1, "max": 5}},
+        {"seed": 1, "networks": {"mars": {"fill_rate": 0.5, "ecpm": {"fixed": 2}, "latency_ms": {"uniform": {"min": \#
+        1, "max": 5}},
           "faults": [{"kind": "status", "rate": 0.1, "status": 429, "retry_after_s": 2}]}}}
         """#
 

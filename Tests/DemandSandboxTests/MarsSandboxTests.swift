@@ -14,7 +14,9 @@ struct MarsSandboxTests {
         try await withSandbox { sandbox, client in
             let response = try await ads(
                 sandbox,
-                #"{"context_id":"c1","placements":[{"placement":"mock_tile_1","count":1,"content":null},{"placement":"mock_spoc_1","count":3,"content":{"taxonomy":"IAB-3.0","categories":["338"]}},{"placement":"mock_billboard_1","count":1,"content":null}]}"#,
+                (#"{"context_id":"c1","placements":[{"placement":"mock_tile_1","count":1,"content":null},"#
+                    + (#"{"placement":"mock_spoc_1","count":3,"content":{"taxonomy":"IAB-3.0","#
+                        + #""categories":["338"]}},{"placement":"mock_billboard_1","count":1,"content":null}]}"#)),
                 client)
             #expect(response.status == 200)
             #expect(response.headers["Cache-Control"] == "max-age=300")
@@ -67,7 +69,8 @@ struct MarsSandboxTests {
         (#"{"placements":[{"placement":"mock_tile_1","count":1}]}"#, "invalid_request"),
         (#"{"context_id":"c","placements":[]}"#, "invalid_request"),
         (
-            #"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1},{"placement":"mock_tile_1","count":1}]}"#,
+            (#"{"context_id":"c","placements":[{"placement":"mock_tile_1","#
+                + #""count":1},{"placement":"mock_tile_1","count":1}]}"#),
             "invalid_request"
         ),
         (#"{"context_id":"c","placements":[{"placement":"mock_spoc_1","count":21}]}"#, "invalid_request"),
@@ -75,7 +78,8 @@ struct MarsSandboxTests {
         (#"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":2}]}"#, "invalid_request"),
         (#"{"context_id":"c","placements":[{"placement":"nope_1","count":1}]}"#, "unsupported_placement"),
         (
-            #"{"context_id":"c","placements":[{"placement":"mock_tile_1","count":1,"content":{"taxonomy":"IAB-9","categories":[]}}]}"#,
+            (#"{"context_id":"c","placements":[{"placement":"mock_tile_1","#
+                + #""count":1,"content":{"taxonomy":"IAB-9","categories":[]}}]}"#),
             "invalid_request"
         ),
     ])

@@ -138,7 +138,8 @@ struct FuzzDecoders {
             let arguments = CommandLine.arguments.dropFirst()
             guard let name = arguments.first, let target = Targets.all[name] else {
                 print(
-                    "usage: fuzz-decoders TARGET FILE-OR-DIRECTORY…  (targets: \(Targets.all.keys.sorted().joined(separator: ", ")))"
+                    ("usage: fuzz-decoders TARGET FILE-OR-DIRECTORY…  "
+                        + "(targets: \(Targets.all.keys.sorted().joined(separator: ", ")))")
                 )
                 exit(2)
             }

@@ -37,7 +37,9 @@ final class AssetServer: Sendable {
             }
             let url = base.withLock { $0 } + "/asset.mp4"
             let ad =
-                #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"video","public_asset_url":"\#(url)","asset_cache":{"cacheable":true,"strategy":"prefetch"}},"tracking":{"allocation_id":"a","token":"t"}}"#
+                (#"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","#
+                    + (#""creative_type":"video","public_asset_url":"\#(url)","asset_cache":{"cacheable":true,"#
+                        + #""strategy":"prefetch"}},"tracking":{"allocation_id":"a","token":"t"}}"#))
             return .respond(.init(body: Array(#"{"cache_ttl_seconds":300,"ads":[\#(ad)]}"#.utf8)))
         }
         base.withLock { $0 = server.baseURL }
@@ -138,7 +140,9 @@ struct AdObjectTests {
 
     @Test func anAdWhosePlacementFormatIsUnknownIsSkippedForTheNextOne() throws {
         func ad(_ id: String, _ format: String) -> String {
-            #"{"placement":{"key":"p","format":"\#(format)"},"campaign":{"id":"c"},"creative":{"id":"\#(id)","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            (#"{"placement":{"key":"p","format":"\#(format)"},"campaign":{"id":"c"},"creative":{"id":"\#(id)","#
+                + (#""creative_type":"image","public_asset_url":"https://x/a.png"},"#
+                    + #""tracking":{"allocation_id":"a","token":"t"}}"#))
         }
         let body = #"{"ads":[\#(ad("native", "native")), \#(ad("ok", "interstitial"))]}"#
         let (ads, _) = try GrowthCatClient.parseCatalog(Data(body.utf8))

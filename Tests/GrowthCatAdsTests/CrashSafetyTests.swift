@@ -44,7 +44,9 @@ struct CrashSafetyTests {
         #expect(idsPerNumber.values.allSatisfy { $0 == 1 }, "an event was re-created instead of replayed")
         #expect(killedMidway > trials / 2, "most trials should really be killed mid-run (\(killedMidway) of \(trials))")
         print(
-            "crash safety: \(trials) trials, \(killedMidway) killed mid-run, \(acknowledged.count) events acknowledged, \(delivered.count) delivered, \(records.growthcatDuplicates) duplicate deliveries (same id, counted once)"
+            ("crash safety: \(trials) trials, \(killedMidway) killed mid-run, \(acknowledged.count) events "
+                + ("acknowledged, \(delivered.count) delivered,"
+                    + " \(records.growthcatDuplicates) duplicate deliveries (same id, counted once)"))
         )
         await sandbox.shutdown()
         try? FileManager.default.removeItem(atPath: queue)

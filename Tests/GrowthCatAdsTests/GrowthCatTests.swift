@@ -112,12 +112,15 @@ struct GrowthCatClientTests {
                 return .respond(
                     .init(
                         body: Array(
-                            #"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"formats":["banner"],"ad_cache_ttl_seconds":\#(bootstrapTTL)}}"#
+                            (#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true,"#
+                                + #""formats":["banner"],"ad_cache_ttl_seconds":\#(bootstrapTTL)}}"#)
                                 .utf8)))
             }
             catalogRequests.add(1, ordering: .relaxed)
             let ad =
-                #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+                (#"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","#
+                    + (#""creative_type":"image","public_asset_url":"https://x/a.png"},"#
+                        + #""tracking":{"allocation_id":"a","token":"t"}}"#))
             return .respond(.init(body: Array(#"{"cache_ttl_seconds":\#(serverTTL),"ads":[\#(ad)]}"#.utf8)))
         }
         let curl = CurlHTTPClient()
@@ -429,7 +432,9 @@ struct GrowthCatBootstrapRuleTests {
     /// A server whose bootstrap is `config` and whose catalog holds one banner.
     func crafted(config: String) throws -> (GrowthCatClient, LoopbackHTTPServer, CurlHTTPClient) {
         let banner =
-            #"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            (#"{"placement":{"key":"b","format":"banner"},"campaign":{"id":"c"},"creative":{"id":"cr","#
+                + (#""creative_type":"image","public_asset_url":"https://x/a.png"},"#
+                    + #""tracking":{"allocation_id":"a","token":"t"}}"#))
         let server = try LoopbackHTTPServer { request in
             let body = request.path.hasSuffix("/sdk/config") ? config : #"{"cache_ttl_seconds":300,"ads":[\#(banner)]}"#
             return .respond(.init(headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
@@ -490,13 +495,16 @@ struct GrowthCatDeliveryTests {
             let log = EventLog(status: eventStatus)
             self.log = log
             let ad =
-                #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+                (#"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","#
+                    + (#""creative_type":"image","public_asset_url":"https://x/a.png"},"#
+                        + #""tracking":{"allocation_id":"a","token":"t"}}"#))
             server = try LoopbackHTTPServer { request in
                 if request.path.hasSuffix("/sdk/config") {
                     return .respond(
                         .init(
                             body: Array(
-                                #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"],"max_offline_ad_events":500}}"#
+                                (#"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"#
+                                    + #""formats":["interstitial"],"max_offline_ad_events":500}}"#)
                                     .utf8)))
                 }
                 if request.path.hasSuffix("/ads/events") {

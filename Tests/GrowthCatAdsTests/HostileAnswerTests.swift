@@ -10,8 +10,10 @@ let validCatalog = """
     {"cache_ttl_seconds": 300, "media_cache_ttl_seconds": 3600, "ads": [{
       "campaign": {"id": "c1"}, "ecpm": 4.5,
       "placement": {"key": "rewarded_coins", "format": "interstitial", "reward_enabled": true, "reward_name": "Coins",
-                    "reward_amount": 50, "minimum_view_seconds": 15, "is_skippable": false, "skippable_after_seconds": 5},
-      "creative": {"id": "cr1", "creative_type": "video", "public_asset_url": "https://cdn.example/v.mp4", "duration_seconds": 30,
+                    "reward_amount": 50, "minimum_view_seconds": 15, "is_skippable": false, \
+    "skippable_after_seconds": 5},
+      "creative": {"id": "cr1", "creative_type": "video", "public_asset_url": "https://cdn.example/v.mp4", \
+    "duration_seconds": 30,
                    "asset_cache": {"cacheable": true, "ttl_seconds": 600, "strategy": "prefetch"}},
       "close_policy": {"is_skippable": false, "skippable_after_seconds": 5, "reward_grant_after_seconds": 15},
       "tracking": {"allocation_id": "al1", "token": "tk1"}}]}

@@ -43,7 +43,9 @@ func scriptedCatalogServer(_ script: CatalogScript, retryAfter: String? = nil) t
                 .init(status: status, headers: headers, body: Array(#"{"error":{"code":"x","message":"y"}}"#.utf8)))
         }
         let ad =
-            #"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}"#
+            (#"{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"creative":{"id":"cr","#
+                + (#""creative_type":"image","public_asset_url":"https://x/a.png"},"#
+                    + #""tracking":{"allocation_id":"a","token":"t"}}"#))
         return .respond(.init(body: Array(#"{"cache_ttl_seconds":300,"ads":[\#(ad)]}"#.utf8)))
     }
 }

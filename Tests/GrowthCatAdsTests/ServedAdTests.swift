@@ -45,7 +45,10 @@ final class ReServingServer: Sendable {
             }
             let n = log.nextServe()
             let ad =
-                #"{"placement":{"key":"p","format":"interstitial","reward_enabled":true,"minimum_view_seconds":1},"campaign":{"id":"c"},"creative":{"id":"same_creative","creative_type":"image","public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"alloc_\#(n)","token":"tok_\#(n)"}}"#
+                (#"{"placement":{"key":"p","format":"interstitial","reward_enabled":true,"minimum_view_seconds":1},"#
+                    + (#""campaign":{"id":"c"},"creative":{"id":"same_creative","creative_type":"image","#
+                        + (#""public_asset_url":"https://x/a.png"},"#
+                            + #""tracking":{"allocation_id":"alloc_\#(n)","token":"tok_\#(n)"}}"#)))
             return .respond(.init(body: Array(#"{"cache_ttl_seconds":0,"ads":[\#(ad)]}"#.utf8)))
         }
     }

@@ -8,9 +8,11 @@ import Testing
 @Suite("MARS answers with hostile numbers", .timeLimit(.minutes(2)))
 struct MarsHostileAnswerTests {
     static let validSpoc = """
-        {"spocs": [{"format": "spoc", "url": "https://a.example/s", "image_url": "https://img.example/s.png", "block_key": "bk",
+        {"spocs": [{"format": "spoc", "url": "https://a.example/s", "image_url": "https://img.example/s.png", \
+        "block_key": "bk",
           "title": "T", "domain": "d.example", "excerpt": "E", "sponsor": "S",
-          "caps": {"cap_key": "ck", "day": 10}, "ranking": {"priority": 3, "item_score": 0.5, "personalization_models": {"m": 1}},
+          "caps": {"cap_key": "ck", "day": 10}, "ranking": {"priority": 3, "item_score": 0.5, \
+        "personalization_models": {"m": 1}},
           "callbacks": {"click": "https://t.example/c", "impression": "https://t.example/i", "report": null}}]}
         """
 

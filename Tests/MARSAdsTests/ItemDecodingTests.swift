@@ -10,7 +10,11 @@ import Testing
 func spocJSON(_ id: String, valid: Bool = true) -> String {
     let title = valid ? #""title":"T\#(id)","# : ""
     return
-        #"{"format":"spoc","url":"https://a.example/\#(id)","image_url":"https://img.example/\#(id).png","block_key":"bk_\#(id)",\#(title)"domain":"d.example","excerpt":"E","sponsor":"S","caps":{"cap_key":"ck_\#(id)","day":3},"ranking":{"priority":1,"item_score":0.5},"callbacks":\#(callbackJSON(id, report: "\"https://t.example/r\""))}"#
+        (#"{"format":"spoc","url":"https://a.example/\#(id)","image_url":"https://img.example/\#(id).png","#
+        + ((#""block_key":"bk_\#(id)",\#(title)"domain":"d.example","#
+            + #""excerpt":"E","sponsor":"S","caps":{"cap_key":"ck_\#(id)","#)
+            + (#""day":3},"ranking":{"priority":1,"item_score":0.5},"#
+                + #""callbacks":\#(callbackJSON(id, report: "\"https://t.example/r\""))}"#)))
 }
 
 @Suite("MARS: each item is decoded on its own", .timeLimit(.minutes(1)))
@@ -19,7 +23,8 @@ struct MarsItemDecodingTests {
     /// (record_deserialization_error("invalid_ad_item", …)); the other items stay."
     @Test func aTileMissingARequiredFieldIsDroppedAndTheValidTileAfterItFills() async throws {
         let broken =
-            #"{"format":"tile","url":"https://a.example/x","image_url":"https://img.example/x.png","block_key":"bk_x","callbacks":\#(callbackJSON("x"))}"#
+            (#"{"format":"tile","url":"https://a.example/x","image_url":"https://img.example/x.png","#
+                + #""block_key":"bk_x","callbacks":\#(callbackJSON("x"))}"#)
         let (client, server, curl, telemetry) = try craftedClient(
             body: #"{"mock_tile_1":[\#(broken),\#(tileJSON("good"))]}"#)
         let tiles = try await client.requestTileAds(tile1)
@@ -30,8 +35,8 @@ struct MarsItemDecodingTests {
     }
 
     @Test func spocsKeepEveryValidItemAndReportPositionsCountValidItemsOnly() async throws {
-        let body =
-            #"{"spocs":[\#(spocJSON("a", valid: false)),\#(spocJSON("b")),\#(spocJSON("c", valid: false)),\#(spocJSON("d"))]}"#
+        let items = [spocJSON("a", valid: false), spocJSON("b"), spocJSON("c", valid: false), spocJSON("d")]
+        let body = #"{"spocs":["# + items.joined(separator: ",") + "]}"
         let (client, server, curl, telemetry) = try craftedClient(body: body)
         let spocs = try #require(try await client.requestSpocAds([.init(count: 4, placementId: "spocs")])["spocs"])
         #expect(spocs.map(\.blockKey) == ["bk_b", "bk_d"])

@@ -269,7 +269,8 @@ struct HTTPCacheStoreTests {
             "python3",
             [
                 "-c",
-                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()",
+                ("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE "
+                    + "http_cache'); c.execute('CREATE TABLE http_cache (x TEXT)'); c.commit()"),
                 path,
             ], deadline: .seconds(30))
         #expect(python.status == 0, "\(python.err)")

@@ -118,7 +118,8 @@ struct MarsClientTests {
 
     @Test func invalidItemsAreDroppedOneByOne() async throws {
         let bad =
-            #"{"format":"tile","url":"u","image_url":"i","block_key":"b","name":"n","callbacks":{"click":"not a url","impression":"https://t/i"}}"#
+            (#"{"format":"tile","url":"u","image_url":"i","block_key":"b","name":"n","#
+                + #""callbacks":{"click":"not a url","impression":"https://t/i"}}"#)
         let body = #"{"p1":[\#(bad),\#(tileJSON("ok"))],"p2":[\#(bad)],"p3":"not a list"}"#
         let (client, server, curl, telemetry) = try craftedClient(body: body)
         let tiles = try await client.requestTileAds([

@@ -18,7 +18,8 @@ struct RequestBuildingTests {
             ], flags: [:])
         #expect(
             json(body)
-                == #"{"context_id":"c","placements":[{"content":{"categories":["52","73"],"taxonomy":"IAB-2.1"},"count":1,"placement":"p1"}]}"#
+                == (#"{"context_id":"c","placements":[{"content":{"categories":["52","#
+                    + #""73"],"taxonomy":"IAB-2.1"},"count":1,"placement":"p1"}]}"#)
         )
     }
 
@@ -50,7 +51,10 @@ struct RequestBuildingTests {
             ], flags: ["contextual_placement": true])
         #expect(
             json(body)
-                == #"{"context_id":"ctx","flags":{"contextual_placement":true},"placements":[{"content":{"categories":["338"],"taxonomy":"IAB-3.0"},"count":1,"placement":"newtab_tile_1"},{"content":null,"count":1,"placement":"p2"}]}"#
+                == ((#"{"context_id":"ctx","flags":{"contextual_placement":true},"#
+                    + #""placements":[{"content":{"categories":["338"],"#)
+                    + (#""taxonomy":"IAB-3.0"},"count":1,"placement":"newtab_tile_1"},"#
+                        + #"{"content":null,"count":1,"placement":"p2"}]}"#))
         )
     }
 

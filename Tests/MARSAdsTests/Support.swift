@@ -82,11 +82,13 @@ let tile1 = [MozAdsPlacementRequest(placementId: "mock_tile_1")]
 
 func callbackJSON(_ id: String, report: String? = "\"https://t.example/r?id=\(UUID().uuidString.prefix(4))\"") -> String
 {
-    #"{"click":"https://t.example/c?id=\#(id)","impression":"https://t.example/i?id=\#(id)","report":\#(report ?? "null")}"#
+    (#"{"click":"https://t.example/c?id=\#(id)","#
+        + #""impression":"https://t.example/i?id=\#(id)","report":\#(report ?? "null")}"#)
 }
 
 func tileJSON(_ id: String, report: String? = "\"https://t.example/r\"") -> String {
-    #"{"format":"tile","url":"https://a.example/\#(id)","image_url":"https://img.example/\#(id).png","block_key":"bk_\#(id)","name":"Tile \#(id)","callbacks":\#(callbackJSON(id, report: report))}"#
+    (#"{"format":"tile","url":"https://a.example/\#(id)","image_url":"https://img.example/\#(id).png","#
+        + #""block_key":"bk_\#(id)","name":"Tile \#(id)","callbacks":\#(callbackJSON(id, report: report))}"#)
 }
 
 /// Requests a crafted server received.

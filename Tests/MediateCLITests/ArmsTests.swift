@@ -46,8 +46,10 @@ struct ArmsTests {
             scenario: SandboxScenario(networks: ["rtb": NetworkScenario(ecpm: .fixed(2.75))]))
         let path = try writeConfig(
             """
-            {"networks": {"rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))", "app_bundle": "com.example"}},
-             "placements": {"p": {"format": "interstitial", "bidders": [{"network": "rtb", "placement": "x", "timeout_ms": 2000}]}}}
+            {"networks": {"rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))", "app_bundle": \
+            "com.example"}},
+             "placements": {"p": {"format": "interstitial", "bidders": [{"network": "rtb", "placement": "x", \
+            "timeout_ms": 2000}]}}}
             """)
         let run = try await mediate(["load", "--config", path, "--placement", "p", "--json"])
         let notices = sandbox.records.bidNotices.map(\.kind)
@@ -94,7 +96,8 @@ struct ArmsTests {
         let path = try writeConfig(
             """
             {"networks": {"rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))"}},
-             "placements": {"p": {"format": "banner", "size": "320x50", "bidders": [{"network": "rtb", "placement": "tag"}]}}}
+             "placements": {"p": {"format": "banner", "size": "320x50", "bidders": [{"network": "rtb", "placement": \
+            "tag"}]}}}
             """)
         let run = try await mediate(["conformance", "--config", path, "--network", "rtb"])
         await sandbox.shutdown()

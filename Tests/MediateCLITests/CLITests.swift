@@ -31,10 +31,13 @@ func sandboxConfig(_ sandbox: RunningSandbox, signature: String = "cb_sig_demo_s
     """
     {"networks": {
        "ao": {"type": "appopen", "base_url": "\(sandbox.appOpenBaseURL)"},
-       "cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", "app_signature": "\(signature)"}},
+       "cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", \
+    "app_signature": "\(signature)"}},
      "placements": {
-       "launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "ca-app-pub-3940256099942544/5575463023", "timeout_ms": 2000}]},
-       "banner": {"format": "banner", "size": "320x50", "lines": [{"network": "cb", "placement": "Main Menu", "timeout_ms": 2000}]}}}
+       "launch": {"format": "app_open", "lines": [{"network": "ao", "placement": \
+    "ca-app-pub-3940256099942544/5575463023", "timeout_ms": 2000}]},
+       "banner": {"format": "banner", "size": "320x50", "lines": [{"network": "cb", "placement": "Main Menu", \
+    "timeout_ms": 2000}]}}}
     """
 }
 
@@ -130,8 +133,10 @@ struct CLITests {
         let config = try writeConfig(
             """
             {"networks": {"mars": {"type": "mars", "base_url": "\(sandbox.marsBaseURL)",
-                                   "ohttp": {"relay": "\(sandbox.rootURL)/ohttp/relay", "config": "\(sandbox.rootURL)/ohttp/keys"}}},
-             "placements": {"tile": {"format": "tile", "lines": [{"network": "mars", "placement": "mock_tile_1", "timeout_ms": 5000}]}}}
+                                   "ohttp": {"relay": "\(sandbox.rootURL)/ohttp/relay", "config": \
+            "\(sandbox.rootURL)/ohttp/keys"}}},
+             "placements": {"tile": {"format": "tile", "lines": [{"network": "mars", "placement": "mock_tile_1", \
+            "timeout_ms": 5000}]}}}
             """)
         let run = try await mediate(["load", "--config", config, "--placement", "tile", "--json"])
         let records = sandbox.records
@@ -149,7 +154,8 @@ struct CLITests {
     @Test func ohttpSettingOnANetworkOtherThanMarsIsRefusedAtItsField() async throws {
         let config = try writeConfig(
             """
-            {"networks": {"ao": {"type": "appopen", "base_url": "http://127.0.0.1:9/appopen", "ohttp": {"relay": "http://r/", "config": "http://c/"}}},
+            {"networks": {"ao": {"type": "appopen", "base_url": "http://127.0.0.1:9/appopen", "ohttp": {"relay": \
+            "http://r/", "config": "http://c/"}}},
              "placements": {"launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "x"}]}}}
             """)
         let run = try await mediate(["load", "--config", config, "--placement", "launch"])
@@ -269,7 +275,8 @@ struct CLITests {
             "networks.x.app_id: required"
         ),
         (
-            #"{"networks": {"x": {"type": "mars", "base_url": "http://127.0.0.1/"}}, "placements": {"p": {"format": "tile", "lines": [{"network": "x", "placement": "a", "timeout_ms": -1}]}}}"#,
+            (#"{"networks": {"x": {"type": "mars", "base_url": "http://127.0.0.1/"}}, "placements": "#
+                + #"{"p": {"format": "tile", "lines": [{"network": "x", "placement": "a", "timeout_ms": -1}]}}}"#),
             "placements.p.lines[0].timeout_ms"
         ),
         ("not json", "configuration: not a JSON object"),

@@ -11,7 +11,8 @@ import Testing
 @Suite("mediate configuration file under hostile input", .timeLimit(.minutes(2)))
 struct ConfigurationFileTests {
     static let valid = """
-        {"networks": {"m": {"type": "mars", "base_url": "https://mars.example/v1/", "cache_path": "PATH", "cache_ttl_s": 300, "cache_max_mib": 10}},
+        {"networks": {"m": {"type": "mars", "base_url": "https://mars.example/v1/", "cache_path": "PATH", \
+        "cache_ttl_s": 300, "cache_max_mib": 10}},
          "placements": {"t": {"format": "tile", "lines": [{"network": "m", "placement": "tile_1"}]}}}
         """
 

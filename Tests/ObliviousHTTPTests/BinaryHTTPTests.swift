@@ -51,7 +51,8 @@ struct BinaryHTTPTests {
     /// RFC 9292 §5, "Known-Length Encoding of Response" (the chunked example, with a trailer).
     @Test func decodesAndEncodesTheRFCKnownLengthResponse() throws {
         let bytes = hex(
-            "0140c800 1d546869 7320636f 6e74656e 7420636f 6e746169 6e732043 524c462e 0d0a0d07 74726169 6c657204 74657874"
+            ("0140c800 1d546869 7320636f 6e74656e 7420636f 6e746169 "
+                + "6e732043 524c462e 0d0a0d07 74726169 6c657204 74657874")
         )
         let expected = BinaryHTTPResponse(
             status: 200, content: Data("This content contains CRLF.\r\n".utf8), trailers: [.init("trailer", "text")])

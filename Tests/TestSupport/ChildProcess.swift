@@ -26,9 +26,9 @@ public struct ChildProcessError: Error, CustomStringConvertible {
     public init(description: String) { self.description = description }
 }
 
-/// Child processes for tests, spawned with `posix_spawnp` and watched by a thread of their own, so waiting for one never
-/// blocks the cooperative pool (a blocked pool thread stalls every other test on a 2-core machine). Every run has a
-/// deadline: past it the child is killed and the result says so.
+/// Child processes for tests, spawned with `posix_spawnp` and watched by a thread of their own, so waiting for one
+/// never blocks the cooperative pool (a blocked pool thread stalls every other test on a 2-core machine). Every run has
+/// a deadline: past it the child is killed and the result says so.
 public enum ChildProcess {
     /// Runs `executable` (a path, or a name looked up in `PATH`) to its end, reading stdout and stderr fully.
     /// `killAfter`: send SIGKILL at that moment of the child's life (crash tests). `deadline`: kill it then and report
