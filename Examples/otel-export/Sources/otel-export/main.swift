@@ -59,9 +59,10 @@ struct MediationWork: Service {
     func run() async throws {
         let logger = Logger(label: "otel-export")
         for round in 0..<10 {
-            for (placement, format) in [("home_tile", AdFormat.tile), ("main_banner", AdFormat.banner(.standard))] {
-                let outcome = await mediator.loadWithTrace(
-                    AdRequest(placement: placement, format: format, testMode: true))
+            for placement in ["home_tile", "main_banner"] {
+                var request = mediator.request(for: placement)  // in the format the configuration gives it
+                request.testMode = true
+                let outcome = await mediator.loadWithTrace(request)
                 let winner = outcome.trace.winner.map { "\($0.network)/\($0.placement)" } ?? "none"
                 logger.info(
                     "mediated", metadata: ["round": "\(round)", "placement": "\(placement)", "winner": "\(winner)"])
@@ -78,15 +79,9 @@ enum OTelExport {
         let endpointArgument = arguments.firstIndex(of: "--endpoint").flatMap {
             arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
         }
-        var collector: FileCollector?
-        let endpoint: String
-        if let endpointArgument {
-            endpoint = endpointArgument
-        } else {
-            let local = try FileCollector(path: "otel-export.jsonl")
-            collector = local
-            endpoint = local.server.baseURL
-        }
+        // Without --endpoint, a local collector writes what is exported to otel-export.jsonl.
+        let collector = endpointArgument == nil ? try FileCollector(path: "otel-export.jsonl") : nil
+        let endpoint = endpointArgument ?? collector?.server.baseURL ?? ""
 
         var config = OTel.Configuration.default
         config.serviceName = "admediation-otel-export"
