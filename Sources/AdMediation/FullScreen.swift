@@ -305,7 +305,8 @@ extension LoadedAd {
     /// The adapter's ``FullScreenRules`` decide the events, the close button and the reward (its own events, reported
     /// once each through ``report(_:)``); `clock` times them (inject a `ManualAdClock` to drive a presentation
     /// without waiting). Throws ``AdError/Code/invalidState`` for an ad that is invalidated, expired or already
-    /// presented.
+    /// presented. Cancelling the calling task cancels the presenter's task; the presentation ends when the presenter
+    /// returns.
     ///
     /// ```swift
     /// let reward = try await ad.presentFullScreen(on: presenter).reward
