@@ -132,7 +132,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
-            name: "OpenRTBBidder", dependencies: ["AdMediation"], path: "Adapters/OpenRTB",
+            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterSupport"], path: "Adapters/OpenRTB",
             swiftSettings: fuzzSettings),
 
         // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.

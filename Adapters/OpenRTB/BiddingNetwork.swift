@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterSupport
 import Foundation
 import Synchronization
 
@@ -294,9 +295,7 @@ struct NoticeContext: Sendable {
     /// `url` with `${AUCTION_PRICE}`, `${AUCTION_LOSS}`, `${AUCTION_ID}`, `${AUCTION_BID_ID}`, `${AUCTION_IMP_ID}`,
     /// `${AUCTION_SEAT_ID}` and `${AUCTION_CURRENCY}` replaced (values percent-encoded for a query).
     func substitute(_ url: String, price: Double?, loss: AuctionLossReason?) -> String {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+?/#")
-        func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        func encoded(_ text: String) -> String { QueryString.encode(text) }
         var text = url
         let values: [(String, String)] = [
             ("${AUCTION_PRICE}", price.map(Self.format) ?? ""),
