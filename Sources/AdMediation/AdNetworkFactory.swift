@@ -81,7 +81,7 @@ public struct AdNetworkFactoryContext: Sendable {
 public protocol AdNetworkFactory: Sendable {
     /// The `type` in the configuration file (`mars`).
     static var type: String { get }
-    /// The format names its networks serve (placements are checked against them before anything is built).
+    /// The formats its networks serve (placements are checked against them before anything is built).
     static var formats: Set<AdFormat.Kind> { get }
     /// The settings it accepts besides `type` and `base_url` (a nested object's as `key.sub`); any other is an error.
     static var settingKeys: Set<String> { get }
