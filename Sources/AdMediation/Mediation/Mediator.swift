@@ -118,10 +118,16 @@ public final class Mediator: AdNetwork {
     /// ``AdError/Code/cancelled`` when the calling task is cancelled (every line is cancelled too).
     public func loadWithTrace(_ request: AdRequest) async -> MediationOutcome {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
-        let outcome = await tracer.withSpan("mediation", ofKind: .internal) { span in
-            let outcome = await decide(request, tracer: tracer)
-            Self.describe(outcome, placement: request.placement, on: span)
-            return outcome
+        let outcome: MediationOutcome
+        if tracer is NoOpTracer {
+            // Nothing would be recorded: no span, no task-local context to bind.
+            outcome = await decide(request, tracer: tracer)
+        } else {
+            outcome = await tracer.withSpan("mediation", ofKind: .internal) { span in
+                let outcome = await decide(request, tracer: tracer)
+                Self.describe(outcome, placement: request.placement, on: span)
+                return outcome
+            }
         }
         observe(outcome, placement: request.placement)
         return outcome
@@ -484,7 +490,10 @@ public final class Mediator: AdNetwork {
     static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async
         -> Result<AdLoadResult, AdError>
     {
-        await tracer.withSpan("ad line", ofKind: .client) { span in
+        // Without a tracer (swift-distributed-tracing's no-op default) a span would record nothing, yet binding it
+        // costs a task-local context per line.
+        if tracer is NoOpTracer { return await load(request, from: network) }
+        return await tracer.withSpan("ad line", ofKind: .client) { span in
             guard span.isRecording else { return await load(request, from: network) }
             span.attributes["admediation.network"] = network.id
             span.attributes["admediation.line_placement"] = request.placement
