@@ -35,12 +35,6 @@ package struct Lossy<Element: Decodable>: Decodable {
     }
 }
 
-/// A JSON value of any type that is skipped: lets a keyed container check a key's presence without decoding it.
-package struct AnyJSON: Decodable {
-    /// Accepts anything.
-    package init(from decoder: any Decoder) throws {}
-}
-
 extension KeyedDecodingContainer {
     /// The string at `key`; nil when absent, null or not a string.
     package func string(_ key: Key) -> String? { (try? decodeIfPresent(String.self, forKey: key)) ?? nil }

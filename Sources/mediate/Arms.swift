@@ -65,9 +65,10 @@ struct ArmsRunner {
     let progress: Progress
 
     func run(placement id: String, arms: [Arm]) async throws(AdError) -> [(arm: Arm, tally: Tally)] {
-        guard let placement = configuration.mediation.placements[id], case let format = placement.format else {
+        guard let placement = configuration.mediation.placements[id] else {
             throw AdError(.configuration, "--placement: unknown placement \"\(id)\"")
         }
+        let format = placement.format
         var mediators: [Mediator] = []
         for arm in arms {
             var mediation = configuration.mediation

@@ -162,9 +162,10 @@ struct CompareRunner {
     func run(placements: [String]) async -> [PlacementReport] {
         var reports: [PlacementReport] = []
         for id in placements {
-            guard let placement = configuration.mediation.placements[id], case let format = placement.format else {
+            guard let placement = configuration.mediation.placements[id] else {
                 continue
             }
+            let format = placement.format
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
             let mediated = await measure(label: "\(id) (waterfall)") { () async -> Sample in
                 Sample(await mediator.loadWithTrace(mediatedRequest))

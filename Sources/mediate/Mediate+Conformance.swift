@@ -37,10 +37,11 @@ struct Conformance: AsyncParsableCommand {
                     ?? config.bidders.first { $0.network == network }?.placement)
                     .map { (config, $0) }
             }
-        guard let (placementConfig, linePlacement) = candidates.first, case let format = placementConfig.format else {
+        guard let (placementConfig, linePlacement) = candidates.first else {
             await env.close()
             throw AdError(.configuration, "--placement: no placement has a line or bidder for network \"\(network)\"")
         }
+        let format = placementConfig.format
         // The kit watches the wire through a recording client wrapped around the real one.
         let recording = RecordingHTTPClient(wrapping: env.http)
         let single = CLIConfiguration(

@@ -36,12 +36,11 @@ struct Load: AsyncParsableCommand {
         let tracer = traceFile == nil ? nil : TraceFile.tracer()
         let env = try await Environment.load(options, progress: Progress(enabled: false), tracer: tracer)
         defer { Task { await env.close() } }
-        guard let placementConfig = env.configuration.mediation.placements[placement],
-            case let format = placementConfig.format
-        else {
+        guard let placementConfig = env.configuration.mediation.placements[placement] else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
         }
+        let format = placementConfig.format
         var trace: [[String: Any]] = []
         var bids: [[String: Any]] = []
         var winner: [String: Any]? = nil

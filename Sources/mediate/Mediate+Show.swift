@@ -29,12 +29,11 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         let env = try await Environment.load(options, progress: Progress(enabled: false))
-        guard let placementConfig = env.configuration.mediation.placements[placement],
-            case let format = placementConfig.format
-        else {
+        guard let placementConfig = env.configuration.mediation.placements[placement] else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
         }
+        let format = placementConfig.format
         let clock = ManualAdClock()
         let outcome = await env.mediator.loadWithTrace(
             AdRequest(placement: placement, format: format, userID: appUserID, testMode: true))
