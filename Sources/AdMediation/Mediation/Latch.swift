@@ -72,3 +72,15 @@ final class ChildCancellation: Sendable {
         }
     }
 }
+
+/// How many answers a task group's children have finished, read by the group's owner to tell whether its next
+/// `next()` has an answer ready.
+final class AnswerCount: Sendable {
+    private let count = Atomic<Int>(0)
+
+    /// Counts one finished answer.
+    func add() { count.add(1, ordering: .releasing) }
+
+    /// The answers finished so far.
+    var value: Int { count.load(ordering: .acquiring) }
+}

@@ -351,9 +351,12 @@ public final class Mediator: AdNetwork {
     /// caller's cancellation are child tasks of the caller (one task group), so priority and task-local values flow
     /// into the adapters and the caller's cancellation reaches every line. A line the machine gives up on (a higher
     /// line won, its timeout passed) is cancelled through its own ``ChildCancellation``; the group then waits for it to
-    /// return,
-    /// which a conforming adapter does within 100 ms (the kit's rule). Every fill that is not delivered is
+    /// return, which a conforming adapter does within 100 ms (the kit's rule). Every fill that is not delivered is
     /// invalidated. Returns true when the caller cancelled.
+    ///
+    /// Lines start as immediate child tasks: each runs on the caller's thread until it first suspends, so a line that
+    /// answers without suspending costs no thread hand-off. The timer and the watcher are only started before the loop
+    /// really waits (no answer is ready), so a waterfall whose lines all answer at once starts neither.
     private func drive(
         _ machine: inout WaterfallStateMachine,
         request: AdRequest,
@@ -369,11 +372,10 @@ public final class Mediator: AdNetwork {
             var timer: (at: AdInstant, generation: UInt64, cancellation: ChildCancellation)?
             var timerGeneration: UInt64 = 0
             var callerCancelled = false
-            let watcher = Latch()
-            group.addTask {
-                await watcher.wait()
-                return Task.isCancelled ? .callerCancelled : .watcherStopped
-            }
+            var watcher: Latch?
+            // Answers finished but not yet read: a line child counts its answer before it returns.
+            let ready = AnswerCount()
+            var answersRead = 0
 
             func perform(_ actions: [WaterfallStateMachine.Action]) {
                 var queue = actions[...]
@@ -396,12 +398,12 @@ public final class Mediator: AdNetwork {
                         lineRequest.floorEcpm = line.floorEcpm
                         let cancellation = ChildCancellation()
                         lineCancellations[index] = cancellation
-                        group.addTask {
-                            .answer(
-                                index,
-                                await cancellation.run {
-                                    await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
-                                })
+                        group.addImmediateTask {
+                            let result = await cancellation.run {
+                                await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
+                            }
+                            ready.add()
+                            return .answer(index, result)
                         }
                     case .cancel(let index):
                         lineCancellations[index]?.cancel()
@@ -441,9 +443,24 @@ public final class Mediator: AdNetwork {
                 }
             }
 
+            /// Before a wait that may suspend: the timer for the next wake-up, and the watcher once.
+            func prepareToWait() {
+                armTimer()
+                guard watcher == nil else { return }
+                let latch = Latch()
+                watcher = latch
+                group.addImmediateTask {
+                    await latch.wait()
+                    return Task.isCancelled ? .callerCancelled : .watcherStopped
+                }
+            }
+
             perform(state.begin(at: clock.now))
-            armTimer()
-            while !state.isFinished, let input = await group.next() {
+            while !state.isFinished {
+                // An answer already counted is read without suspending; otherwise the loop may wait, and only then
+                // needs the timer and the watcher.
+                if ready.value <= answersRead { prepareToWait() }
+                guard let input = await group.next() else { break }
                 let now = clock.now
                 // The caller's cancellation reaches the lines at once; it is seen here before any of their answers.
                 if !callerCancelled, Task.isCancelled {
@@ -453,6 +470,7 @@ public final class Mediator: AdNetwork {
                 }
                 switch input {
                 case .answer(let index, let result):
+                    answersRead += 1
                     lineCancellations[index] = nil
                     perform(state.answer(index, result, at: now))
                 case .tick(let generation):
@@ -468,12 +486,11 @@ public final class Mediator: AdNetwork {
                     continue
                 }
                 if state.isFinished { break }
-                armTimer()
             }
             // The waterfall is decided: stop the timer, the watcher and any line still running, then wait for them,
             // invalidating fills nobody will read.
             timer?.cancellation.cancel()
-            watcher.fire()
+            watcher?.fire()
             for cancellation in lineCancellations.values { cancellation.cancel() }
             for await input in group {
                 if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
