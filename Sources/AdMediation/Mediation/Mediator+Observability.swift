@@ -50,9 +50,12 @@ extension Mediator {
     /// code), `admediation_decision_latency`, and per line `admediation_line_latency` and
     /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
     func observe(_ outcome: MediationOutcome, placement: String) {
-        metrics.counter("admediation_requests_total", [("placement", placement)]).increment()
-        metrics.timer("admediation_decision_latency", [("placement", placement)])
-            .recordNanoseconds(outcome.trace.duration.nanosecondsClamped)
+        let records = metrics.records
+        let handles = records ? metrics.decisions(of: placement) : nil
+        if let handles {
+            handles.requests.increment()
+            handles.decisionLatency.recordNanoseconds(outcome.trace.duration.nanosecondsClamped)
+        }
         for line in outcome.trace.lines {
             var code = ""
             switch line.outcome {
@@ -61,13 +64,11 @@ extension Mediator {
             case .timeout: code = "timeout"
             default: break
             }
-            metrics.counter(
-                "admediation_line_outcomes_total",
-                [("placement", placement), ("network", line.network), ("outcome", line.outcome.name), ("code", code)]
-            ).increment()
-            if let latency = line.latency {
-                metrics.timer("admediation_line_latency", [("placement", placement), ("network", line.network)])
-                    .recordNanoseconds(latency.nanosecondsClamped)
+            if let handles {
+                handles.lineOutcome(network: line.network, outcome: line.outcome.name, code: code).increment()
+                if let latency = line.latency {
+                    handles.lineLatency(network: line.network).recordNanoseconds(latency.nanosecondsClamped)
+                }
             }
             guard logger.logLevel <= .debug else { continue }
             var metadata: Logger.Metadata = [
@@ -78,7 +79,7 @@ extension Mediator {
             if let latency = line.latency { metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))" }
             logger.debug("line", metadata: metadata)
         }
-        for bid in outcome.trace.bids {
+        for bid in outcome.trace.bids where records {
             var result = "none"
             switch bid.auction {
             case .won?: result = "won"
@@ -97,24 +98,23 @@ extension Mediator {
                     .recordNanoseconds(latency.nanosecondsClamped)
             }
         }
-        let milliseconds = "\(Int(outcome.trace.duration.milliseconds.rounded()))"
+        // Formatted only when a log line is written (the metadata are autoclosures).
+        var milliseconds: String { "\(Int(outcome.trace.duration.milliseconds.rounded()))" }
         switch outcome.result {
         case .success(.filled(let ad)):
-            metrics.counter("admediation_fills_total", [("placement", placement), ("network", ad.networkID)])
-                .increment()
+            handles?.fills(network: ad.networkID).increment()
             var metadata: Logger.Metadata = [
                 "placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)",
             ]
             if let label = outcome.trace.abLabel { metadata["ab_label"] = "\(label)" }
             logger.info("filled", metadata: metadata)
         case .success(.noFill(let noFill)):
-            metrics.counter("admediation_no_fills_total", [("placement", placement)]).increment()
+            handles?.noFills.increment()
             logger.info(
                 "no fill",
                 metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
         case .failure(let error):
-            metrics.counter("admediation_errors_total", [("placement", placement), ("code", error.code.name)])
-                .increment()
+            handles?.errors(code: error.code.name).increment()
             logger.info(
                 "failed",
                 metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
