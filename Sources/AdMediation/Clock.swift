@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// A point in time on an ``AdClock``, in nanoseconds since the clock's own origin.
 public struct AdInstant: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// Nanoseconds since the clock's origin.
@@ -67,18 +73,28 @@ extension AdClock {
 
 /// The monotonic system clock.
 public struct SystemAdClock: AdClock {
-    private static let origin = ContinuousClock.now
+    /// The origin, on `ContinuousClock` and on the clock it reads on Linux (`CLOCK_BOOTTIME`), taken together so that
+    /// `now` and `sleep(until:)` agree.
+    private static let origin = (instant: ContinuousClock.now, nanoseconds: bootNanoseconds())
 
     /// Creates the system clock.
     public init() {}
 
-    /// The current monotonic instant.
+    /// The current monotonic instant: `CLOCK_BOOTTIME` read directly, in whole nanoseconds (what `ContinuousClock`
+    /// reads, without its 128-bit `Duration` arithmetic on every call).
     public var now: AdInstant {
-        AdInstant(nanoseconds: (ContinuousClock.now - Self.origin).nanosecondsClamped)
+        AdInstant(nanoseconds: Self.bootNanoseconds() &- Self.origin.nanoseconds)
+    }
+
+    private static func bootNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
     }
 
     /// Sleeps on `ContinuousClock`.
     public func sleep(until deadline: AdInstant) async throws {
-        try await ContinuousClock().sleep(until: Self.origin + .nanoseconds(deadline.nanoseconds), tolerance: nil)
+        try await ContinuousClock().sleep(
+            until: Self.origin.instant + .nanoseconds(deadline.nanoseconds), tolerance: nil)
     }
 }

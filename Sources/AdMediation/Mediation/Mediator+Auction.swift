@@ -60,7 +60,7 @@ extension Mediator {
             var running: [Int: (cancellation: ChildCancellation, probe: Bool)] = [:]
             var latest = start
             for (index, bidder) in placement.bidders.enumerated() {
-                let admission = shared.withLock { $0.breakers[bidder.network]?.admit(at: clock.now) ?? .allowed }
+                let admission = breakers[bidder.network]?.withLock { $0.admit(at: clock.now) } ?? .allowed
                 if admission == .probe { breakerChanged(bidder.network, to: .halfOpen(probing: true)) }
                 let remaining = deadline - clock.now
                 guard admission != .rejected, remaining > .zero, let network = networks[bidder.network] else {

@@ -6,13 +6,13 @@ extension Mediator {
     /// the placement has no optimizer). For a placement with A/B arms, each arm learns apart: ask for
     /// `placement#label`.
     public func lineStatistics(of placement: String) -> [String: LineStatistics] {
-        shared.withLock { $0.optimizers[placement]?.statistics ?? [:] }
+        optimizers.withLock { $0[placement]?.statistics ?? [:] }
     }
 
     /// Saves what every self-ordering placement learned into `store`, one entry per placement
     /// (`optimizer/<placement>`), so the next launch starts from it.
     public func saveOptimizerState(to store: any MediationStateStore) async throws(AdError) {
-        let snapshot = shared.withLock { $0.optimizers.mapValues(\.statistics) }
+        let snapshot = optimizers.withLock { $0.mapValues(\.statistics) }
         for (placement, statistics) in snapshot.sorted(by: { $0.key < $1.key }) {
             let data: Data
             do { data = try JSONEncoder().encode(statistics) } catch {
@@ -25,7 +25,7 @@ extension Mediator {
     /// Restores what was saved by ``saveOptimizerState(to:)``. Entries that are unreadable or inconsistent (negative,
     /// not finite, more fills than attempts) are ignored, so a damaged store costs learning, never a crash.
     public func restoreOptimizerState(from store: any MediationStateStore) async throws(AdError) {
-        let placements = shared.withLock { Array($0.optimizers.keys) }
+        let placements = optimizers.withLock { Array($0.keys) }
         for placement in placements.sorted() {
             guard let data = try await store.load(key: "optimizer/\(placement)") else { continue }
             if JSONLimits(maxBytes: 1 << 20, maxDepth: 4, maxStringBytes: 4096, maxItems: 10_000).violation(in: data)
@@ -34,7 +34,7 @@ extension Mediator {
                 continue
             }
             guard let saved = try? JSONDecoder().decode([String: LineStatistics].self, from: data) else { continue }
-            shared.withLock { $0.optimizers[placement]?.restore(saved) }
+            optimizers.withLock { $0[placement]?.restore(saved) }
         }
     }
 }

@@ -19,16 +19,15 @@ public final class Mediator: AdNetwork {
     let networks: [String: any AdNetwork]
     let configuration: MediationConfiguration
     let clock: any AdClock
-    let shared: Mutex<SharedState>
+    /// Each network's breaker and each placement's pacing behind its own lock, so concurrent decisions contend only
+    /// when they touch the same network or placement; the tables themselves never change after `init`.
+    let breakers: [String: Guarded<CircuitBreaker>]
+    let pacing: [String: Guarded<PlacementPacing>]
+    /// The self-ordering waterfalls' statistics, by placement (or placement and arm).
+    let optimizers: Mutex<[String: WaterfallOptimizer]>
     let logger: Logger
     let metrics: MetricHandles
     let tracer: (any Tracer)?
-
-    struct SharedState {
-        var breakers: [String: CircuitBreaker] = [:]
-        var pacing: [String: PlacementPacing] = [:]
-        var optimizers: [String: WaterfallOptimizer] = [:]
-    }
 
     /// Creates a mediator after validating `configuration` against `networks` (by id). Throws
     /// ``AdError/Code/configuration`` naming the field at fault.
@@ -60,35 +59,37 @@ public final class Mediator: AdNetwork {
             formats: Set(configuration.placements.values.map(\.format.kind)),
             loadsWhileShowing: true,
             reportsPrice: byID.values.contains { $0.capabilities.reportsPrice })
-        var state = SharedState()
-        for networkID in byID.keys {
-            state.breakers[networkID] = CircuitBreaker(
-                threshold: configuration.circuitBreaker.failureThreshold,
-                coolDown: configuration.circuitBreaker.coolDown)
+        self.breakers = byID.mapValues { _ in
+            Guarded(
+                CircuitBreaker(
+                    threshold: configuration.circuitBreaker.failureThreshold,
+                    coolDown: configuration.circuitBreaker.coolDown))
         }
+        self.pacing = configuration.placements.mapValues { _ in Guarded(PlacementPacing()) }
+        var optimizers: [String: WaterfallOptimizer] = [:]
         for (placementID, placement) in configuration.placements {
             if let optimizer = placement.optimizer, placement.arms.isEmpty {
-                state.optimizers[placementID] = WaterfallOptimizer(
+                optimizers[placementID] = WaterfallOptimizer(
                     configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
             }
             for arm in placement.arms {
                 if let optimizer = placement.variant(arm).optimizer {
-                    state.optimizers["\(placementID)#\(arm.label)"] = WaterfallOptimizer(
+                    optimizers["\(placementID)#\(arm.label)"] = WaterfallOptimizer(
                         configuration: optimizer, seed: UInt64.random(in: 0...UInt64.max))
                 }
             }
         }
-        self.shared = Mutex(state)
+        self.optimizers = Mutex(optimizers)
     }
 
     /// The breaker state of a network, for diagnostics.
     public func breakerState(of networkID: String) -> CircuitBreaker.State? {
-        shared.withLock { $0.breakers[networkID]?.state }
+        breakers[networkID]?.withLock { $0.state }
     }
 
     /// How many impressions of `placement` the pacing keeps (for the bound's tests).
     func pacedImpressionCount(of placement: String) -> Int {
-        shared.withLock { $0.pacing[placement]?.impressions.count ?? 0 }
+        pacing[placement]?.withLock { $0.impressions.count } ?? 0
     }
 
     /// Loads the mediated placement `request.placement`. See ``loadWithTrace(_:)`` for the trace.
@@ -154,9 +155,8 @@ public final class Mediator: AdNetwork {
         // Frequency cap and pacing: every line is skipped, and the answer is no fill.
         let window = placement.frequencyWindow
         let minInterval = placement.minInterval
-        if let reason = shared.withLock({
-            $0.pacing[request.placement, default: .init()].block(
-                at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval)
+        if let reason = pacing[request.placement]?.withLock({
+            $0.block(at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval)
         }) {
             let lines = lineIDs.map {
                 LineTrace(
@@ -188,7 +188,7 @@ public final class Mediator: AdNetwork {
         let order =
             placement.optimizer == nil
             ? Array(placement.lines.indices)
-            : shared.withLock { $0.optimizers[optimizerKey]?.order(placement.lines) } ?? Array(placement.lines.indices)
+            : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) } ?? Array(placement.lines.indices)
         let eligible = order.filter { index in bestBid.map { Self.price(of: placement.lines[index]) > $0.price } ?? true
         }
         let lines = eligible.map { placement.lines[$0] }
@@ -216,7 +216,7 @@ public final class Mediator: AdNetwork {
             abLabel: placement.abLabel, bids: bids,
             order: order)
         if placement.optimizer != nil {
-            shared.withLock { $0.optimizers[optimizerKey]?.observe(trace, lines: placement.lines) }
+            optimizers.withLock { $0[optimizerKey]?.observe(trace, lines: placement.lines) }
         }
 
         // 3. The highest price that filled wins.
@@ -310,9 +310,8 @@ public final class Mediator: AdNetwork {
                 inner: ad,
                 onImpression: { [self] revenue in
                     let at = clock.now
-                    shared.withLock {
-                        $0.pacing[request.placement, default: .init()].record(
-                            at, window: window, cap: placement.frequencyCap)
+                    pacing[request.placement]?.withLock {
+                        $0.record(at, window: window, cap: placement.frequencyCap)
                     }
                     observeImpression(revenue)
                 }),
@@ -323,16 +322,17 @@ public final class Mediator: AdNetwork {
     /// Feeds a network's breaker, logging a change of phase.
     func recordBreaker(_ networkID: String, probe: Bool, _ event: WaterfallStateMachine.BreakerEvent) {
         let now = clock.now
-        let (before, after) = shared.withLock { shared in
-            let before = shared.breakers[networkID]?.state
+        guard let breaker = breakers[networkID] else { return }
+        let (before, after) = breaker.withLock { breaker in
+            let before = breaker.state
             switch event {
-            case .success: shared.breakers[networkID]?.recordSuccess(probe: probe)
-            case .failure: shared.breakers[networkID]?.recordFailure(at: now, probe: probe)
-            case .abandoned: shared.breakers[networkID]?.recordAbandoned(probe: probe)
+            case .success: breaker.recordSuccess(probe: probe)
+            case .failure: breaker.recordFailure(at: now, probe: probe)
+            case .abandoned: breaker.recordAbandoned(probe: probe)
             }
-            return (before, shared.breakers[networkID]?.state)
+            return (before, breaker.state)
         }
-        if let after, Self.phase(before) != Self.phase(after) { breakerChanged(networkID, to: after) }
+        if Self.phase(before) != Self.phase(after) { breakerChanged(networkID, to: after) }
     }
 
     private enum Input: Sendable {
@@ -367,8 +367,8 @@ public final class Mediator: AdNetwork {
     ) async -> Bool {
         var state = machine
         let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
-            var lineCancellations: [Int: ChildCancellation] = [:]
-            var admissions: [Int: CircuitBreaker.Admission] = [:]
+            var lineCancellations = [ChildCancellation?](repeating: nil, count: lines.count)
+            var admissions = [CircuitBreaker.Admission?](repeating: nil, count: lines.count)
             var timer: (at: AdInstant, generation: UInt64, cancellation: ChildCancellation)?
             var timerGeneration: UInt64 = 0
             var callerCancelled = false
@@ -383,10 +383,12 @@ public final class Mediator: AdNetwork {
                     switch action {
                     case .start(let index):
                         let line = lines[index]
-                        let admission = shared.withLock { $0.breakers[line.network]?.admit(at: clock.now) ?? .allowed }
+                        // Read per line: an earlier line started at once may have run for a while.
+                        let now = clock.now
+                        let admission = breakers[line.network]?.withLock { $0.admit(at: now) } ?? .allowed
                         if admission == .probe { breakerChanged(line.network, to: .halfOpen(probing: true)) }
                         if admission == .rejected {
-                            queue.append(contentsOf: state.skip(index, reason: .breakerOpen, at: clock.now))
+                            queue.append(contentsOf: state.skip(index, reason: .breakerOpen, at: now))
                             continue
                         }
                         guard let network = networks[line.network] else { continue }
@@ -394,7 +396,7 @@ public final class Mediator: AdNetwork {
                         var lineRequest = request
                         lineRequest.placement = line.placement
                         lineRequest.format = format
-                        lineRequest.timeout = min(line.timeout, deadline - clock.now)
+                        lineRequest.timeout = min(line.timeout, deadline - now)
                         lineRequest.floorEcpm = line.floorEcpm
                         let cancellation = ChildCancellation()
                         lineCancellations[index] = cancellation
@@ -491,7 +493,7 @@ public final class Mediator: AdNetwork {
             // invalidating fills nobody will read.
             timer?.cancellation.cancel()
             watcher?.fire()
-            for cancellation in lineCancellations.values { cancellation.cancel() }
+            for cancellation in lineCancellations { cancellation?.cancel() }
             for await input in group {
                 if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
             }
