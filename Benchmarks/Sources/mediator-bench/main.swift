@@ -6,7 +6,7 @@ import AdNetworkConformance
 import Foundation
 import Logging
 
-// Usage: mediator-bench [iterations] [--json]. The mediator logs nowhere here (a no-op handler), so the figure is the
+// Usage: mediator-bench [iterations] [--json] [--overhead-only]. The mediator logs nowhere here (a no-op handler), so the figure is the
 // mediator's own work; with swift-log's default stderr handler each decision also formats and writes one line.
 let json = CommandLine.arguments.contains("--json")
 let positional = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
@@ -60,6 +60,12 @@ let (directCPU, mediatedCPU) = try await Task.detached {
     return (direct, (cpuMicros() - cpu0) / Double(iterations))
 }.value
 let perLine = (mediatedCPU - directCPU) / Double(lineCount)
+// `--overhead-only`: stop here, for counting allocations from outside (see docs/BENCHMARKS.md): the process then runs
+// only the warm-up and the two loops above.
+if CommandLine.arguments.contains("--overhead-only") {
+    print(String(format: "%.2f", perLine))
+    exit(0)
+}
 
 // 2. Decision latency: lines answer no fill after 40, 80, 120 ms; line 4 fills after 20 ms.
 let latencies: [Int] = [40, 80, 120, 20]

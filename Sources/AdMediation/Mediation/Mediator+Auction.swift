@@ -52,7 +52,7 @@ extension Mediator {
     /// answers are invalidated. Breakers apply as for lines.
     func collectBids(
         _ request: AdRequest, format: AdFormat, placement: PlacementConfiguration, deadline: AdInstant,
-        tracer: any Tracer
+        tracer: (any Tracer)?
     ) async -> [BidAnswer] {
         let start = clock.now
         var answers = Array(repeating: BidAnswer(), count: placement.bidders.count)

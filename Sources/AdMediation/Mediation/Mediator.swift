@@ -122,7 +122,7 @@ public final class Mediator: AdNetwork {
         let outcome: MediationOutcome
         if tracer is NoOpTracer {
             // Nothing would be recorded: no span, no task-local context to bind.
-            outcome = await decide(request, tracer: tracer)
+            outcome = await decide(request, tracer: nil)
         } else {
             outcome = await tracer.withSpan("mediation", ofKind: .internal) { span in
                 let outcome = await decide(request, tracer: tracer)
@@ -134,7 +134,8 @@ public final class Mediator: AdNetwork {
         return outcome
     }
 
-    private func decide(_ request: AdRequest, tracer: any Tracer) async -> MediationOutcome {
+    /// Decides `request`; `tracer` is nil when spans would record nothing.
+    private func decide(_ request: AdRequest, tracer: (any Tracer)?) async -> MediationOutcome {
         let now = clock.now
         guard let configured = configuration.placements[request.placement] else {
             return MediationOutcome(
@@ -143,7 +144,6 @@ public final class Mediator: AdNetwork {
         }
         let (placement, optimizerKey) = Self.arm(of: configured, id: request.placement, userID: request.userID)
         let format = placement.format
-        let lineIDs = placement.lines.map { (network: $0.network, placement: $0.placement) }
         if format.kind != request.format.kind {
             return MediationOutcome(
                 result: .failure(
@@ -158,7 +158,7 @@ public final class Mediator: AdNetwork {
         if let reason = pacing[request.placement]?.withLock({
             $0.block(at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval)
         }) {
-            let lines = lineIDs.map {
+            let lines = placement.lines.map {
                 LineTrace(
                     network: $0.network, placement: $0.placement, outcome: .skipped(reason), latency: nil, ecpm: nil)
             }
@@ -189,9 +189,10 @@ public final class Mediator: AdNetwork {
             placement.optimizer == nil
             ? Array(placement.lines.indices)
             : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) } ?? Array(placement.lines.indices)
-        let eligible = order.filter { index in bestBid.map { Self.price(of: placement.lines[index]) > $0.price } ?? true
-        }
-        let lines = eligible.map { placement.lines[$0] }
+        // Without bids or an optimizer, every line in the configured order (the array itself, not a copy).
+        let eligible = bestBid.map { bid in order.filter { Self.price(of: placement.lines[$0]) > bid.price } } ?? order
+        let lines =
+            placement.optimizer == nil && bestBid == nil ? placement.lines : eligible.map { placement.lines[$0] }
         var machine = WaterfallStateMachine(
             lines: lines.map { .init(floor: $0.floorEcpm, timeout: $0.timeout) },
             maxInFlight: placement.mode == .sequential ? 1 : placement.maxInFlight,
@@ -363,7 +364,7 @@ public final class Mediator: AdNetwork {
         format: AdFormat,
         lines: [WaterfallLine],
         deadline: AdInstant,
-        tracer: any Tracer
+        tracer: (any Tracer)?
     ) async -> Bool {
         var state = machine
         let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
@@ -377,9 +378,18 @@ public final class Mediator: AdNetwork {
             let ready = AnswerCount()
             var answersRead = 0
 
-            func perform(_ actions: [WaterfallStateMachine.Action]) {
-                var queue = actions[...]
-                while let action = queue.popFirst() {
+            var actions: [WaterfallStateMachine.Action] = []
+            actions.reserveCapacity(2 * lines.count + 2)
+
+            /// Runs one step of the machine and applies its actions, and those of lines skipped on the way, in one
+            /// buffer reused by every step.
+            func step(_ body: (inout WaterfallStateMachine, inout [WaterfallStateMachine.Action]) -> Void) {
+                actions.removeAll(keepingCapacity: true)
+                body(&state, &actions)
+                var next = 0
+                while next < actions.count {
+                    let action = actions[next]
+                    next += 1
                     switch action {
                     case .start(let index):
                         let line = lines[index]
@@ -388,16 +398,13 @@ public final class Mediator: AdNetwork {
                         let admission = breakers[line.network]?.withLock { $0.admit(at: now) } ?? .allowed
                         if admission == .probe { breakerChanged(line.network, to: .halfOpen(probing: true)) }
                         if admission == .rejected {
-                            queue.append(contentsOf: state.skip(index, reason: .breakerOpen, at: now))
+                            state.skip(index, reason: .breakerOpen, at: now, into: &actions)
                             continue
                         }
                         guard let network = networks[line.network] else { continue }
                         admissions[index] = admission
-                        var lineRequest = request
-                        lineRequest.placement = line.placement
-                        lineRequest.format = format
-                        lineRequest.timeout = min(line.timeout, deadline - now)
-                        lineRequest.floorEcpm = line.floorEcpm
+                        let lineRequest = Self.request(
+                            request, for: line, format: format, timeout: min(line.timeout, deadline - now))
                         let cancellation = ChildCancellation()
                         lineCancellations[index] = cancellation
                         group.addImmediateTask {
@@ -457,7 +464,8 @@ public final class Mediator: AdNetwork {
                 }
             }
 
-            perform(state.begin(at: clock.now))
+            let begin = clock.now
+            step { $0.begin(at: begin, into: &$1) }
             while !state.isFinished {
                 // An answer already counted is read without suspending; otherwise the loop may wait, and only then
                 // needs the timer and the watcher.
@@ -467,22 +475,22 @@ public final class Mediator: AdNetwork {
                 // The caller's cancellation reaches the lines at once; it is seen here before any of their answers.
                 if !callerCancelled, Task.isCancelled {
                     callerCancelled = true
-                    perform(state.cancelAll(at: now))
+                    step { $0.cancelAll(at: now, into: &$1) }
                     if state.isFinished { break }
                 }
                 switch input {
                 case .answer(let index, let result):
                     answersRead += 1
                     lineCancellations[index] = nil
-                    perform(state.answer(index, result, at: now))
+                    step { $0.answer(index, result, at: now, into: &$1) }
                 case .tick(let generation):
                     guard generation == timer?.generation else { continue }
                     timer = nil
-                    perform(state.advance(to: now))
+                    step { $0.advance(to: now, into: &$1) }
                 case .callerCancelled:
                     if !callerCancelled {
                         callerCancelled = true
-                        perform(state.cancelAll(at: now))
+                        step { $0.cancelAll(at: now, into: &$1) }
                     }
                 case .timerStopped, .watcherStopped:
                     continue
@@ -503,15 +511,27 @@ public final class Mediator: AdNetwork {
         return cancelled
     }
 
+    /// A line's request: the caller's, for the line's placement and floor, with the line's time left.
+    private static func request(
+        _ request: AdRequest, for line: WaterfallLine, format: AdFormat, timeout: Duration
+    ) -> AdRequest {
+        var lineRequest = request
+        lineRequest.placement = line.placement
+        lineRequest.format = format
+        lineRequest.timeout = timeout
+        lineRequest.floorEcpm = line.floorEcpm
+        return lineRequest
+    }
+
     /// Loads one line inside an `ad line` span, a child of the mediation span (the line runs in a child task, so the
     /// span's context — and any task-local value — reaches the adapter and its transport). Attributes: network, the
     /// line's placement, outcome (`fill`, `no_fill`, `error`), error code and eCPM.
-    static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: any Tracer) async
+    static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: (any Tracer)?) async
         -> Result<AdLoadResult, AdError>
     {
-        // Without a tracer (swift-distributed-tracing's no-op default) a span would record nothing, yet binding it
-        // costs a task-local context per line.
-        if tracer is NoOpTracer { return await load(request, from: network) }
+        // Without a tracer (nil for swift-distributed-tracing's no-op default) a span would record nothing, yet
+        // binding it costs a task-local context per line.
+        guard let tracer else { return await load(request, from: network) }
         return await tracer.withSpan("ad line", ofKind: .client) { span in
             guard span.isRecording else { return await load(request, from: network) }
             span.attributes["admediation.network"] = network.id

@@ -69,32 +69,42 @@ struct WaterfallStateMachine: Sendable {
     }
 
     /// Starts the first lines (none when the deadline has already passed: the request is then decided at once).
-    mutating func begin(at now: AdInstant) -> [Action] {
-        if now >= deadline { return advance(to: now) }
-        var actions: [Action] = []
+    mutating func begin(at now: AdInstant) -> [Action] { collect { $0.begin(at: now, into: &$1) } }
+
+    /// ``begin(at:)``, appending its actions to `actions` (the driver reuses one buffer for every step).
+    mutating func begin(at now: AdInstant, into actions: inout [Action]) {
+        if now >= deadline { return advance(to: now, into: &actions) }
         evaluate(at: now, into: &actions)
-        return actions
     }
 
     /// Line `index` was not started (breaker open, capped, …).
     mutating func skip(_ index: Int, reason: SkipReason, at now: AdInstant) -> [Action] {
-        var actions: [Action] = []
+        collect { $0.skip(index, reason: reason, at: now, into: &$1) }
+    }
+
+    /// ``skip(_:reason:at:)``, appending its actions to `actions`.
+    mutating func skip(_ index: Int, reason: SkipReason, at now: AdInstant, into actions: inout [Action]) {
         if case .running = lines[index] {
             lines[index] = .done(.skipped(reason), latency: nil, ecpm: nil)
         } else if case .pending = lines[index] {
             lines[index] = .done(.skipped(reason), latency: nil, ecpm: nil)
         }
         evaluate(at: now, into: &actions)
-        return actions
     }
 
     /// Line `index` answered.
     mutating func answer(_ index: Int, _ result: Result<AdLoadResult, AdError>, at now: AdInstant) -> [Action] {
-        var actions: [Action] = []
+        collect { $0.answer(index, result, at: now, into: &$1) }
+    }
+
+    /// ``answer(_:_:at:)``, appending its actions to `actions`.
+    mutating func answer(
+        _ index: Int, _ result: Result<AdLoadResult, AdError>, at now: AdInstant, into actions: inout [Action]
+    ) {
         guard case .running(let started, _) = lines[index], !isFinished else {
             // A late answer: the line was already settled. Never deliver it.
             if case .success(.filled(let ad)) = result { actions.append(.invalidate(ad)) }
-            return actions
+            return
         }
         let latency = now - started
         switch result {
@@ -126,13 +136,14 @@ struct WaterfallStateMachine: Sendable {
             }
         }
         evaluate(at: now, into: &actions)
-        return actions
     }
 
     /// Time moved to `now`: lines past their deadline time out.
-    mutating func advance(to now: AdInstant) -> [Action] {
-        var actions: [Action] = []
-        guard !isFinished else { return actions }
+    mutating func advance(to now: AdInstant) -> [Action] { collect { $0.advance(to: now, into: &$1) } }
+
+    /// ``advance(to:)``, appending its actions to `actions`.
+    mutating func advance(to now: AdInstant, into actions: inout [Action]) {
+        guard !isFinished else { return }
         for index in lines.indices {
             if case .running(let started, let lineDeadline) = lines[index], lineDeadline <= now {
                 lines[index] = .done(.timeout, latency: now - started, ecpm: nil)
@@ -146,13 +157,14 @@ struct WaterfallStateMachine: Sendable {
             }
         }
         evaluate(at: now, into: &actions)
-        return actions
     }
 
     /// The caller gave up: cancel everything, no winner.
-    mutating func cancelAll(at now: AdInstant) -> [Action] {
-        var actions: [Action] = []
-        guard !isFinished else { return actions }
+    mutating func cancelAll(at now: AdInstant) -> [Action] { collect { $0.cancelAll(at: now, into: &$1) } }
+
+    /// ``cancelAll(at:)``, appending its actions to `actions`.
+    mutating func cancelAll(at now: AdInstant, into actions: inout [Action]) {
+        guard !isFinished else { return }
         for index in lines.indices {
             switch lines[index] {
             case .pending:
@@ -171,6 +183,12 @@ struct WaterfallStateMachine: Sendable {
         isFinished = true
         finishedAt = now
         actions.append(.finish)
+    }
+
+    /// The actions of one step, in a new array.
+    private mutating func collect(_ step: (inout Self, inout [Action]) -> Void) -> [Action] {
+        var actions: [Action] = []
+        step(&self, &actions)
         return actions
     }
 
