@@ -98,13 +98,14 @@ extension Mediator {
                     .recordNanoseconds(latency.nanosecondsClamped)
             }
         }
-        // Formatted only when a log line is written (the metadata are autoclosures).
-        var milliseconds: String { "\(Int(outcome.trace.duration.milliseconds.rounded()))" }
+        // Formatted only when a log line is written.
+        func milliseconds() -> String { "\(Int(outcome.trace.duration.milliseconds.rounded()))" }
         switch outcome.result {
         case .success(.filled(let ad)):
             handles?.fills(network: ad.networkID).increment()
+            guard logger.logLevel <= .info else { return }
             var metadata: Logger.Metadata = [
-                "placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds)",
+                "placement": "\(placement)", "network": "\(ad.networkID)", "duration_ms": "\(milliseconds())",
             ]
             if let label = outcome.trace.abLabel { metadata["ab_label"] = "\(label)" }
             logger.info("filled", metadata: metadata)
@@ -112,12 +113,16 @@ extension Mediator {
             handles?.noFills.increment()
             logger.info(
                 "no fill",
-                metadata: ["placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds)"])
+                metadata: [
+                    "placement": "\(placement)", "reason": "\(noFill.reason)", "duration_ms": "\(milliseconds())",
+                ])
         case .failure(let error):
             handles?.errors(code: error.code.name).increment()
             logger.info(
                 "failed",
-                metadata: ["placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds)"])
+                metadata: [
+                    "placement": "\(placement)", "code": "\(error.code.name)", "duration_ms": "\(milliseconds())",
+                ])
         }
     }
 

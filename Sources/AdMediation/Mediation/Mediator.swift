@@ -368,8 +368,9 @@ public final class Mediator: AdNetwork {
     ) async -> Bool {
         var state = machine
         let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
-            var lineCancellations = [ChildCancellation?](repeating: nil, count: lines.count)
-            var admissions = [CircuitBreaker.Admission?](repeating: nil, count: lines.count)
+            // Per line while it runs: how to cancel it, and how its breaker admitted it.
+            var running = [(cancellation: ChildCancellation, admission: CircuitBreaker.Admission)?](
+                repeating: nil, count: lines.count)
             var timer: (at: AdInstant, generation: UInt64, cancellation: ChildCancellation)?
             var timerGeneration: UInt64 = 0
             var callerCancelled = false
@@ -402,11 +403,10 @@ public final class Mediator: AdNetwork {
                             continue
                         }
                         guard let network = networks[line.network] else { continue }
-                        admissions[index] = admission
                         let lineRequest = Self.request(
                             request, for: line, format: format, timeout: min(line.timeout, deadline - now))
                         let cancellation = ChildCancellation()
-                        lineCancellations[index] = cancellation
+                        running[index] = (cancellation, admission)
                         group.addImmediateTask {
                             let result = await cancellation.run {
                                 await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
@@ -415,11 +415,11 @@ public final class Mediator: AdNetwork {
                             return .answer(index, result)
                         }
                     case .cancel(let index):
-                        lineCancellations[index]?.cancel()
+                        running[index]?.cancellation.cancel()
                     case .invalidate(let ad):
                         ad.invalidate()
                     case .breaker(let index, let event):
-                        recordBreaker(lines[index].network, probe: admissions[index] == .probe, event)
+                        recordBreaker(lines[index].network, probe: running[index]?.admission == .probe, event)
                     case .finish:
                         break
                     }
@@ -481,8 +481,8 @@ public final class Mediator: AdNetwork {
                 switch input {
                 case .answer(let index, let result):
                     answersRead += 1
-                    lineCancellations[index] = nil
                     step { $0.answer(index, result, at: now, into: &$1) }
+                    running[index] = nil
                 case .tick(let generation):
                     guard generation == timer?.generation else { continue }
                     timer = nil
@@ -501,7 +501,7 @@ public final class Mediator: AdNetwork {
             // invalidating fills nobody will read.
             timer?.cancellation.cancel()
             watcher?.fire()
-            for cancellation in lineCancellations { cancellation?.cancel() }
+            for line in running { line?.cancellation.cancel() }
             for await input in group {
                 if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
             }

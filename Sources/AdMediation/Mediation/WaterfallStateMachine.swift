@@ -196,8 +196,8 @@ struct WaterfallStateMachine: Sendable {
     func trace(placement: String, lines lineIDs: [(network: String, placement: String)], at now: AdInstant)
         -> MediationTrace
     {
-        let traced = lines.enumerated().map { index, line -> LineTrace in
-            let id = lineIDs[index]
+        let traced = lines.indices.map { index -> LineTrace in
+            let (line, id) = (lines[index], lineIDs[index])
             switch line {
             case .pending:
                 return LineTrace(
