@@ -53,14 +53,24 @@ final class ChildCancellation: Sendable {
 
     /// Runs `body` in the current task, which ``cancel()`` then cancels.
     func run<T>(_ body: () async -> T) async -> T {
+        enter()
+        let result = await body()
+        leave()
+        return result
+    }
+
+    /// Registers the current task, which ``cancel()`` then cancels until ``leave()``.
+    func enter() {
         withUnsafeCurrentTask { task in
             state.withLock { state in
                 if state.cancelled { task?.cancel() } else { state.task = task }
             }
         }
-        let result = await body()
+    }
+
+    /// Unregisters the task ``enter()`` registered; called by that task before it ends.
+    func leave() {
         state.withLock { $0.task = nil }
-        return result
     }
 
     /// Cancels the task running ``run(_:)`` (now, or as soon as it registers).

@@ -408,9 +408,15 @@ public final class Mediator: AdNetwork {
                         let cancellation = ChildCancellation()
                         running[index] = (cancellation, admission)
                         group.addImmediateTask {
-                            let result = await cancellation.run {
-                                await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
-                            }
+                            // Flat on purpose: every async call level is a frame in the child's task allocator.
+                            cancellation.enter()
+                            let result =
+                                if let tracer {
+                                    await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
+                                } else {
+                                    await Self.load(lineRequest, from: network)
+                                }
+                            cancellation.leave()
                             ready.add()
                             return .answer(index, result)
                         }
@@ -553,7 +559,7 @@ public final class Mediator: AdNetwork {
 
     /// Loads one line. A cancelled load's answer (possibly a late fill, which the machine then invalidates) is still
     /// returned.
-    private static func load(_ request: AdRequest, from network: any AdNetwork) async -> Result<AdLoadResult, AdError> {
+    static func load(_ request: AdRequest, from network: any AdNetwork) async -> Result<AdLoadResult, AdError> {
         do {
             return .success(try await network.load(request))
         } catch let error as AdError {
