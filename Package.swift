@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "DemandSandbox",
             dependencies: [
-                "AdMediation", "ObliviousHTTP",
+                "AdMediation", "AdapterSupport", "ObliviousHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

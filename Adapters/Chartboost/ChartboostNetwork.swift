@@ -65,7 +65,9 @@ public struct ChartboostNetwork: AdNetwork {
         ]
         let privacy = WirePrivacy.json(request.privacy, underAge: .coppa)
         if !privacy.isEmpty { body["privacy"] = privacy }
-        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        guard let data = JSONWriter.data(body) else {
+            throw AdError(.invalidState, "the load request's body could not be written as JSON")
+        }
         let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
         let response = try await send(
             HTTPRequest(

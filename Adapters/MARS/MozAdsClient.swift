@@ -294,8 +294,7 @@ public actor MozAdsClient {
         ]
         if !flags.isEmpty { object["flags"] = flags }
         if let gpp { object["consent"] = ["gpp": gpp] }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data()
+        return JSONWriter.data(object) ?? Data()
     }
 
     /// The client a request goes through: direct, or — for `ohttp: true` — the OHTTP relay, after the preflight

@@ -1,3 +1,4 @@
+import AdapterSupport
 import Foundation
 import Hummingbird
 
@@ -43,9 +44,7 @@ extension SandboxState {
                 "tracking": ["impression": "\(track)?e=impression&ad=\(id)", "click": "\(track)?e=click&ad=\(id)"],
                 "ecpm": draw.ecpm, "ttl_seconds": 14_400,
             ]
-            let body =
-                (try? JSONSerialization.data(withJSONObject: ad, options: [.sortedKeys, .withoutEscapingSlashes]))
-                ?? Data()
+            let body = JSONWriter.data(ad) ?? Data()
             if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
             return Self.json(200, body)
         case ("GET", "/appopen/v1/track"):

@@ -1,3 +1,4 @@
+import AdapterSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -343,10 +344,7 @@ final class SandboxState: Sendable {
     }
 
     static func json(_ status: Int, object: Any, headers: [(String, String)] = []) -> Response {
-        json(
-            status,
-            try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
-            headers: headers)
+        json(status, JSONWriter.data(object), headers: headers)
     }
 
     static func error(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) -> Response {

@@ -1,3 +1,4 @@
+import AdapterSupport
 import Foundation
 import Hummingbird
 
@@ -97,9 +98,7 @@ extension SandboxState {
                 marsAd(kind: placement.kind, placement: placement.id, ecpm: draw.ecpm, rank: $0)
             }
         }
-        let body =
-            (try? JSONSerialization.data(withJSONObject: response, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data()
+        let body = JSONWriter.data(response) ?? Data()
         if let draw = firstDraw, let faulted = await applyDraw(draw, validBody: body, context: context) {
             return faulted
         }

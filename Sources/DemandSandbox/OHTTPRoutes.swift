@@ -1,3 +1,4 @@
+import AdapterSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -57,9 +58,7 @@ extension SandboxState {
     private func ohttpGateway(contentType: String?, body: Data, context: SandboxContext) async -> GatewayAnswer {
         func problem(_ status: Int, _ type: String, _ title: String) -> GatewayAnswer {
             let object: [String: Any] = ["type": type, "title": title]
-            let data =
-                (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-                ?? Data()
+            let data = JSONWriter.data(object) ?? Data()
             return GatewayAnswer(status: status, body: data, contentType: "application/problem+json")
         }
         guard contentType?.lowercased().hasPrefix(ObliviousHTTPClient.requestMediaType) == true else {

@@ -1,3 +1,4 @@
+import AdapterSupport
 import Foundation
 import Hummingbird
 
@@ -85,9 +86,7 @@ extension SandboxState {
             bid["h"] = size.h
         }
         let answer: [String: Any] = ["id": request.id, "cur": "USD", "seatbid": [["seat": name, "bid": [bid]]]]
-        let body =
-            (try? JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data()
+        let body = JSONWriter.data(answer) ?? Data()
         if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
         return Self.json(200, body)
     }
