@@ -104,7 +104,7 @@ public struct ChartboostNetwork: AdNetwork {
         var message = Data("\(method)\n\(pathWithQuery)\n".utf8)
         message.append(body)
         let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(mac)
     }
 
     static func pathWithQuery(_ url: String) -> String {

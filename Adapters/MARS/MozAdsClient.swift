@@ -362,7 +362,7 @@ public actor MozAdsClient {
 
     /// The preflight's cache key: its URL only.
     static func preflightHash(_ url: String) -> String {
-        SHA256.hash(data: Data("preflight\n\(url)".utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Data("preflight\n\(url)".utf8)).prefix(8))
     }
 
     /// The cache key: endpoint, environment, flags (when any, sorted), ohttp, and the ordered placements — never the
@@ -382,7 +382,7 @@ public actor MozAdsClient {
             text += "\(p.id)|\(p.count)|\(content)\n"
         }
         let digest = SHA256.hash(data: Data(text.utf8))
-        return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(digest.prefix(8))
     }
 
     /// Sends (or answers from SQLite); also returns until when the answer is cached, when it is.

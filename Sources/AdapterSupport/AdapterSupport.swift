@@ -166,3 +166,19 @@ package struct TrackingReporter: AdEventReporter {
         }
     }
 }
+
+/// Lower-case hexadecimal, as signatures and cache keys are written.
+package enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// `bytes` as two lower-case hex digits each (what `String(format: "%02x")` per byte gives, without formatting).
+    package static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

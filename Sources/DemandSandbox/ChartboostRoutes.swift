@@ -75,5 +75,5 @@ public func chartboostSignature(secret: String, method: String, pathWithQuery: S
     var message = Data("\(method)\n\(pathWithQuery)\n".utf8)
     message.append(body)
     let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
-    return mac.map { String(format: "%02x", $0) }.joined()
+    return Hex.encode(mac)
 }

@@ -59,3 +59,12 @@ struct JSONWriterTests {
         #expect(written([Double.infinity]) == nil)
     }
 }
+
+@Suite("Hex")
+struct HexTests {
+    @Test func writesTwoLowerCaseDigitsPerByteAsFormatDoes() {
+        let bytes: [UInt8] = [0x00, 0x0F, 0x10, 0x7F, 0xA0, 0xFF, 0x3C]
+        #expect(Hex.encode(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
+        #expect(Hex.encode([UInt8]()) == "")
+    }
+}
