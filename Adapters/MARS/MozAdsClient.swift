@@ -518,9 +518,20 @@ enum AnySendableJSON: Sendable, Hashable, Decodable {
     case string(String), number(Double), bool(Bool), array([AnySendableJSON]), object([String: AnySendableJSON])
 
     /// Decodes any JSON value; `null` members and elements, and numbers that are not finite, are left out (a
-    /// non-finite number alone throws).
+    /// non-finite number alone throws). The kinds are tried from the most common in an answer (strings, then numbers
+    /// and booleans, then objects and arrays): each miss is a thrown `DecodingError`, the main cost of decoding.
     init(from decoder: any Decoder) throws {
-        if let object = try? decoder.container(keyedBy: WireKey.self) {
+        let value = try decoder.singleValueContainer()
+        if let string = try? value.decode(String.self) {
+            self = .string(string)
+        } else if let number = try? value.decode(Double.self) {
+            guard number.isFinite else {
+                throw DecodingError.dataCorruptedError(in: value, debugDescription: "not a finite number")
+            }
+            self = .number(number)
+        } else if let bool = try? value.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let object = try? decoder.container(keyedBy: WireKey.self) {
             var members: [String: AnySendableJSON] = [:]
             for key in object.allKeys where (try? object.decodeNil(forKey: key)) == false {
                 if let value = try? object.decode(AnySendableJSON.self, forKey: key) {
@@ -528,7 +539,8 @@ enum AnySendableJSON: Sendable, Hashable, Decodable {
                 }
             }
             self = .object(members)
-        } else if var array = try? decoder.unkeyedContainer() {
+        } else {
+            var array = try decoder.unkeyedContainer()
             var elements: [AnySendableJSON] = []
             while !array.isAtEnd {
                 if (try? array.decodeNil()) == true { continue }
@@ -536,18 +548,6 @@ enum AnySendableJSON: Sendable, Hashable, Decodable {
                 if let value = try array.decode(Lossy<AnySendableJSON>.self).value { elements.append(value) }
             }
             self = .array(elements)
-        } else {
-            let value = try decoder.singleValueContainer()
-            if let bool = try? value.decode(Bool.self) {
-                self = .bool(bool)
-            } else if let number = try? value.decode(Double.self) {
-                guard number.isFinite else {
-                    throw DecodingError.dataCorruptedError(in: value, debugDescription: "not a finite number")
-                }
-                self = .number(number)
-            } else {
-                self = .string(try value.decode(String.self))
-            }
         }
     }
 
