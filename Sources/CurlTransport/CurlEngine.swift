@@ -296,7 +296,10 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     static func isLoopback(_ host: String) -> Bool {
-        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        // Brackets trimmed from both ends (an IPv6 literal), without a Foundation character-set scan per request.
+        let isBracket: (Character) -> Bool = { $0 == "[" || $0 == "]" }
+        var h = Substring(host.lowercased()).drop(while: isBracket)
+        while let last = h.last, isBracket(last) { h.removeLast() }
         return h == "localhost" || h.hasSuffix(".localhost") || h == "::1" || h.hasPrefix("127.")
     }
 

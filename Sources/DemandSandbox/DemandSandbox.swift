@@ -291,19 +291,45 @@ final class SandboxState: Sendable {
         var items: [String: String] = [:]
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key =
-                String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
-            let value =
-                parts.count > 1
-                ? (String(parts[1]).replacingOccurrences(
-                    of: "+",
-                    with: " "
-                        + ""
-                ).removingPercentEncoding ?? String(parts[1]))
-                : ""
-            items[key] = value
+            items[formDecode(parts[0])] = parts.count > 1 ? formDecode(parts[1]) : ""
         }
         return items
+    }
+
+    /// A form-encoded query part: `+` is a space and `%XX` a byte; a part with a malformed escape, or whose bytes
+    /// are not UTF-8, is kept as sent.
+    static func formDecode(_ part: Substring) -> String {
+        let utf8 = part.utf8
+        guard utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return String(part) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            index = utf8.index(after: index)
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard index < utf8.endIndex, let high = hexValue(utf8[index]) else { return String(part) }
+                let next = utf8.index(after: index)
+                guard next < utf8.endIndex, let low = hexValue(utf8[next]) else { return String(part) }
+                bytes.append(high << 4 | low)
+                index = utf8.index(after: next)
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self) ?? String(part)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     // MARK: Admin

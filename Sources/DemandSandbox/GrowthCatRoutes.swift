@@ -1,3 +1,4 @@
+import AdapterSupport
 import Foundation
 import Hummingbird
 
@@ -114,9 +115,7 @@ extension SandboxState {
 
     /// `text` as a JSON string literal.
     static func jsonString(_ text: String) -> String {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]))
-            ?? Data(#"[""]"#.utf8)
+        let data = JSONWriter.data([text]) ?? Data(#"[""]"#.utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
