@@ -51,6 +51,7 @@ extension Mediator {
     /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
     func observe(_ outcome: MediationOutcome, placement: String) {
         let records = metrics.records
+        let logsLines = logger.logLevel <= .debug
         let handles = records ? metrics.decisions(of: placement) : nil
         if let handles {
             handles.requests.increment()
@@ -70,7 +71,7 @@ extension Mediator {
                     handles.lineLatency(network: line.network).recordNanoseconds(latency.nanosecondsClamped)
                 }
             }
-            guard logger.logLevel <= .debug else { continue }
+            guard logsLines else { continue }
             var metadata: Logger.Metadata = [
                 "placement": "\(placement)", "network": "\(line.network)", "line_placement": "\(line.placement)",
                 "outcome": "\(line.outcome.name)",

@@ -21,8 +21,13 @@ package final class MetricHandles: Sendable {
     private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
     private let placements = Mutex<[String: DecisionMetrics]>([:])
 
+    /// Whether handles record anything: false for swift-metrics' no-op factory (the default when no backend is
+    /// bootstrapped), so callers can skip building dimensions that nothing would keep.
+    package let records: Bool
+
     package init(factory: any MetricsFactory) {
         self.factory = factory
+        self.records = !(factory is NOOPMetricsHandler)
     }
 
     package func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Counter {
@@ -47,10 +52,6 @@ package final class MetricHandles: Sendable {
 }
 
 extension MetricHandles {
-    /// Whether handles record anything: false for swift-metrics' no-op factory (the default when no backend is
-    /// bootstrapped), so callers can skip building dimensions that nothing would keep.
-    package var records: Bool { !(factory is NOOPMetricsHandler) }
-
     /// The handles of one placement's decisions, kept per placement id (past ``limit`` placements, made per use).
     func decisions(of placement: String) -> DecisionMetrics {
         placements.withLock { table in
