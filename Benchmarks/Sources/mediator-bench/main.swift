@@ -6,8 +6,9 @@ import AdNetworkConformance
 import Foundation
 import Logging
 
-// Usage: mediator-bench [iterations] [--json] [--overhead-only]. The mediator logs nowhere here (a no-op handler), so the figure is the
-// mediator's own work; with swift-log's default stderr handler each decision also formats and writes one line.
+// Usage: mediator-bench [iterations] [--json] [--overhead-only]. The mediator logs nowhere here (a no-op handler), so
+// the figure is the mediator's own work; with swift-log's default stderr handler each decision also formats and writes
+// one line.
 let json = CommandLine.arguments.contains("--json")
 let positional = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
 let quiet = Logger(label: "admediation.mediator", factory: { _ in SwiftLogNoOpLogHandler() })
