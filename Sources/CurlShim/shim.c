@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 static pthread_once_t curlshim_once = PTHREAD_ONCE_INIT;
 static int curlshim_init_result = 0;
@@ -70,4 +72,16 @@ int curlshim_sigpipe_ignored(void) {
     struct sigaction current;
     if (sigaction(SIGPIPE, NULL, &current) != 0) return 0;
     return current.sa_handler == SIG_IGN;
+}
+
+int curlshim_eventfd(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+void curlshim_eventfd_signal(int fd) {
+    /* Fails only when the counter would overflow (then it is readable anyway) or the fd is bad. */
+    (void)eventfd_write(fd, 1);
+}
+void curlshim_eventfd_drain(int fd) {
+    eventfd_t value;
+    (void)eventfd_read(fd, &value);
 }

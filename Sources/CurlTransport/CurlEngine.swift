@@ -6,11 +6,15 @@ import Synchronization
 
 /// The multi handle and the thread that drives it (`curl_multi_perform` and `curl_multi_poll`).
 ///
-/// `@unchecked Sendable` is safe because the multi handle and `active` are used only on the engine thread
-/// (after `init` created them and before the thread's exit cleaned them up); every cross-thread hand-over goes
-/// through `inbox` (a `Mutex`) followed by `curl_multi_wakeup` (the one multi call libcurl allows from any thread),
-/// made under the same lock and at most once until the engine drains the inbox, so a burst of requests costs one
-/// wake-up.
+/// `@unchecked Sendable` is safe because the multi handle, `active`, `returned` and `resumes` are used only on the
+/// engine thread (after `init` created them and before the thread's exit cleaned them up); every cross-thread
+/// hand-over goes through `inbox` (a `Mutex`). A caller that hands something over also claims the wake-up under the
+/// lock (at most one until the engine drains the inbox, so a burst of requests costs one) and then, outside the lock,
+/// signals the engine's eventfd, which `curl_multi_poll` watches. The eventfd lives as long as the engine object, so
+/// a late signal after shutdown is harmless.
+///
+/// Easy handles are reused: a finished transfer's handle is reset and kept (at most ``idleCapacity``) for the next
+/// request, so a request pays for neither `curl_easy_init` nor `curl_easy_cleanup`.
 ///
 /// A `curl_multi_socket_action` engine on epoll was built and measured (docs/BENCHMARKS.md): on this workload it was
 /// 10–25 % slower at 8 and 64 concurrent requests, so this loop stayed.
@@ -18,33 +22,61 @@ final class CurlEngine: @unchecked Sendable {
     private struct Inbox {
         var adds: [Transfer] = []
         var cancels: [Transfer] = []
+        /// Reset easy handles kept for later requests.
+        var idle: [EasyHandle] = []
         var stopRequested = false
         var stopped = false
-        /// A wake-up was written since the engine last drained the inbox.
+        /// A wake-up was claimed since the engine last drained the inbox.
         var wakePending = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Whether the caller should signal the engine: the first hand-over since the last drain does.
+        mutating func claimWake() -> Bool {
+            if wakePending { return false }
+            wakePending = true
+            return true
+        }
     }
+
+    /// A finished transfer's caller and what it gets, resumed once the engine has put its handle back.
+    private struct Resumption {
+        var continuation: UnsafeContinuation<HTTPResponse, any Error>
+        var result: Result<HTTPResponse, HTTPClientError>
+    }
+
+    /// Idle easy handles kept for reuse; more are freed.
+    static let idleCapacity = 64
 
     private let configuration: CurlHTTPClient.Configuration
     private let multi: UnsafeMutableRawPointer?
     private let initError: HTTPClientError?
+    /// The engine's wake-up eventfd (-1 when the engine could not start); closed in `deinit`.
+    private let wakeFD: Int32
     private let inbox = Mutex(Inbox())
     private let liveHandles = Atomic<Int>(0)
     private let activeCount = Atomic<Int>(0)
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Handles of transfers finished in this engine iteration, already reset.
+    private var returned: [EasyHandle] = []
+    /// Callers of transfers finished in this engine iteration.
+    private var resumes: [Resumption] = []
 
     init(configuration: CurlHTTPClient.Configuration) {
         self.configuration = configuration
         let code = curlshim_global_init()
-        if code != 0 {
-            self.multi = nil
-            self.initError = HTTPClientError(.other, "curl_global_init failed with code \(code)")
-            inbox.withLock { $0.stopped = true }
-            return
-        }
-        let multi = curl_multi_init()
+        let fd = code == 0 ? curlshim_eventfd() : -1
+        let multi = fd >= 0 ? curl_multi_init() : nil
+        self.wakeFD = fd
         self.multi = multi
-        self.initError = multi == nil ? HTTPClientError(.other, "curl_multi_init failed") : nil
+        if code != 0 {
+            self.initError = HTTPClientError(.other, "curl_global_init failed with code \(code)")
+        } else if fd < 0 {
+            self.initError = HTTPClientError(.other, "eventfd failed with errno \(errno)")
+        } else if multi == nil {
+            self.initError = HTTPClientError(.other, "curl_multi_init failed")
+        } else {
+            self.initError = nil
+        }
         guard let multi else {
             inbox.withLock { $0.stopped = true }
             return
@@ -57,8 +89,15 @@ final class CurlEngine: @unchecked Sendable {
         thread.start()
     }
 
+    deinit {
+        // The thread holds the engine until `run` returns, and every caller holds it while it can signal.
+        if wakeFD >= 0 { close(wakeFD) }
+    }
+
     var statistics: CurlHTTPClient.Statistics {
-        .init(liveHandles: liveHandles.load(ordering: .relaxed), activeTransfers: activeCount.load(ordering: .relaxed))
+        .init(
+            liveHandles: liveHandles.load(ordering: .relaxed), activeTransfers: activeCount.load(ordering: .relaxed),
+            idleHandles: inbox.withLock { $0.idle.count })
     }
 
     // MARK: - Caller side
@@ -68,59 +107,65 @@ final class CurlEngine: @unchecked Sendable {
         if Task.isCancelled { throw HTTPClientError(.cancelled, "the task was cancelled before the request was sent") }
         let transfer = try makeTransfer(request)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+            // Unsafe: the engine resumes exactly once (`finish` checks `finished`), and a checked continuation
+            // costs an allocation per request.
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<HTTPResponse, any Error>) in
                 transfer.continuation = continuation
-                let accepted = inbox.withLock { box -> Bool in
-                    if box.stopRequested || box.stopped { return false }
+                let (accepted, wake) = inbox.withLock { box -> (Bool, Bool) in
+                    if box.stopRequested || box.stopped { return (false, false) }
                     box.adds.append(transfer)
-                    return true
+                    return (true, box.claimWake())
                 }
-                if accepted {
-                    wakeUp()
-                } else {
-                    transfer.releaseHandle()
-                    liveHandles.subtract(1, ordering: .relaxed)
+                if wake { curlshim_eventfd_signal(wakeFD) }
+                if !accepted {
                     transfer.continuation = nil
+                    discard(transfer)
                     continuation.resume(throwing: HTTPClientError(.cancelled, "the client is shut down"))
                 }
             }
         } onCancel: {
             transfer.cancelled.store(true, ordering: .sequentiallyConsistent)
-            inbox.withLock { $0.cancels.append(transfer) }
-            wakeUp()
+            let wake = inbox.withLock { box -> Bool in
+                if box.stopped { return false }  // the stop finished every transfer
+                box.cancels.append(transfer)
+                return box.claimWake()
+            }
+            if wake { curlshim_eventfd_signal(wakeFD) }
         }
     }
 
-    /// Wakes the engine thread. Under the inbox lock, so it can never race with `curl_multi_cleanup` (the engine
-    /// marks itself stopped under the same lock before cleaning up): a late cancellation or request after shutdown
-    /// must not touch a freed multi handle.
-    private func wakeUp() {
-        inbox.withLock { box in
-            if !box.stopped, !box.wakePending, let multi {
-                box.wakePending = true
-                _ = curl_multi_wakeup(multi)
-            }
+    /// Gives back the handle of a transfer that never reached the engine (refused options, or a client shut down).
+    private func discard(_ transfer: Transfer) {
+        transfer.freeHeaderList()
+        transfer.handle.reset()
+        let kept = inbox.withLock { box -> Bool in
+            guard !box.stopped, box.idle.count < Self.idleCapacity else { return false }
+            box.idle.append(transfer.handle)
+            return true
         }
+        if !kept { transfer.handle.free() }
+        liveHandles.subtract(1, ordering: .relaxed)
     }
 
     func requestStop() {
         let wake = inbox.withLock { box -> Bool in
             if box.stopped || box.stopRequested { return false }
             box.stopRequested = true
-            return true
+            return box.claimWake()
         }
-        if wake { wakeUp() }
+        if wake { curlshim_eventfd_signal(wakeFD) }
     }
 
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = inbox.withLock { box -> Bool in
-                if box.stopped { return true }
+            let (done, wake) = inbox.withLock { box -> (Bool, Bool) in
+                if box.stopped { return (true, false) }
                 box.stopRequested = true
                 box.stopWaiters.append(continuation)
-                return false
+                return (false, box.claimWake())
             }
-            if done { continuation.resume() } else { wakeUp() }
+            if wake { curlshim_eventfd_signal(wakeFD) }
+            if done { continuation.resume() }
         }
     }
 
@@ -130,12 +175,14 @@ final class CurlEngine: @unchecked Sendable {
     private func makeTransfer(_ request: HTTPRequest) throws -> Transfer {
         let target = try validate(request.url)
         try Self.validateHeaders(request.headers)
-        guard let easy = curl_easy_init() else { throw HTTPClientError(.other, "curl_easy_init failed") }
+        guard let handle = inbox.withLock({ $0.idle.popLast() }) ?? EasyHandle.make() else {
+            throw HTTPClientError(.other, "curl_easy_init failed")
+        }
         liveHandles.add(1, ordering: .relaxed)
         let timeout = request.timeout ?? configuration.defaultTimeout
         let timeoutNanos = UInt64(max(0, timeout.nanosecondsClamped))
         let transfer = Transfer(
-            easy: easy,
+            handle: handle,
             deadlineNanos: monotonicNanos() &+ timeoutNanos,
             timeout: timeout,
             maxBytes: configuration.maxResponseBytes,
@@ -145,8 +192,7 @@ final class CurlEngine: @unchecked Sendable {
         do {
             try configure(transfer, request, target: target, timeoutNanos: timeoutNanos)
         } catch {
-            transfer.releaseHandle()
-            liveHandles.subtract(1, ordering: .relaxed)
+            discard(transfer)
             throw error
         }
         return transfer
@@ -311,14 +357,18 @@ final class CurlEngine: @unchecked Sendable {
         // The earliest deadline of an active transfer (or later: a finished transfer's deadline may linger until the
         // next scan, which only costs that scan).
         var nearest = UInt64.max
+        // Two pairs of arrays take turns: the inbox's are swapped out under the lock and emptied here (keeping their
+        // capacity), so draining the inbox allocates nothing.
+        var adds: [Transfer] = []
+        var cancels: [Transfer] = []
         while true {
-            let (adds, cancels, stopping) = inbox.withLock { box -> ([Transfer], [Transfer], Bool) in
-                defer {
-                    box.adds.removeAll(keepingCapacity: true)
-                    box.cancels.removeAll(keepingCapacity: true)
-                    box.wakePending = false
-                }
-                return (box.adds, box.cancels, box.stopRequested)
+            adds.removeAll(keepingCapacity: true)
+            cancels.removeAll(keepingCapacity: true)
+            let stopping = inbox.withLock { box -> Bool in
+                swap(&box.adds, &adds)
+                swap(&box.cancels, &cancels)
+                box.wakePending = false
+                return box.stopRequested
             }
             for transfer in adds {
                 if transfer.cancelled.load(ordering: .sequentiallyConsistent) || stopping {
@@ -387,9 +437,12 @@ final class CurlEngine: @unchecked Sendable {
             if nearest != .max {
                 waitMs = nearest <= now ? 0 : Int32(min(1000, (nearest - now + 999_999) / 1_000_000))
             }
-            curl_multi_poll(multi, nil, 0, waitMs, nil)
+            flushFinished()
+            var wake = curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+            curl_multi_poll(multi, &wake, 1, waitMs, nil)
+            if wake.revents != 0 { curlshim_eventfd_drain(wakeFD) }
         }
-        let waiters = inbox.withLock { box -> [CheckedContinuation<Void, Never>] in
+        let (waiters, idle) = inbox.withLock { box -> ([CheckedContinuation<Void, Never>], [EasyHandle]) in
             box.stopped = true
             // Requests that raced with the stop are failed here.
             let late = box.adds
@@ -397,13 +450,41 @@ final class CurlEngine: @unchecked Sendable {
             for transfer in late {
                 finish(transfer, .failure(HTTPClientError(.cancelled, "the client is shut down")))
             }
-            defer { box.stopWaiters.removeAll() }
-            return box.stopWaiters
+            defer {
+                box.stopWaiters.removeAll()
+                box.idle.removeAll()
+            }
+            return (box.stopWaiters, box.idle)
         }
+        flushFinished()  // stopped: frees the handles instead of keeping them
+        for handle in idle { handle.free() }
         // Only now, with `stopped` set under the lock, is it safe to free the multi handle.
         curl_multi_cleanup(multi)
         activeCount.store(0, ordering: .relaxed)
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Puts this iteration's reset handles back (or frees them, past ``idleCapacity`` or after the stop), then
+    /// resumes the callers of the transfers that finished: a caller that sends again finds its handle ready.
+    private func flushFinished() {
+        activeCount.store(active.count, ordering: .relaxed)
+        if !returned.isEmpty {
+            let kept = inbox.withLock { box -> Int in
+                let room = box.stopped ? 0 : max(0, Self.idleCapacity - box.idle.count)
+                let kept = min(room, returned.count)
+                box.idle.append(contentsOf: returned[..<kept])
+                return kept
+            }
+            for handle in returned[kept...] { handle.free() }
+            returned.removeAll(keepingCapacity: true)
+        }
+        for resumption in resumes {
+            switch resumption.result {
+            case .success(let response): resumption.continuation.resume(returning: response)
+            case .failure(let error): resumption.continuation.resume(throwing: error)
+            }
+        }
+        resumes.removeAll(keepingCapacity: true)
     }
 
     private func timeoutError(_ transfer: Transfer) -> HTTPClientError {
@@ -412,19 +493,19 @@ final class CurlEngine: @unchecked Sendable {
             "\(transfer.method) to \(transfer.host) did not complete within \(Int(transfer.timeout.milliseconds)) ms")
     }
 
+    /// Ends `transfer` (already out of the multi): its handle is reset for reuse and its caller queued for
+    /// ``flushFinished()``, which every engine iteration runs before it waits.
     private func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPClientError>) {
         precondition(!transfer.finished, "a transfer finished twice")
         transfer.finished = true
-        // Callers have already taken the transfer out of `active`; publish the count before resuming the caller.
-        activeCount.store(active.count, ordering: .relaxed)
-        let continuation = transfer.continuation
-        transfer.continuation = nil
-        transfer.releaseHandle()
+        transfer.freeHeaderList()
+        transfer.handle.reset()
+        returned.append(transfer.handle)
         liveHandles.subtract(1, ordering: .relaxed)
-        switch result {
-        case .success(let response): continuation?.resume(returning: response)
-        case .failure(let error): continuation?.resume(throwing: error)
+        if let continuation = transfer.continuation {
+            resumes.append(Resumption(continuation: continuation, result: result))
         }
+        transfer.continuation = nil
     }
 
     private func complete(_ transfer: Transfer, _ code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {

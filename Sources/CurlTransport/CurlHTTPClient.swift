@@ -47,10 +47,12 @@ public final class CurlHTTPClient: HTTPClient {
 
     /// Counters for tests and diagnostics.
     public struct Statistics: Sendable, Hashable {
-        /// Easy handles that exist (created and not yet cleaned up).
+        /// Easy handles held by requests (taken for a request and not yet given back).
         public var liveHandles: Int
         /// Transfers currently in the multi handle.
         public var activeTransfers: Int
+        /// Easy handles kept, reset, for later requests (at most 64; none after ``CurlHTTPClient/shutdown()``).
+        public var idleHandles: Int
     }
 
     private let engine: CurlEngine
@@ -85,6 +87,8 @@ public final class CurlHTTPClient: HTTPClient {
     /// Sends a request. See ``HTTPClient/send(_:)``.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
+        // No tracer at all: the span would be a no-op carrying the caller's context; skip making and binding it.
+        if tracer is NoOpTracer { return try await logged(request) }
         return try await tracer.withSpan("HTTP \(request.method.rawValue)", ofKind: .client) { span in
             // No backend records the span: skip the URL parsing and the attributes.
             guard span.isRecording else { return try await logged(request) }

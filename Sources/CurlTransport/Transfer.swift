@@ -4,6 +4,36 @@ import CurlShim
 import Foundation
 import Synchronization
 
+/// An easy handle and its error buffer, ready for a request: new, or reset after an earlier one.
+///
+/// `@unchecked Sendable` is safe because a handle is owned by one party at a time: the engine's list of idle handles
+/// (under the inbox lock), then the transfer that took it out, then the list again once it was reset.
+struct EasyHandle: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// A new handle, or nil when `curl_easy_init` fails.
+    static func make() -> EasyHandle? {
+        guard let easy = curl_easy_init() else { return nil }
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        return EasyHandle(easy: easy, errorBuffer: errorBuffer)
+    }
+
+    /// Resets every option to its default (`curl_easy_reset`: the connection and DNS caches stay with the multi
+    /// handle) and clears the error message, ready for another request. The handle must not be in a multi.
+    func reset() {
+        curl_easy_reset(easy)
+        errorBuffer[0] = 0
+    }
+
+    /// Frees the handle and its buffer.
+    func free() {
+        curl_easy_cleanup(easy)
+        errorBuffer.deallocate()
+    }
+}
+
 /// One request in flight.
 ///
 /// `@unchecked Sendable` is safe because of a hand-over protocol: the sending task configures the transfer and
@@ -11,7 +41,9 @@ import Synchronization
 /// reads or writes its mutable fields (libcurl's callbacks run on that thread too). The only field touched from
 /// other threads afterwards is `cancelled`, which is atomic.
 final class Transfer: @unchecked Sendable {
-    let easy: UnsafeMutableRawPointer
+    let handle: EasyHandle
+    var easy: UnsafeMutableRawPointer { handle.easy }
+    var errorBuffer: UnsafeMutablePointer<CChar> { handle.errorBuffer }
     let deadlineNanos: UInt64
     let timeout: Duration
     let maxBytes: Int
@@ -19,33 +51,25 @@ final class Transfer: @unchecked Sendable {
     let host: String
     let cancelled = Atomic<Bool>(false)
     var headerList: UnsafeMutablePointer<curl_slist>?
-    let errorBuffer: UnsafeMutablePointer<CChar>
     var body = Data()
     var tooLarge = false
-    /// Set by the engine thread when the transfer is finished (its handle freed, its caller resumed).
+    /// Set by the engine thread when the transfer is finished (its handle reset, its caller about to be resumed).
     var finished = false
-    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    var continuation: UnsafeContinuation<HTTPResponse, any Error>?
 
-    init(
-        easy: UnsafeMutableRawPointer, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, method: String,
-        host: String
-    ) {
-        self.easy = easy
+    init(handle: EasyHandle, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, method: String, host: String) {
+        self.handle = handle
         self.deadlineNanos = deadlineNanos
         self.timeout = timeout
         self.maxBytes = maxBytes
         self.method = method
         self.host = host
-        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-        self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
-    /// Frees the libcurl resources. Called exactly once, on the engine thread, after the handle left the multi.
-    func releaseHandle() {
-        curl_easy_cleanup(easy)
+    /// Frees the header list; the handle then holds no pointer into this transfer once reset.
+    func freeHeaderList() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
-        errorBuffer.deallocate()
     }
 
     var curlMessage: String {

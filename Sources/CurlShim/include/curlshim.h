@@ -31,4 +31,11 @@ int curlshim_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result);
 /// The handler currently installed for SIGPIPE is SIG_IGN.
 int curlshim_sigpipe_ignored(void);
 
+/// A non-blocking, close-on-exec eventfd for wake-ups, or -1 with errno set.
+int curlshim_eventfd(void);
+/// Adds one to the eventfd's counter (makes it readable).
+void curlshim_eventfd_signal(int fd);
+/// Reads (and so resets) the eventfd's counter; does nothing when it is zero.
+void curlshim_eventfd_drain(int fd);
+
 #endif
