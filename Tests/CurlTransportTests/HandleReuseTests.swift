@@ -48,9 +48,12 @@ struct HandleReuseTests {
     @Test func aRequestAfterAFailedOneOnTheSameHandleSucceedsWithItsOwnBody() async throws {
         var configuration = CurlHTTPClient.Configuration()
         configuration.maxResponseBytes = 16
-        try await withServer(configuration: configuration, { request in
-            .respond(.text(request.target == "/big" ? String(repeating: "x", count: 64) : "small"))
-        }) { server, client in
+        try await withServer(
+            configuration: configuration,
+            { request in
+                .respond(.text(request.target == "/big" ? String(repeating: "x", count: 64) : "small"))
+            }
+        ) { server, client in
             let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL + "/big")) }
             #expect(error?.code == .responseTooLarge)
             let next = try await client.send(HTTPRequest(url: server.baseURL + "/small"))
