@@ -167,12 +167,19 @@ final class SandboxState: Sendable {
         var serial = 0
         var growthcatTokens: [String: IssuedToken] = [:]
         /// Pre-rendered GrowthCat ads by placement, placement flag and base URL.
-        var growthcatTemplates: [String: JSONTemplate] = [:]
+        var growthcatTemplates: [TemplateKey: JSONTemplate] = [:]
         var seenEventIDs: Set<String> = []
         /// Ad requests drawn per network (all its placements), for drift phases.
         var drawCounts: [String: Int] = [:]
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).
         var ohttpGateway = ObliviousHTTPGateway(keyID: 1)
+    }
+
+    /// What a pre-rendered GrowthCat ad depends on.
+    struct TemplateKey: Hashable {
+        var placement: String
+        var withPlacement: Bool
+        var baseURL: String
     }
 
     struct IssuedToken: Sendable {

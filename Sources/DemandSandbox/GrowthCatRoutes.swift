@@ -85,9 +85,15 @@ extension SandboxState {
         }
     }
 
+    private static let privacyKeys = ["gdpr", "gdpr_consent", "us_privacy", "gpp", "gpp_sid", "coppa", "tfua"]
+
     private func recordPrivacy(_ query: [String: String]) {
-        let keys = ["gdpr", "gdpr_consent", "us_privacy", "gpp", "gpp_sid", "coppa", "tfua"]
-        let text = keys.compactMap { key in query[key].map { "\(key)=\($0)" } }.joined(separator: "&")
+        var text = ""
+        for key in Self.privacyKeys {
+            guard let value = query[key] else { continue }
+            if !text.isEmpty { text += "&" }
+            text += key + "=" + value
+        }
         record { $0.adRequestPrivacy.append(text) }
     }
 
@@ -122,13 +128,16 @@ extension SandboxState {
     /// Serves one ad: a new serial and token (kept for reward validation), rendered from the placement's template.
     private func growthcatAd(_ p: GrowthCatPlacement, ecpm: Double, withPlacement: Bool, into text: inout String) {
         let serial = nextSerial()
-        let token = "tok_\(UUID().uuidString.prefix(12))"
+        // Six random bytes from the system generator (`getrandom`): `UUID()` opened /dev/urandom per call.
+        var random = SystemRandomNumberGenerator()
+        let bits = random.next() as UInt64
+        let token = "tok_" + Hex.encode((0..<6).map { UInt8(truncatingIfNeeded: bits >> ($0 * 8)) })
         let baseURL = self.baseURL
         let template = mutable.withLock { m -> JSONTemplate in
             m.growthcatTokens["alloc_\(serial)"] = IssuedToken(
                 token: token, minimumViewSeconds: p.reward?.minimumViewSeconds ?? 0,
                 rewardName: p.reward?.name, rewardAmount: p.reward?.amount)
-            let key = "\(p.key)|\(withPlacement)|\(baseURL)"
+            let key = TemplateKey(placement: p.key, withPlacement: withPlacement, baseURL: baseURL)
             if let template = m.growthcatTemplates[key] { return template }
             let template = JSONTemplate(
                 rendering: Self.growthcatAdObject(

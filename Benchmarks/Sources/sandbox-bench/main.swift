@@ -65,10 +65,18 @@ let routes: [(String, HTTPRequest)] = [
 ]
 say("| route (CurlHTTPClient, c=8, \(total) requests) | requests/s |")
 say("|---|---|")
-for (name, request) in routes {
+// BENCH_ONLY=catalog measures the routes whose name contains it, and skips the MARS cache part (for profiling).
+let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
+for (name, request) in routes where only.map({ name.contains($0) }) ?? true {
     let rps = try await throughput(request)
     figures["rps \(name)"] = rps
     say("| \(name) | \(Int(rps)) |")
+}
+
+if only != nil {
+    await client.shutdown()
+    await sandbox.shutdown()
+    exit(0)
 }
 
 // MARS cache hit vs network.
