@@ -44,7 +44,7 @@ public struct AppOpenNetwork: AdNetwork {
             throw AdError(.configuration, "the app-open network serves app_open, not \(request.format)")
         }
         var query: [(String, String)] = [
-            ("ad_unit_id", request.placement), ("request_id", UUID().uuidString.lowercased()),
+            ("ad_unit_id", request.placement), ("request_id", RandomID.uuidString()),
         ]
         query += WirePrivacy.query(request.privacy, underAge: .tfua)
         let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + QueryString.encode(query)

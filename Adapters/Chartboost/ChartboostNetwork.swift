@@ -58,7 +58,7 @@ public struct ChartboostNetwork: AdNetwork {
             throw AdError(.configuration, "Chartboost banners are 320x50, 300x250 or 728x90, not \(request.format)")
         }
         var body: [String: Any] = [
-            "request_id": UUID().uuidString.lowercased(),
+            "request_id": RandomID.uuidString(),
             "location": request.placement,
             "size": ["width": size.width, "height": size.height],
             "test_mode": request.testMode,

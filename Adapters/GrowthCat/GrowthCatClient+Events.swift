@@ -17,7 +17,7 @@ extension GrowthCatClient {
         _ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
         sessionID: String? = nil, metadata: [String: String] = [:]
     ) async throws(AdError) {
-        let id = UUID().uuidString.lowercased()
+        let id = RandomID.uuidString()
         var event: [String: Any] = [
             "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
             "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID,

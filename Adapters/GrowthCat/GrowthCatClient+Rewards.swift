@@ -20,7 +20,7 @@ extension GrowthCatClient {
         }
         var body: [String: Any] = [
             "allocation_id": ad.allocationID, "token": ad.token, "creative_id": ad.creativeID, "app_user_id": appUserID,
-            "viewed_seconds": viewedSeconds, "completed": completed, "sdk_event_id": UUID().uuidString.lowercased(),
+            "viewed_seconds": viewedSeconds, "completed": completed, "sdk_event_id": RandomID.uuidString(),
         ]
         if let key = ad.placement?.key { body["placement_key"] = key }
         if let sessionID { body["session_id"] = sessionID }

@@ -151,7 +151,7 @@ public actor GrowthCatClient {
     }
 
     /// A new session id.
-    public nonisolated func makeSessionID() -> String { UUID().uuidString.lowercased() }
+    public nonisolated func makeSessionID() -> String { RandomID.uuidString() }
 
     // MARK: HTTP
 

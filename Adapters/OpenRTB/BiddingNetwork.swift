@@ -110,7 +110,7 @@ public final class BiddingNetwork: AdNetwork {
         if let floor = request.floorEcpm, !(floor.isFinite && floor >= 0) {
             throw AdError(.configuration, "floor_ecpm must be a finite price ≥ 0, got \(floor)")
         }
-        let auctionID = UUID().uuidString.lowercased()
+        let auctionID = RandomID.uuidString()
         let wireRequest = OpenRTB.BidRequest(
             auctionID: auctionID, request: request, tmax: tmax, configuration: configuration)
         let body: Data

@@ -182,3 +182,28 @@ package enum Hex {
         return String(decoding: text, as: UTF8.self)
     }
 }
+
+/// Random request identifiers.
+package enum RandomID {
+    /// A random (version 4) UUID in lower case, `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`, from the system generator
+    /// (`getrandom`). Foundation's `UUID()` on Linux opens `/dev/urandom` and formats with `snprintf` per call, which
+    /// showed in profiles of one id per ad request.
+    package static func uuidString() -> String {
+        var random = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for half in 0..<2 {
+            let bits = random.next() as UInt64
+            for i in 0..<8 { bytes[half * 8 + i] = UInt8(truncatingIfNeeded: bits >> (i * 8)) }
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
+        let hex = Hex.encode(bytes)
+        var text = ""
+        text.reserveCapacity(36)
+        for (index, character) in hex.enumerated() {
+            if index == 8 || index == 12 || index == 16 || index == 20 { text.append("-") }
+            text.append(character)
+        }
+        return text
+    }
+}

@@ -68,3 +68,19 @@ struct HexTests {
         #expect(Hex.encode([UInt8]()) == "")
     }
 }
+
+struct RandomIDTests {
+    @Test func aRandomIDIsAVersionFourUUIDInLowerCase() throws {
+        let id = RandomID.uuidString()
+        let parsed = try #require(UUID(uuidString: id), "\(id) parses as a UUID")
+        #expect(parsed.uuidString.lowercased() == id)
+        let characters = Array(id)
+        #expect(characters[14] == "4")
+        #expect("89ab".contains(characters[19]))
+    }
+
+    @Test func randomIDsDoNotRepeat() {
+        let ids = Set((0..<1000).map { _ in RandomID.uuidString() })
+        #expect(ids.count == 1000)
+    }
+}
