@@ -40,15 +40,24 @@ func cpuMicros() -> Double {
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
 }
 
+/// Context switches of this process so far (every thread, voluntary and involuntary).
+func contextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
 struct Cell {
     var rps: Double
     var cpuPerRequest: Double
+    var switchesPerRequest: Double
 }
 
 /// Runs `total` requests with `concurrency` workers; returns requests/s and client CPU µs per request.
 func measure(concurrency: Int, total: Int, _ send: @escaping @Sendable () async throws -> Void) async throws -> Cell {
     for _ in 0..<min(200, total) { try await send() }  // warm-up: connections, caches
     let cpu0 = cpuMicros()
+    let switches0 = contextSwitches()
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<concurrency {
@@ -63,7 +72,9 @@ func measure(concurrency: Int, total: Int, _ send: @escaping @Sendable () async 
         try await group.waitForAll()
     }
     let seconds = (ContinuousClock.now - start).seconds
-    return Cell(rps: Double(total) / seconds, cpuPerRequest: (cpuMicros() - cpu0) / Double(total))
+    return Cell(
+        rps: Double(total) / seconds, cpuPerRequest: (cpuMicros() - cpu0) / Double(total),
+        switchesPerRequest: Double(contextSwitches() - switches0) / Double(total))
 }
 
 let curl = CurlHTTPClient()
@@ -104,7 +115,7 @@ for (name, send) in clients where only == nil || only == name {
         FileHandle.standardError.write(
             Data(
                 ("\(name) c=\(concurrency): \(Int(cell.rps)) req/s, \(String(format: "%.1f", cell.cpuPerRequest)) µs "
-                    + "CPU/req\n").utf8))
+                    + "CPU/req, \(String(format: "%.2f", cell.switchesPerRequest)) context switches/req\n").utf8))
     }
 }
 try await ahc.shutdown().get()
@@ -115,7 +126,10 @@ if json {
     var object: [String: [String: [String: Double]]] = [:]
     for (name, row) in table {
         for (concurrency, cell) in row {
-            object[name, default: [:]]["\(concurrency)"] = ["rps": cell.rps, "cpu_us_per_request": cell.cpuPerRequest]
+            object[name, default: [:]]["\(concurrency)"] = [
+                "rps": cell.rps, "cpu_us_per_request": cell.cpuPerRequest,
+                "context_switches_per_request": cell.switchesPerRequest,
+            ]
         }
     }
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
