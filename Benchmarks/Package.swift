@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // Comparison benchmarks, kept out of the main package so AsyncHTTPClient (and SwiftNIO) stay out of its build.
 import PackageDescription
 
@@ -9,6 +9,7 @@ let package = Package(
         .package(name: "AdMediation", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         .executableTarget(
@@ -36,6 +37,17 @@ let package = Package(
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "AdStorage", package: "AdMediation"),
             ]
+        ),
+        // package-benchmark: allocation counts and static regression thresholds (`swift package benchmark`).
+        .executableTarget(
+            name: "MediatorMicro",
+            dependencies: [
+                .product(name: "AdMediation", package: "AdMediation"),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/MediatorMicro",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
     swiftLanguageModes: [.v6]
