@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        .target(name: "BenchSupport", dependencies: [.product(name: "AdMediation", package: "AdMediation")]),
         .executableTarget(
             name: "transport-bench",
             dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
                 .product(name: "AdMediation", package: "AdMediation"),
                 .product(name: "AdNetworkConformance", package: "AdMediation"),
                 .product(name: "Logging", package: "swift-log"),
+                "BenchSupport",
             ]
         ),
         .executableTarget(
@@ -45,6 +47,7 @@ let package = Package(
                 .product(name: "AdMediation", package: "AdMediation"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Logging", package: "swift-log"),
+                "BenchSupport",
             ],
             path: "Benchmarks/MediatorMicro",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

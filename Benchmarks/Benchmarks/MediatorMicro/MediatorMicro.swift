@@ -7,23 +7,9 @@
 //   (change the code, then)
 //   swift package benchmark baseline check main --target MediatorMicro --metric mallocCountTotal   # exit 1 if worse
 import AdMediation
+import BenchSupport
 import Benchmark
 import Logging
-
-/// The cheapest possible network: answers at once with no bookkeeping (as in `mediator-bench`).
-struct InstantNetwork: AdNetwork {
-    let id: String
-    let fills: Bool
-    let capabilities = AdNetworkCapabilities(formats: [.interstitial])
-
-    func load(_ request: AdRequest) async throws -> AdLoadResult {
-        guard fills else { return .noFill(NoFill(reason: "none")) }
-        return .filled(
-            LoadedAd(
-                networkID: id, placement: request.placement, format: request.format,
-                creative: AdCreative(id: "c", kind: "image"), ecpm: 1, loadedAt: .zero))
-    }
-}
 
 let benchmarks: @Sendable () -> Void = {
     let lineCount = 4

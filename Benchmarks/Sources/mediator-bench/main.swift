@@ -3,6 +3,7 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
+import BenchSupport
 import Foundation
 import Logging
 
@@ -25,20 +26,6 @@ let request = AdRequest(placement: "p", format: .interstitial)
 // 1. Overhead: 4 lines, the last fills at once; compare with calling the 4 networks directly in sequence.
 let lineCount = 4
 let iterations = Int(positional.first ?? "") ?? 20_000
-/// The cheapest possible network: answers at once, no bookkeeping (ScriptedAdNetwork records every request,
-/// which would dominate the measurement).
-struct InstantNetwork: AdNetwork {
-    let id: String
-    let fills: Bool
-    let capabilities = AdNetworkCapabilities(formats: [.interstitial])
-    func load(_ request: AdRequest) async throws -> AdLoadResult {
-        guard fills else { return .noFill(NoFill(reason: "none")) }
-        return .filled(
-            LoadedAd(
-                networkID: id, placement: request.placement, format: request.format,
-                creative: AdCreative(id: "c", kind: "image"), ecpm: 1, loadedAt: .zero))
-    }
-}
 let networks = (0..<lineCount).map { i in InstantNetwork(id: "n\(i)", fills: i == lineCount - 1) }
 let configuration = MediationConfiguration(placements: [
     "p": PlacementConfiguration(
