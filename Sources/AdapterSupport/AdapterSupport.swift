@@ -189,12 +189,7 @@ package enum RandomID {
     /// (`getrandom`). Foundation's `UUID()` on Linux opens `/dev/urandom` and formats with `snprintf` per call, which
     /// showed in profiles of one id per ad request.
     package static func uuidString() -> String {
-        var random = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for half in 0..<2 {
-            let bits = random.next() as UInt64
-            for i in 0..<8 { bytes[half * 8 + i] = UInt8(truncatingIfNeeded: bits >> (i * 8)) }
-        }
+        var bytes = randomBytes(16)
         bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
         let hex = Hex.encode(bytes)
@@ -205,5 +200,21 @@ package enum RandomID {
             text.append(character)
         }
         return text
+    }
+
+    /// `count` bytes from the system generator (`getrandom`), written in lower-case hex: a token.
+    package static func hex(byteCount count: Int) -> String {
+        Hex.encode(randomBytes(count))
+    }
+
+    private static func randomBytes(_ count: Int) -> [UInt8] {
+        var random = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        while bytes.count < count {
+            let bits = random.next() as UInt64
+            for i in 0..<min(8, count - bytes.count) { bytes.append(UInt8(truncatingIfNeeded: bits >> (i * 8))) }
+        }
+        return bytes
     }
 }

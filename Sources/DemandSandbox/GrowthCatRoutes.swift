@@ -128,10 +128,8 @@ extension SandboxState {
     /// Serves one ad: a new serial and token (kept for reward validation), rendered from the placement's template.
     private func growthcatAd(_ p: GrowthCatPlacement, ecpm: Double, withPlacement: Bool, into text: inout String) {
         let serial = nextSerial()
-        // Six random bytes from the system generator (`getrandom`): `UUID()` opened /dev/urandom per call.
-        var random = SystemRandomNumberGenerator()
-        let bits = random.next() as UInt64
-        let token = "tok_" + Hex.encode((0..<6).map { UInt8(truncatingIfNeeded: bits >> ($0 * 8)) })
+        // Six random bytes (`getrandom`): `UUID()` opened /dev/urandom per call.
+        let token = "tok_" + RandomID.hex(byteCount: 6)
         let baseURL = self.baseURL
         let template = mutable.withLock { m -> JSONTemplate in
             m.growthcatTokens["alloc_\(serial)"] = IssuedToken(

@@ -83,4 +83,11 @@ struct RandomIDTests {
         let ids = Set((0..<1000).map { _ in RandomID.uuidString() })
         #expect(ids.count == 1000)
     }
+
+    @Test func aHexTokenHasTwoLowerCaseDigitsPerByte() {
+        let token = RandomID.hex(byteCount: 6)
+        #expect(token.count == 12)
+        #expect(token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        #expect(RandomID.hex(byteCount: 0) == "")
+    }
 }
