@@ -7,17 +7,19 @@ import Synchronization
 /// are priced bids.
 ///
 /// A load sends one auction request (`POST {base}/openrtb2/auction`) with one impression for `request.placement` (its
-/// `tagid`), the request's floor as `bidfloor`, `tmax` from the time left, and every privacy signal in
-/// `regs`/`user`/`device`. The best valid bid fills; a bid that breaks the contract (another auction id, an unknown
-/// impression, a price that is not finite, negative, under the floor, a size other than the banner's, another
-/// currency, no markup, or already expired) is discarded: the answer is a no fill whose reason says why, and the
-/// bid's loss notice carries the standard's reason.
+/// `tagid`), the auction type (`at`), the request's floor as `bidfloor`, `tmax` from the time left, and every privacy
+/// signal in the 2.6 fields of `regs`/`user`/`device`. The best valid bid fills; a bid that breaks the contract
+/// (another auction id, an unknown impression, a price that is not finite, negative, under the floor, a size other
+/// than the banner's, a markup type (`mtype`) the impression did not offer, another currency, no markup, or already
+/// expired) is discarded: the answer is a no fill whose reason says why when no bid is left, and the bid's loss notice
+/// carries the standard's reason.
 ///
 /// Notices: ``LoadedAd/settleAuction(_:)`` sends the win notice (`nurl`) or the loss notice (`lurl`); the first
 /// reported impression sends the billing notice (`burl`), and is refused once the bid's `exp` has passed. Each notice
-/// is sent at most once, with `${AUCTION_PRICE}`, `${AUCTION_LOSS}` and the other standard macros substituted. Win
-/// and loss notices go through the network's own sender (retried on transport errors and 5xx, at most
-/// ``Configuration/noticeAttempts`` times); ``shutdown()`` sends what is queued and stops it.
+/// is sent at most once, with every standard macro of OpenRTB 2.6 §4.4 substituted (an empty string where the value is
+/// not known) and prices as exact decimals, a winner's never above its bid. Win and loss notices go through the
+/// network's own sender (retried on transport errors and 5xx, at most ``Configuration/noticeAttempts`` times);
+/// ``shutdown()`` sends what is queued and stops it.
 public final class BiddingNetwork: AdNetwork {
     /// Settings of the bidder.
     public struct Configuration: Sendable {
@@ -49,9 +51,16 @@ public final class BiddingNetwork: AdNetwork {
         public var noticeAttempts: Int = 3
         /// The timeout of one notice request. Default 5 s.
         public var noticeTimeout: Duration = .seconds(5)
+        /// The auction type announced in every request (`at`): first price (1, the default) or second price (2). The
+        /// mediator does not tell its bidders how a placement clears: set this (or ``placementAuctions``) to match.
+        public var auction: AuctionType = .firstPrice
+        /// The auction type of particular bidder placements (`tagid`), overriding ``auction``.
+        public var placementAuctions: [String: AuctionType] = [:]
 
         /// Creates a configuration for `baseURL`.
         public init(baseURL: String) { self.baseURL = baseURL }
+
+        func auction(for placement: String) -> AuctionType { placementAuctions[placement] ?? auction }
     }
 
     /// The network id.
@@ -167,35 +176,38 @@ public final class BiddingNetwork: AdNetwork {
         let now = clock.now
         var valid: [(bid: OpenRTB.Bid, seat: String?, expiry: Duration)] = []
         var rejections: [String] = []
+        let secondPrice = request.at == 2
+        func context(_ bid: OpenRTB.Bid, seat: String?) -> NoticeContext {
+            NoticeContext(
+                auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "",
+                adID: bid.adid ?? "", bidPrice: Self.exactPrice(of: bid), bidNumber: bid.price,
+                secondPrice: secondPrice)
+        }
         for (seat, bid) in bids {
-            let context = NoticeContext(
-                auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "")
             switch validate(bid, responseID: wire.id, currency: wire.cur, auctionID: auctionID, request: request) {
             case .success(let expiry):
                 valid.append((bid, seat, expiry))
             case .failure(let rejection):
                 rejections.append(rejection.why)
-                notices.send(bid.lurl, context: context, price: nil, loss: rejection.reason)
+                notices.send(bid.lurl, context: context(bid, seat: seat), .discarded(rejection.reason))
             }
         }
         valid.sort { ($0.bid.price ?? 0) > ($1.bid.price ?? 0) }
         guard let best = valid.first, let price = best.bid.price else {
             return .noFill(NoFill(reason: "invalid bid: \(rejections.first ?? "none valid")"))
         }
+        let bestContext = context(best.bid, seat: best.seat)
         for other in valid.dropFirst() {
-            let context = NoticeContext(
-                auctionID: auctionID, bidID: other.bid.id ?? "", impID: other.bid.impid ?? "", seat: other.seat ?? "")
-            notices.send(other.bid.lurl, context: context, price: price, loss: .lostToHigherBid)
+            notices.send(
+                other.bid.lurl, context: context(other.bid, seat: other.seat),
+                bestContext.lost(.lostToHigherBid, winningPrice: bestContext.bidPrice))
         }
         let bid = best.bid
         let size = adRequest.format.bannerSize
         var fields: [String: String] = [:]
         if let domains = bid.adomain, !domains.isEmpty { fields["adomain"] = domains.prefix(8).joined(separator: ",") }
         if let seat = best.seat { fields["seat"] = seat }
-        let data = BidData(
-            context: NoticeContext(
-                auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: best.seat ?? ""),
-            price: price, nurl: bid.nurl, burl: bid.burl, lurl: bid.lurl)
+        let data = BidData(context: bestContext, price: price, nurl: bid.nurl, burl: bid.burl, lurl: bid.lurl)
         return .filled(
             LoadedAd(
                 networkID: id,
@@ -215,6 +227,16 @@ public final class BiddingNetwork: AdNetwork {
                 reporter: BidReporter(data: data, http: http, clock: clock, notices: notices),
                 pricePrecision: .exact))
     }
+
+    /// The bid's price exactly as its JSON text; failing that (beyond `Decimal`'s range), its number's shortest text.
+    private static func exactPrice(of bid: OpenRTB.Bid) -> Decimal? {
+        if let exact = bid.exactPrice, exact.isFinite, exact >= 0 { return exact }
+        return bid.price.flatMap(ExactPrice.decimal)
+    }
+
+    /// OpenRTB's loss reason 204, "creative filtered – incorrect creative format": a bid whose `mtype` is not a
+    /// format the impression offered.
+    static let creativeFilteredFormat = AuctionLossReason(code: 204, name: "creative_filtered_format")
 
     private struct Rejection: Error {
         var why: String
@@ -247,6 +269,18 @@ public final class BiddingNetwork: AdNetwork {
                     "size \(bid.w.map { "\($0)" } ?? "?")x\(bid.h.map { "\($0)" } ?? "?") is not the banner's "
                         + "\(banner.w)x\(banner.h)"
                 )
+            }
+        }
+        if let mtype = bid.mtype {
+            // 2.6 §3.2.4: the type of the creative markup, so it can be rendered in the slot it was offered for.
+            let offered = request.imp.first?.banner != nil ? 1 : 2
+            let type = OutsideValue.integer(mtype, in: 1...4)
+            guard type == offered else {
+                let names = [1: "banner", 2: "video", 3: "audio", 4: "native"]
+                let shown = type.map { "\($0) (\(names[$0] ?? "?"))" } ?? (mtype.isFinite ? "\(mtype)" : "unreadable")
+                return reject(
+                    "mtype \(shown) is not a format the impression offered (\(names[offered] ?? "?"))",
+                    Self.creativeFilteredFormat)
             }
         }
         guard let markup = bid.adm, !markup.isEmpty else { return reject("no markup (adm)") }
@@ -285,51 +319,6 @@ struct BidData: Sendable {
     var lurl: String?
 }
 
-/// The values of the standard's notice macros.
-struct NoticeContext: Sendable {
-    var auctionID: String
-    var bidID: String
-    var impID: String
-    var seat: String
-
-    /// `url` with `${AUCTION_PRICE}`, `${AUCTION_LOSS}`, `${AUCTION_ID}`, `${AUCTION_BID_ID}`, `${AUCTION_IMP_ID}`,
-    /// `${AUCTION_SEAT_ID}` and `${AUCTION_CURRENCY}` replaced (values percent-encoded for a query).
-    func substitute(_ url: String, price: Double?, loss: AuctionLossReason?) -> String {
-        func encoded(_ text: String) -> String { QueryString.encode(text) }
-        var text = url
-        let values: [(String, String)] = [
-            ("${AUCTION_PRICE}", price.map(Self.format) ?? ""),
-            ("${AUCTION_LOSS}", loss.map { String($0.code) } ?? ""),
-            ("${AUCTION_ID}", encoded(auctionID)),
-            ("${AUCTION_BID_ID}", encoded(bidID)),
-            ("${AUCTION_IMP_ID}", encoded(impID)),
-            ("${AUCTION_SEAT_ID}", encoded(seat)),
-            ("${AUCTION_CURRENCY}", "USD"),
-        ]
-        for (macro, value) in values where text.contains(macro) {
-            text = text.replacingOccurrences(of: macro, with: value)
-        }
-        return text
-    }
-
-    /// A price with at most four decimals and no trailing zeros (`2.35`, `1.2001`, `3`).
-    static func format(_ price: Double) -> String {
-        guard price.isFinite else { return "0" }
-        var text = String(format: "%.4f", price)
-        while text.hasSuffix("0") { text.removeLast() }
-        if text.hasSuffix(".") { text.removeLast() }
-        return text
-    }
-
-    /// Whether a notice URL from a bid may be fetched: absolute http(s), at most 4096 bytes.
-    static func isFetchable(_ url: String) -> Bool {
-        guard url.utf8.count <= 4096, let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
-            return false
-        }
-        return (scheme == "http" || scheme == "https") && parsed.host != nil
-    }
-}
-
 /// A served bid's events: the billing notice on the first impression (refused after `exp`); win or loss when the
 /// auction settles.
 private struct BidReporter: AdEventReporter {
@@ -348,7 +337,7 @@ private struct BidReporter: AdEventReporter {
         guard let burl = data.burl else { return }
         var price = data.price
         if case .won(let clearing) = ad.auctionResult { price = clearing }
-        let url = data.context.substitute(burl, price: price, loss: nil)
+        let url = data.context.substitute(burl, data.context.won(price, impressionTime: Date()))
         guard NoticeContext.isFetchable(url) else { return }
         let response: HTTPResponse
         do {
@@ -364,9 +353,11 @@ private struct BidReporter: AdEventReporter {
     func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {
         switch result {
         case .won(let clearing):
-            notices.send(data.nurl, context: data.context, price: clearing, loss: nil)
+            notices.send(data.nurl, context: data.context, data.context.won(clearing))
         case .lost(let reason, let winningPrice):
-            notices.send(data.lurl, context: data.context, price: winningPrice, loss: reason)
+            notices.send(
+                data.lurl, context: data.context,
+                data.context.lost(reason, winningPrice: winningPrice.flatMap(ExactPrice.decimal)))
         }
     }
 }

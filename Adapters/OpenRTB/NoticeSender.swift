@@ -40,9 +40,9 @@ final class NoticeSender: Sendable {
     }
 
     /// Queues `url` (after macro substitution) unless it is nil or not an absolute http(s) URL.
-    func send(_ url: String?, context: NoticeContext, price: Double?, loss: AuctionLossReason?) {
+    func send(_ url: String?, context: NoticeContext, _ values: NoticeValues) {
         guard let url else { return }
-        let resolved = context.substitute(url, price: price, loss: loss)
+        let resolved = context.substitute(url, values)
         guard NoticeContext.isFetchable(resolved) else { return }
         counts.withLock { $0.pending += 1 }
         switch continuation.yield(resolved) {

@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterSupport
 import Foundation
 
 /// The OpenRTB 2.6 subset of `specs/openrtb-bidder.md`, as Codable wire types.
@@ -40,17 +41,17 @@ enum OpenRTB {
             var ifa: String?
         }
         struct User: Encodable, Sendable { var consent: String? }
+        /// OpenRTB 2.6's own fields (`regs.gdpr`, `regs.us_privacy`), not 2.5's `regs.ext`.
         struct Regs: Encodable, Sendable {
-            struct Ext: Encodable, Sendable {
-                var gdpr: Int?
-                var us_privacy: String?
-            }
             var coppa: Int
+            var gdpr: Int?
+            var us_privacy: String?
             var gpp: String?
             var gpp_sid: [Int]?
-            var ext: Ext?
         }
         var id: String
+        /// The auction type: 1 first price, 2 second price. Always sent: absent, the standard means 2.
+        var at: Int
         var tmax: Int
         var cur: [String]
         var test: Int
@@ -62,6 +63,7 @@ enum OpenRTB {
 
         init(auctionID: String, request: AdRequest, tmax: Duration, configuration: BiddingNetwork.Configuration) {
             id = auctionID
+            at = configuration.auction(for: request.placement) == .secondPrice ? 2 : 1
             self.tmax = Int(min(max(tmax.milliseconds, 1), 600_000))
             cur = ["USD"]
             test = request.testMode ? 1 : 0
@@ -84,40 +86,89 @@ enum OpenRTB {
                 configuration.limitAdTracking || privacy.restrictsPersonalData || configuration.advertisingID == nil
             device = Device(lmt: limited ? 1 : 0, ifa: limited ? nil : configuration.advertisingID)
             user = privacy.tcfConsent.map { User(consent: $0) }
-            let ext = Regs.Ext(gdpr: privacy.gdprApplies.map { $0 ? 1 : 0 }, us_privacy: privacy.usPrivacy)
             regs = Regs(
-                coppa: privacy.coppa ? 1 : 0, gpp: privacy.gpp,
-                gpp_sid: privacy.gppSectionIDs.isEmpty ? nil : privacy.gppSectionIDs,
-                ext: ext.gdpr == nil && ext.us_privacy == nil ? nil : ext)
+                coppa: privacy.coppa ? 1 : 0, gdpr: privacy.gdprApplies.map { $0 ? 1 : 0 },
+                us_privacy: privacy.usPrivacy, gpp: privacy.gpp,
+                gpp_sid: privacy.gppSectionIDs.isEmpty ? nil : privacy.gppSectionIDs)
         }
     }
 
-    /// A bid response. Numbers are read as `Double` and checked, so `1e400` or `-1` is a reasoned rejection, not a
-    /// decoding failure of the whole answer.
+    /// A bid response. Every field is read on its own: a value of the wrong type is absent (and the bid then
+    /// discarded with a reason), never a decoding failure of the whole answer; a bid that is not an object is dropped.
     struct BidResponse: Decodable, Sendable {
         var id: String?
         var cur: String?
         var nbr: Double?
         var seatbid: [SeatBid]?
+
+        private enum Key: String, CodingKey { case id, cur, nbr, seatbid }
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            id = fields.string(.id)
+            cur = fields.string(.cur)
+            nbr = fields.number(.nbr)
+            seatbid = ((try? fields.decodeIfPresent([Lossy<SeatBid>].self, forKey: .seatbid)) ?? nil)?
+                .compactMap(\.value)
+        }
     }
 
     struct SeatBid: Decodable, Sendable {
         var seat: String?
         var bid: [Bid]?
+
+        private enum Key: String, CodingKey { case seat, bid }
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            seat = fields.string(.seat)
+            bid = ((try? fields.decodeIfPresent([Lossy<Bid>].self, forKey: .bid)) ?? nil)?.compactMap(\.value)
+        }
     }
 
     struct Bid: Decodable, Sendable {
         var id: String?
         var impid: String?
+        /// The price as a number, for the checks and the fill's eCPM.
         var price: Double?
+        /// The price exactly as its JSON text (up to 38 digits, beyond them truncated), for notices.
+        var exactPrice: Decimal?
+        var adid: String?
         var adm: String?
         var crid: String?
         var adomain: [String]?
         var w: Double?
         var h: Double?
         var exp: Double?
+        /// The markup's type (2.6 §3.2.4): 1 banner, 2 video, 3 audio, 4 native. Present but not a finite number: NaN.
+        var mtype: Double?
         var nurl: String?
         var burl: String?
         var lurl: String?
+
+        private enum Key: String, CodingKey {
+            case id, impid, price, adid, adm, crid, adomain, w, h, exp, mtype, nurl, burl, lurl
+        }
+
+        init(from decoder: any Decoder) throws {
+            let fields = try decoder.container(keyedBy: Key.self)
+            id = fields.string(.id)
+            impid = fields.string(.impid)
+            price = (try? fields.decodeIfPresent(Double.self, forKey: .price)) ?? nil
+            exactPrice = (try? fields.decodeIfPresent(Decimal.self, forKey: .price)) ?? nil
+            adid = fields.string(.adid)
+            adm = fields.string(.adm)
+            crid = fields.string(.crid)
+            adomain = ((try? fields.decodeIfPresent([Lossy<String>].self, forKey: .adomain)) ?? nil)?
+                .compactMap(\.value)
+            w = fields.number(.w)
+            h = fields.number(.h)
+            exp = (try? fields.decodeIfPresent(Double.self, forKey: .exp)) ?? nil
+            let mtypeIsNull = (try? fields.decodeNil(forKey: .mtype)) ?? true
+            mtype = fields.contains(.mtype) && !mtypeIsNull ? fields.number(.mtype) ?? .nan : nil
+            nurl = fields.string(.nurl)
+            burl = fields.string(.burl)
+            lurl = fields.string(.lurl)
+        }
     }
 }

@@ -105,9 +105,7 @@ struct BiddingNetworkTests {
         #expect((bodies[0]["app"] as? [String: Any])?["bundle"] as? String == "com.example.game")
         let regs = try #require(bodies[0]["regs"] as? [String: Any])
         #expect(regs["gpp"] as? String == "GPP1" && regs["gpp_sid"] as? [Int] == [7] && regs["coppa"] as? Int == 0)
-        #expect(
-            (regs["ext"] as? [String: Any])?["gdpr"] as? Int == 1
-                && (regs["ext"] as? [String: Any])?["us_privacy"] as? String == "1YNN")
+        #expect(regs["gdpr"] as? Int == 1 && regs["us_privacy"] as? String == "1YNN")
         #expect((bodies[0]["user"] as? [String: Any])?["consent"] as? String == "TCF1")
         #expect(
             (bodies[0]["device"] as? [String: Any])?["ifa"] as? String == "ifa-1"

@@ -63,6 +63,7 @@ struct SandboxBidderTests {
             func bidder(_ name: String) -> BiddingNetwork {
                 var configuration = BiddingNetwork.Configuration(baseURL: sandbox.bidderBaseURL(name))
                 configuration.id = name
+                configuration.auction = .secondPrice  // as the placement clears
                 return BiddingNetwork(configuration: configuration, http: curl)
             }
             let low = bidder("low"), high = bidder("high")
@@ -82,6 +83,9 @@ struct SandboxBidderTests {
             try await ad.report(.impression)
             await low.shutdown()
             await high.shutdown()
+            #expect(
+                sandbox.records.bidRequests.count == 2
+                    && sandbox.records.bidRequests.allSatisfy { $0.contains(#""at":2"#) })
             let notices = sandbox.records.bidNotices
             let bidID = { (name: String) in notices.first { $0.bidder == name }?.bidID ?? "" }
             #expect(
