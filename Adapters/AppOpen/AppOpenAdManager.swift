@@ -82,6 +82,13 @@ public actor AppOpenAdManager {
     private var showing: LoadedAd?
     private var loadTask: Task<Void, Never>?
     private var screen: Screen = .background
+    /// The app reports its own life cycle (``applicationDidEnterBackground()`` or
+    /// ``applicationWillEnterForeground()`` was called): only those inputs, or a call from the background, start a
+    /// foreground. Until then the app follows the seed's pattern, where every ``showAdIfAvailable()`` call is the app
+    /// becoming active.
+    private var reportsLifecycle = false
+    /// ``applicationDidLaunch()`` was called and the launch's own did-become-active has not come yet.
+    private var launchActivationPending = false
     private var opens = 0
     private var lastShownAt: AdInstant?
     private var log: [Event] = []
@@ -126,25 +133,32 @@ public actor AppOpenAdManager {
     public func applicationDidLaunch() {
         opens += 1
         screen = .loadingScreen
+        launchActivationPending = true
         startLoad()
     }
 
-    /// The loading screen is gone and the main content is on screen: no app-open ad may show until the next foreground.
+    /// The loading screen is gone and the main content is on screen: no app-open ad may show until the next foreground
+    /// (for an app that does not report its life cycle, the next ``showAdIfAvailable()`` call after the launch's own).
     public func mainContentDidAppear() {
         if screen != .background { screen = .mainContent }
     }
 
     /// The app went to the background.
     public func applicationDidEnterBackground() {
+        reportsLifecycle = true
         screen = .background
     }
 
     /// Warm start: the app comes back to the foreground. Counts an open and shows an ad if one is available.
     @discardableResult
     public func applicationWillEnterForeground() async -> ShowResult {
+        reportsLifecycle = true
         opens += 1
         screen = .foreground
-        return showAdIfAvailable()
+        launchActivationPending = false
+        if isShutDown { return .notShown(.shutDown) }
+        if showing != nil { return .notShown(.alreadyShowing) }
+        return present()
     }
 
     // MARK: Load and show
@@ -231,18 +245,42 @@ public actor AppOpenAdManager {
     }
 
     /// Shows the held ad if it is available and the policies allow; otherwise reports completion and, when no ad is
-    /// held, starts a load (also when a policy refused). Never presents two ads at once. Called while the manager
-    /// believes the app is in the background, it counts as the app becoming active (the seed's own pattern calls
-    /// only this, from `applicationDidBecomeActive`).
+    /// held, starts a load (also when a policy refused). Never presents two ads at once.
+    ///
+    /// The seed's own pattern calls only this, from `applicationDidBecomeActive`, plus the dismissal callback. So a
+    /// call counts as the app becoming active (an open, and a foreground in which an ad may show) when the manager
+    /// believes the app is in the background, and also on every call while the app has never reported its life
+    /// cycle (``applicationDidEnterBackground()``, ``applicationWillEnterForeground()``) — except the first call after
+    /// ``applicationDidLaunch()``, which is the launch's own activation, where the cold-start rules apply. An app
+    /// that reports its life cycle gets one foreground per ``applicationWillEnterForeground()`` or per call from the
+    /// background: a second call while its main content is on screen shows nothing.
     public func showAdIfAvailable() -> ShowResult {
         if isShutDown { return .notShown(.shutDown) }
         if showing != nil { return .notShown(.alreadyShowing) }
+        noteActivation()
+        return present()
+    }
+
+    /// A ``showAdIfAvailable()`` call: when is it the app becoming active (see there)?
+    private func noteActivation() {
         if screen == .background {
-            // The seed calls this from `applicationDidBecomeActive`: a call while the manager believes the app is in
-            // the background means the app came to the foreground (an app may never call the other life-cycle inputs).
+            // A call while the manager believes the app is in the background means the app came to the foreground.
             opens += 1
             screen = .foreground
+            launchActivationPending = false
+        } else if !reportsLifecycle {
+            // Seed: "When the application becomes active, call showAdIfAvailable()". Without life-cycle reports the
+            // call is the only sign of an activation; the launch's own keeps the screen the app described.
+            if launchActivationPending {
+                launchActivationPending = false
+            } else {
+                opens += 1
+                screen = .foreground
+            }
         }
+    }
+
+    private func present() -> ShowResult {
         if let reason = policyBlock() {
             emit(.completed)
             startLoad()  // refused for policy, but an ad is loaded ahead when none is held
