@@ -57,12 +57,15 @@ struct BannerRefreshMachine: Sendable {
     private(set) var loading = false
     private(set) var preloaded: LoadedAd?
     private(set) var started = false
+    /// Clicks waiting for their confirmation or being reported: the refresh holds until every one is done (seed: "the
+    /// ad flow will be paused until then").
+    private(set) var clickHolds = 0
     /// The timer fired (or a click asked for a refresh) while nothing was ready: show the next load at once.
     private var showWhenLoaded = false
 
     init(policy: BannerRefreshPolicy) { self.policy = policy }
 
-    var isPaused: Bool { !pauses.isEmpty }
+    var isPaused: Bool { !pauses.isEmpty || clickHolds > 0 }
 
     mutating func start(with initial: LoadedAd? = nil, at now: AdInstant) -> [Action] {
         guard !started else { return [] }
@@ -73,6 +76,16 @@ struct BannerRefreshMachine: Sendable {
             return isPaused ? [] : showPreloaded(at: now)
         }
         return requestLoad()
+    }
+
+    /// Starts with an ad already on screen (shown and its impression logged): the next refresh comes after a full
+    /// interval, and the next ad is preloaded as after an impression.
+    mutating func startContinuing(at now: AdInstant) -> [Action] {
+        guard !started else { return [] }
+        started = true
+        showWhenLoaded = false
+        guard let interval = policy.effectiveInterval else { return [] }
+        return arm(after: interval, at: now) + impressionRecorded()
     }
 
     private mutating func requestLoad() -> [Action] {
@@ -145,14 +158,42 @@ struct BannerRefreshMachine: Sendable {
     mutating func pause(_ reason: BannerPauseReason, at now: AdInstant) -> [Action] {
         let wasPaused = isPaused
         pauses.insert(reason)
-        guard !wasPaused, let deadline else { return [] }
+        return wasPaused ? [] : stopTimer(at: now)
+    }
+
+    mutating func resume(_ reason: BannerPauseReason, at now: AdInstant) -> [Action] {
+        guard pauses.remove(reason) != nil, !isPaused else { return [] }
+        return restartTimer(at: now)
+    }
+
+    /// A click on the ad on screen waits for its confirmation or its report: nothing refreshes until it is done.
+    mutating func holdForClick(at now: AdInstant) -> [Action] {
+        let wasPaused = isPaused
+        clickHolds += 1
+        return wasPaused ? [] : stopTimer(at: now)
+    }
+
+    /// A held click is done. `refresh`: it was clicked, and banners refresh once clicked (the timer then restarts
+    /// from that refresh); otherwise (declined) the timer resumes with the time it had left.
+    mutating func releaseClick(refresh: Bool, at now: AdInstant) -> [Action] {
+        guard clickHolds > 0 else { return [] }
+        clickHolds -= 1
+        guard refresh else { return isPaused ? [] : restartTimer(at: now) }
+        remaining = nil
+        if !isPaused { return self.refresh(at: now) }
+        // Still paused for another reason: the refresh shows when that lifts.
+        showWhenLoaded = true
+        return preloaded == nil ? requestLoad() : []
+    }
+
+    private mutating func stopTimer(at now: AdInstant) -> [Action] {
+        guard let deadline else { return [] }
         remaining = max(.zero, deadline - now)
         self.deadline = nil
         return [.cancelTimer]
     }
 
-    mutating func resume(_ reason: BannerPauseReason, at now: AdInstant) -> [Action] {
-        guard pauses.remove(reason) != nil, !isPaused else { return [] }
+    private mutating func restartTimer(at now: AdInstant) -> [Action] {
         if let remaining {
             self.remaining = nil
             return arm(after: remaining, at: now)
@@ -199,6 +240,21 @@ public actor BannerRefreshController {
         case impressionFailed(adID: String, String)
     }
 
+    /// An event with the error behind it, for the banner's delegate (which passes on the real code: no fill,
+    /// unauthorized, rate limited…).
+    struct Update: Sendable {
+        let event: Event
+        let error: AdError?
+    }
+
+    /// How a held click ended (see ``beginClick()``).
+    enum ClickOutcome: Sendable {
+        /// The confirmation was declined: no click, no refresh.
+        case declined
+        /// The click went ahead (`reported`: its tracking was sent); the banner refreshes.
+        case clicked(reported: Bool)
+    }
+
     private let network: any AdNetwork
     private let request: AdRequest
     private let clock: any AdClock
@@ -206,8 +262,11 @@ public actor BannerRefreshController {
     private var timer: Task<Void, Never>?
     private var loadTask: Task<Void, Never>?
     private var current: LoadedAd?
+    /// The ads of the clicks in progress (one entry per click): none is invalidated before its click is done.
+    private var clickedAds: [LoadedAd] = []
     private var log: [Event] = []
     private let continuation: AsyncStream<Event>.Continuation
+    private let updateContinuation: AsyncStream<Update>.Continuation
     /// Bumped by every armed timer and by `stop()`: a tick from an older timer is stale and ignored.
     private var timerGeneration = 0
     /// Bumped by `stop()`: the answer of a load started before it is discarded.
@@ -218,6 +277,8 @@ public actor BannerRefreshController {
 
     /// The controller's events (see also ``history``).
     public nonisolated let events: AsyncStream<Event>
+    /// The same events with their errors, for the ``ChartboostBanner`` that owns the controller.
+    nonisolated let updates: AsyncStream<Update>
 
     /// Creates a controller for `request` (a banner placement) on `network`.
     public init(
@@ -229,6 +290,7 @@ public actor BannerRefreshController {
         self.clock = clock
         self.machine = BannerRefreshMachine(policy: policy)
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.historyLimit))
+        (updates, updateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.historyLimit))
     }
 
     /// Released: nothing more is loaded, reported or scheduled, and ``events`` finishes. The controller's own tasks
@@ -238,7 +300,9 @@ public actor BannerRefreshController {
         loadTask?.cancel()
         current?.invalidate()
         machine.preloaded?.invalidate()
+        for ad in clickedAds { ad.invalidate() }
         continuation.finish()
+        updateContinuation.finish()
     }
 
     /// Every event so far.
@@ -257,19 +321,41 @@ public actor BannerRefreshController {
     /// Shows `initial` (an ad the app already cached) or loads and shows the first ad, then keeps refreshing.
     public func start(with initial: LoadedAd? = nil) { perform(machine.start(with: initial, at: clock.now)) }
 
+    /// Starts with `ad` already on screen (shown, its impression logged): it stays, and is refreshed after a full
+    /// interval. Does nothing once started.
+    func start(continuing ad: LoadedAd) {
+        guard !machine.started else { return }
+        current = ad
+        perform(machine.startContinuing(at: clock.now))
+    }
+
     /// Stops refreshing and invalidates the ads held: no load, impression or timer tick happens after it returns
     /// (a load already in flight is cancelled and its answer discarded). ``start(with:)`` may start it again.
     public func stop() {
+        halt()?.invalidate()
+    }
+
+    /// Stops refreshing like ``stop()`` but hands over the ad on screen, still valid (auto-refresh turned off: the
+    /// banner keeps showing it).
+    func stopKeepingCurrentAd() -> LoadedAd? {
+        halt()
+    }
+
+    /// Stops everything and invalidates every ad held except the one on screen, which it returns.
+    private func halt() -> LoadedAd? {
         timer?.cancel()
         timer = nil
         timerGeneration += 1
         loadGeneration += 1
         loadTask?.cancel()
         loadTask = nil
-        current?.invalidate()
+        let onScreen = current
         current = nil
         machine.preloaded?.invalidate()
         machine = BannerRefreshMachine(policy: machine.policy)
+        for ad in clickedAds where ad !== onScreen { ad.invalidate() }
+        clickedAds = []
+        return onScreen
     }
 
     /// Pauses the timer for `reason` (hidden, background, covered).
@@ -286,11 +372,35 @@ public actor BannerRefreshController {
         if wasPaused && !machine.isPaused { emit(.resumed) }
     }
 
-    /// The user clicked the ad on screen: the click is reported once and the banner refreshes.
+    /// The user clicked the ad on screen: the click is reported once, for that ad, and the banner refreshes. No
+    /// refresh happens while the click request is in flight.
     public func adClicked() async {
-        guard let ad = current else { return }
-        if (try? await ad.report(.click)) == true { emit(.clicked(adID: ad.creative.id)) }
-        perform(machine.refresh(at: clock.now))
+        guard let ad = beginClick() else { return }
+        let reported = (try? await ad.report(.click)) == true
+        endClick(ad, outcome: .clicked(reported: reported))
+    }
+
+    /// A click on the ad on screen begins: returns that ad (the click belongs to it, whatever shows later) and holds
+    /// the refresh until ``endClick(_:outcome:)``. Nil when no ad is on screen.
+    func beginClick() -> LoadedAd? {
+        guard let ad = current else { return nil }
+        clickedAds.append(ad)
+        perform(machine.holdForClick(at: clock.now))
+        return ad
+    }
+
+    /// The click on `ad` begun with ``beginClick()`` is done: the refresh resumes (a click refreshes the banner), and
+    /// `ad` is invalidated if it left the screen meanwhile. Does nothing when the controller was stopped since.
+    func endClick(_ ad: LoadedAd, outcome: ClickOutcome) {
+        guard let index = clickedAds.firstIndex(where: { $0 === ad }) else { return }
+        clickedAds.remove(at: index)
+        var refresh = false
+        if case .clicked(let reported) = outcome {
+            refresh = true
+            if reported { emit(.clicked(adID: ad.creative.id)) }
+        }
+        perform(machine.releaseClick(refresh: refresh, at: clock.now))
+        if ad !== current && !clickedAds.contains(where: { $0 === ad }) { ad.invalidate() }
     }
 
     /// Waits until no load is in progress.
@@ -306,17 +416,19 @@ public actor BannerRefreshController {
                 loadTask = Task { [weak self] in
                     guard !Task.isCancelled, self != nil else { return }  // stopped or released before it began
                     let ad: LoadedAd?
-                    var failure: String?
+                    var failure: (message: String, error: AdError)?
                     do {
                         switch try await network.load(request) {
                         case .filled(let loaded): ad = loaded
                         case .noFill(let noFill):
                             ad = nil
-                            failure = "no fill: \(noFill.reason)"
+                            failure = (
+                                "no fill: \(noFill.reason)", AdError(.noFill, noFill.reason, reason: .bannerNoFill)
+                            )
                         }
                     } catch {
                         ad = nil
-                        failure = "\(error)"
+                        failure = ("\(error)", .banner(.bannerLoadFailed, error))
                     }
                     guard let self else {
                         ad?.invalidate()
@@ -325,7 +437,8 @@ public actor BannerRefreshController {
                     await self.loaded(ad, failure: failure, generation: generation)
                 }
             case .show(let ad):
-                current?.invalidate()
+                // The ad leaving the screen stays valid while a click on it is in progress (the click is its own).
+                if let old = current, !clickedAds.contains(where: { $0 === old }) { old.invalidate() }
                 current = ad
                 emit(.shown(adID: ad.creative.id, network: ad.networkID))
                 let generation = loadGeneration
@@ -334,10 +447,14 @@ public actor BannerRefreshController {
                     guard let self, await self.isCurrent(ad, generation: generation) else { return }
                     do {
                         let logged = try await ad.report(.impression)
+                        let message = "the ad was invalidated before its impression"
                         await self.impressionDone(
-                            ad, failure: logged ? nil : "the ad was invalidated before its impression")
+                            ad,
+                            failure: logged
+                                ? nil
+                                : (message, AdError(.invalidState, message, reason: .bannerImpressionFailed)))
                     } catch {
-                        await self.impressionDone(ad, failure: "\(error)")
+                        await self.impressionDone(ad, failure: ("\(error)", .banner(.bannerImpressionFailed, error)))
                     }
                 }
             case .armTimer(let at):
@@ -360,20 +477,20 @@ public actor BannerRefreshController {
 
     private func isCurrent(_ ad: LoadedAd, generation: Int) -> Bool { current === ad && generation == loadGeneration }
 
-    private func loaded(_ ad: LoadedAd?, failure: String?, generation: Int) {
+    private func loaded(_ ad: LoadedAd?, failure: (message: String, error: AdError)?, generation: Int) {
         guard generation == loadGeneration else {
             ad?.invalidate()
             return
         }  // stopped since the load began
         loadTask = nil
-        if let failure { emit(.loadFailed(failure)) }
+        if let failure { emit(.loadFailed(failure.message), error: failure.error) }
         perform(machine.loadFinished(ad, at: clock.now))
     }
 
-    private func impressionDone(_ ad: LoadedAd, failure: String?) {
+    private func impressionDone(_ ad: LoadedAd, failure: (message: String, error: AdError)?) {
         guard current === ad else { return }
         if let failure {
-            emit(.impressionFailed(adID: ad.creative.id, failure))
+            emit(.impressionFailed(adID: ad.creative.id, failure.message), error: failure.error)
         } else {
             emit(.impression(adID: ad.creative.id))
         }
@@ -386,9 +503,10 @@ public actor BannerRefreshController {
         perform(machine.timerFired(at: clock.now))
     }
 
-    private func emit(_ event: Event) {
+    private func emit(_ event: Event, error: AdError? = nil) {
         if log.count >= Self.historyLimit { log.removeFirst(log.count - Self.historyLimit + 1) }
         log.append(event)
         continuation.yield(event)
+        updateContinuation.yield(Update(event: event, error: error))
     }
 }

@@ -1,4 +1,5 @@
 import AdMediation
+import Synchronization
 
 /// What a banner event is about.
 public struct BannerAdEvent: Sendable, Hashable {
@@ -21,6 +22,8 @@ extension AdError.Reason {
     public static let bannerExpired = AdError.Reason(domain: "banner", name: "expired")
     /// Reporting the click failed.
     public static let bannerClickFailed = AdError.Reason(domain: "banner", name: "click_failed")
+    /// The app's click confirmation gate declined the click: no link opens (code ``AdError/Code/cancelled``).
+    public static let bannerClickDeclined = AdError.Reason(domain: "banner", name: "click_declined")
     /// The ad was presented but its impression could not be logged (`didShowAd` carries it).
     public static let bannerImpressionFailed = AdError.Reason(domain: "banner", name: "impression_failed")
 }
@@ -38,11 +41,18 @@ extension AdError {
 /// Decides a paused click: call it once with true (the click goes ahead) or false (no click).
 public final class ClickConfirmationHandler: Sendable {
     private let action: @Sendable (Bool) -> Void
+    private let answered = Mutex(false)
 
     init(_ action: @escaping @Sendable (Bool) -> Void) { self.action = action }
 
     /// Confirms (true) or cancels (false) the click. Only the first call counts.
-    public func callAsFunction(_ confirmed: Bool) { action(confirmed) }
+    public func callAsFunction(_ confirmed: Bool) {
+        let first = answered.withLock { answered in
+            defer { answered = true }
+            return !answered
+        }
+        if first { action(confirmed) }
+    }
 }
 
 /// The banner's delegate, as in the seed. Every method is optional.
@@ -98,7 +108,24 @@ public actor ChartboostBanner {
     private var shown: LoadedAd?
     private var controller: BannerRefreshController?
     private var controllerEvents: Task<Void, Never>?
-    private var pendingClick: (ad: LoadedAd, id: Int)?
+    /// A click in progress: the ad on screen when it was tapped (the click is its own, whatever shows later) and the
+    /// refresh controller holding its refresh, if any.
+    private struct Click {
+        let id: Int
+        let ad: LoadedAd
+        let controller: BannerRefreshController?
+    }
+    private enum ClickState {
+        /// The tapped ad is being taken from the refresh controller.
+        case starting
+        /// Waiting for the app's confirmation.
+        case pending(Click)
+        /// The click is being reported.
+        case reporting(Click)
+    }
+    private var clickState: ClickState?
+    /// Ads that left the screen (manual mode) while a click on them was in progress: invalidated once it is done.
+    private var retiredWhileClicked: [LoadedAd] = []
     private var clickedAd: LoadedAd?
     private var clickSerial = 0
     /// Whether the banner refreshes by itself after `show()`. Default true.
@@ -125,6 +152,7 @@ public actor ChartboostBanner {
         controllerEvents?.cancel()
         cached?.invalidate()
         shown?.invalidate()
+        for ad in retiredWhileClicked { ad.invalidate() }
     }
 
     /// Stops the banner: auto-refresh ends (no load, impression or timer after this returns) and the ads it holds are
@@ -140,19 +168,28 @@ public actor ChartboostBanner {
         cached = nil
         shown?.invalidate()
         shown = nil
-        pendingClick = nil
+        clickState = nil
+        for ad in retiredWhileClicked { ad.invalidate() }
+        retiredWhileClicked = []
     }
 
     /// Sets the delegate (held weakly).
     public func setDelegate(_ delegate: (any ChartboostBannerDelegate)?) { self.delegate = delegate }
 
-    /// Turns auto-refresh on or off. Turning it off stops a running refresh controller.
+    /// Turns auto-refresh on or off. Turning it off stops a running refresh controller; the ad on screen stays on
+    /// screen, valid (a click on it is still reported), until the app shows another. Turning it on takes effect at
+    /// the next ``show()``, which goes on from the ad on screen.
     public func setAutomaticallyRefreshesContent(_ value: Bool) async {
         automaticallyRefreshesContent = value
         if !value, let controller {
-            await controller.stop()
             self.controller = nil
             controllerEvents?.cancel()
+            controllerEvents = nil
+            let onScreen = await controller.stopKeepingCurrentAd()
+            if let onScreen {
+                retire(shown)
+                shown = onScreen
+            }
         }
     }
 
@@ -201,13 +238,22 @@ public actor ChartboostBanner {
             let controller = BannerRefreshController(
                 network: network, request: request, policy: refreshPolicy, clock: clock)
             self.controller = controller
-            let events = controller.events
+            let updates = controller.updates
             controllerEvents = Task { [weak self] in
-                for await event in events { await self?.controllerEvent(event) }
+                for await update in updates { await self?.controllerUpdate(update) }
             }
             let initial = isCached ? cached : nil
+            if initial == nil { cached?.invalidate() }  // expired
             cached = nil
-            await controller.start(with: initial)
+            if initial == nil, let onScreen = shown {
+                // Auto-refresh turned back on: the ad on screen stays and is refreshed in turn.
+                shown = nil
+                await controller.start(continuing: onScreen)
+            } else {
+                retire(shown)
+                shown = nil
+                await controller.start(with: initial)
+            }
             return
         }
         guard let ad = cached, !ad.isExpired(at: clock.now) else {
@@ -223,7 +269,7 @@ public actor ChartboostBanner {
         }
         cached = nil
         delegate?.willShowAd(event(ad), error: nil)
-        shown?.invalidate()
+        retire(shown)
         shown = ad
         do {
             try await ad.report(.impression)
@@ -233,8 +279,8 @@ public actor ChartboostBanner {
         }
     }
 
-    private func controllerEvent(_ event: BannerRefreshController.Event) {
-        switch event {
+    private func controllerUpdate(_ update: BannerRefreshController.Update) {
+        switch update.event {
         case .shown(let adID, _):
             // Seed: willShowAd "right before an ad is presented"…
             delegate?.willShowAd(BannerAdEvent(location: location, size: size, adID: adID), error: nil)
@@ -244,41 +290,100 @@ public actor ChartboostBanner {
         case .impressionFailed(let adID, let message):
             delegate?.didShowAd(
                 BannerAdEvent(location: location, size: size, adID: adID),
-                error: AdError(.network, message, reason: .bannerImpressionFailed))
+                error: update.error ?? AdError(.network, message, reason: .bannerImpressionFailed))
         case .loadFailed(let message):
-            delegate?.didCacheAd(self.event(nil), error: AdError(.network, message, reason: .bannerLoadFailed))
+            // The load's own error (no fill, unauthorized, rate limited…), as `cache()` reports it.
+            delegate?.didCacheAd(
+                self.event(nil), error: update.error ?? AdError(.network, message, reason: .bannerLoadFailed))
         default:
             break
         }
     }
 
-    /// The user clicked the banner. Asks the delegate's confirmation gate; the click is reported (once) and
-    /// `didClickAd` sent at once, after a confirmation of true, or never (false, or no answer).
+    /// The user clicked the banner. The click belongs to the ad on screen now, whatever shows later. Asks the
+    /// delegate's confirmation gate; the click is reported (once) for that ad and `didClickAd` sent at once, after a
+    /// confirmation of true, or `didClickAd` carries a ``AdError/Reason/bannerClickDeclined`` error (false); nothing
+    /// happens until the gate answers. While the gate waits and while the click is reported the banner does not
+    /// refresh (seed: "the ad flow will be paused until then"); a click refreshes it afterwards. A click while another
+    /// is in progress is ignored.
     public func click() async {
-        guard let ad = await displayedAd else { return }
-        clickSerial += 1
-        let id = clickSerial
-        pendingClick = (ad, id)
+        guard clickState == nil else { return }
+        let ad: LoadedAd
+        let holder: BannerRefreshController?
+        if let controller {
+            clickState = .starting
+            guard let onScreen = await controller.beginClick() else {
+                clickState = nil
+                return
+            }
+            guard case .starting = clickState else {
+                // Stopped meanwhile: the click is dropped.
+                await controller.endClick(onScreen, outcome: .declined)
+                return
+            }
+            ad = onScreen
+            holder = controller
+        } else {
+            guard let shown else { return }
+            ad = shown
+            holder = nil
+        }
+        clickSerial &+= 1
+        let click = Click(id: clickSerial, ad: ad, controller: holder)
+        clickState = .pending(click)
+        let id = click.id
         let handler = ClickConfirmationHandler { [weak self] confirmed in
-            Task { await self?.confirmClick(id: id, confirmed: confirmed) }
+            Task { await self?.answerClick(id: id, confirmed: confirmed) }
         }
         let pause = delegate?.shouldConfirmClick(event(ad), confirmationHandler: handler) ?? false
-        if !pause { await confirmClick(id: id, confirmed: true) }
+        if !pause { await answerClick(id: id, confirmed: true) }
     }
 
-    private func confirmClick(id: Int, confirmed: Bool) async {
-        guard let pending = pendingClick, pending.id == id else { return }
-        pendingClick = nil
-        guard confirmed else { return }
-        clickedAd = pending.ad
-        do {
-            try await pending.ad.report(.click)
-            delegate?.didClickAd(event(pending.ad), error: nil)
-        } catch {
-            delegate?.didClickAd(event(pending.ad), error: .banner(.bannerClickFailed, error))
+    private func answerClick(id: Int, confirmed: Bool) async {
+        guard case .pending(let click) = clickState, click.id == id else { return }
+        guard confirmed else {
+            clickState = nil
+            // Seed: "If the click does not result into the opening of a link an error will be provided explaining why."
+            delegate?.didClickAd(
+                event(click.ad),
+                error: AdError(.cancelled, "the click confirmation was declined", reason: .bannerClickDeclined))
+            await click.controller?.endClick(click.ad, outcome: .declined)
+            releaseRetired()
+            return
         }
-        // Banners refresh once clicked.
-        await controller?.adClicked()
+        clickState = .reporting(click)
+        clickedAd = click.ad
+        var reported = false
+        do {
+            reported = try await click.ad.report(.click)
+            delegate?.didClickAd(event(click.ad), error: nil)
+        } catch {
+            delegate?.didClickAd(event(click.ad), error: .banner(.bannerClickFailed, error))
+        }
+        // Banners refresh once clicked: the refresh held for the click goes ahead now.
+        await click.controller?.endClick(click.ad, outcome: .clicked(reported: reported))
+        if case .reporting(let current) = clickState, current.id == click.id { clickState = nil }
+        releaseRetired()
+    }
+
+    /// The ad of the click in progress, if any.
+    private var adBeingClicked: LoadedAd? {
+        switch clickState {
+        case .pending(let click), .reporting(let click): click.ad
+        case .starting, nil: nil
+        }
+    }
+
+    /// `ad` leaves the screen: invalidated, or kept until the click on it is done.
+    private func retire(_ ad: LoadedAd?) {
+        guard let ad else { return }
+        if ad === adBeingClicked { retiredWhileClicked.append(ad) } else { ad.invalidate() }
+    }
+
+    private func releaseRetired() {
+        let clicking = adBeingClicked
+        for ad in retiredWhileClicked where ad !== clicking { ad.invalidate() }
+        retiredWhileClicked.removeAll { $0 !== clicking }
     }
 
     /// The click's destination (browser, store sheet) was closed: `didFinishHandlingClick`.
@@ -289,5 +394,8 @@ public actor ChartboostBanner {
     }
 
     /// A click is waiting for its confirmation.
-    public var isClickPending: Bool { pendingClick != nil }
+    public var isClickPending: Bool {
+        if case .pending = clickState { return true }
+        return false
+    }
 }

@@ -124,15 +124,17 @@ struct ChartboostBannerTests {
         #expect(network.reportedEvents.map(\.event) == [.impression, .click])
     }
 
-    @Test func refusedClickHasNoClickEvent() async {
+    /// Seed (didClickAd): "If the click does not result into the opening of a link an error will be provided
+    /// explaining why." — a declined click is reported nowhere, and didClickAd says it was declined.
+    @Test func declinedClickIsNotReportedAndDidClickAdSaysItWasDeclined() async throws {
         let delegate = RecordingDelegate(confirmClicks: true)
         let (banner, network) = await manual(delegate)
         await banner.cache()
         await banner.show()
         await banner.click()
         delegate.handler.withLock { $0 }?(false)
-        while await banner.isClickPending { await Task.pollPause() }
-        #expect(!delegate.log.contains("didClickAd"))
+        try await eventually("didClickAd") { delegate.log.contains { $0.hasPrefix("didClickAd") } }
+        #expect(delegate.log.last == "didClickAd(click_declined)")
         #expect(network.reportedEvents.map(\.event) == [.impression])
     }
 
