@@ -94,6 +94,17 @@ struct AppOpenSeedPatternTests {
         #expect(app.shows == 2)
     }
 
+    /// Seed (best practices): "Wait to show your first app open ad until after your users have used your app a few
+    /// times." — with the seed's pattern, each activation is an open.
+    @Test func theSeedPatternCountsEveryActivationAsAnOpen() async {
+        let (m, _) = manager(policy: .init(opensBeforeFirstAd: 2))
+        var app = SeedPatternApp(manager: m)
+        #expect(await app.didBecomeActive() == false, "open 1")
+        await m.waitForLoad()
+        #expect(await app.didBecomeActive() == false, "open 2")
+        #expect(await app.didBecomeActive(), "open 3 shows the ad")
+    }
+
     /// An app that reports its life cycle keeps one ad per foreground: after the dismissal its main content is on
     /// screen until it goes to the background.
     @Test func anAppThatReportsItsLifeCycleGetsOneAdPerForeground() async {
