@@ -116,8 +116,8 @@ public actor ChartboostBanner {
         let controller: BannerRefreshController?
     }
     private enum ClickState {
-        /// The tapped ad is being taken from the refresh controller.
-        case starting
+        /// The tapped ad of click `id` is being taken from the refresh controller.
+        case starting(id: Int)
         /// Waiting for the app's confirmation.
         case pending(Click)
         /// The click is being reported.
@@ -308,17 +308,20 @@ public actor ChartboostBanner {
     /// is in progress is ignored.
     public func click() async {
         guard clickState == nil else { return }
+        clickSerial &+= 1
+        let id = clickSerial
         let ad: LoadedAd
         let holder: BannerRefreshController?
         if let controller {
-            clickState = .starting
-            guard let onScreen = await controller.beginClick() else {
-                clickState = nil
+            clickState = .starting(id: id)
+            let onScreen = await controller.beginClick()
+            guard case .starting(let started) = clickState, started == id else {
+                // Stopped meanwhile: the click is dropped.
+                if let onScreen { await controller.endClick(onScreen, outcome: .declined) }
                 return
             }
-            guard case .starting = clickState else {
-                // Stopped meanwhile: the click is dropped.
-                await controller.endClick(onScreen, outcome: .declined)
+            guard let onScreen else {
+                clickState = nil
                 return
             }
             ad = onScreen
@@ -328,10 +331,8 @@ public actor ChartboostBanner {
             ad = shown
             holder = nil
         }
-        clickSerial &+= 1
-        let click = Click(id: clickSerial, ad: ad, controller: holder)
+        let click = Click(id: id, ad: ad, controller: holder)
         clickState = .pending(click)
-        let id = click.id
         let handler = ClickConfirmationHandler { [weak self] confirmed in
             Task { await self?.answerClick(id: id, confirmed: confirmed) }
         }
