@@ -128,7 +128,9 @@ struct BannerBoundsTests {
         // Nobody reads `events` while the banner refreshes every 30 s for 10 simulated hours.
         for _ in 0..<1200 {
             await clock.advance(by: .seconds(30))
-            for _ in 0..<10 { await Task.yield() }
+            // Each refresh has loaded, shown and armed the next timer before the clock moves on (5 s at most).
+            let due = clock.now + .seconds(30), deadline = ContinuousClock.now + .seconds(5)
+            while await controller?.nextRefresh != due && ContinuousClock.now < deadline { await Task.pollPause() }
         }
         #expect(network.loadCount > 500, "the banner refreshed through the hours (\(network.loadCount) loads)")
         #expect(await controller?.history.count == BannerRefreshController.historyLimit)
