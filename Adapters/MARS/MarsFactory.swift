@@ -24,12 +24,16 @@ public enum MarsFactory: AdNetworkFactory {
         }
     }
 
-    /// A ``MarsNetwork`` over a `MozAdsClient` with the configured cache and OHTTP mode.
+    /// A ``MarsNetwork`` over a `MozAdsClient` with the configured cache and OHTTP mode, recording its telemetry as
+    /// swift-metrics counters and logs (``MetricsMozAdsTelemetry``).
     public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
         -> any AdNetwork
     {
         try validate(settings)
+        // The mediator opts in to telemetry (the builder's default records nothing): the counters are part of the
+        // library's documented metrics, and swift-metrics / swift-log cost nothing until the app bootstraps them.
         var builder = MozAdsClientBuilder(httpClient: context.http).environment(.custom(baseURL: settings.baseURL))
+            .telemetry(MetricsMozAdsTelemetry())
         if let path = settings["cache_path"] {
             builder = builder.cacheConfig(
                 MozAdsCacheConfig(

@@ -2,8 +2,9 @@ import AdMediation
 import CoreMetrics
 import Logging
 
-/// The upstream client's telemetry as swift-metrics counters and log records (the default telemetry of
-/// ``MozAdsClientBuilder``; without a metrics backend bootstrapped by the app, the counters cost next to nothing).
+/// The upstream client's telemetry as swift-metrics counters and log records. Opt in with
+/// `MozAdsClientBuilder.telemetry(telemetry: MetricsMozAdsTelemetry())`: the builder's default, as in the seed, is a
+/// no-op (``MarsFactory`` opts in for the mediator).
 ///
 /// Counters, each dimensioned by the upstream label: `admediation_mars_cache_outcomes_total` (`outcome`: `hit`,
 /// `miss_stored`, `miss_not_cacheable`, `no_cache`, `lookup_failed`, `store_failed`, `trim_failed`,

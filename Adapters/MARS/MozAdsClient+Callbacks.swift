@@ -31,6 +31,26 @@ extension MozAdsClient {
         }
     }
 
+    /// Records an impression using the callback URL (typically `ad.callbacks.impression`). The seed's spelling of
+    /// ``recordImpression(_:options:)``.
+    public func recordImpression(impressionUrl: String, options: MozAdsCallbackOptions? = nil) async throws(AdError) {
+        try await recordImpression(impressionUrl, options: options)
+    }
+
+    /// Records a click using the callback URL (typically `ad.callbacks.click`). The seed's spelling of
+    /// ``recordClick(_:options:)``.
+    public func recordClick(clickUrl: String, options: MozAdsCallbackOptions? = nil) async throws(AdError) {
+        try await recordClick(clickUrl, options: options)
+    }
+
+    /// Reports an ad using the callback URL (typically `ad.callbacks.report`). The seed's spelling of
+    /// ``reportAd(_:reason:options:)``.
+    public func reportAd(reportUrl: String, reason: MozAdsReportReason, options: MozAdsCallbackOptions? = nil)
+        async throws(AdError)
+    {
+        try await reportAd(reportUrl, reason: reason, options: options)
+    }
+
     func callback(label: String, url: String, options: MozAdsCallbackOptions?, rewrite: (String) -> String)
         async throws(AdError)
     {

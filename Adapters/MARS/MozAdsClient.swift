@@ -5,39 +5,60 @@ import Crypto
 import Foundation
 import ObliviousHTTP
 
-/// Builds a ``MozAdsClient``.
+/// Builds a ``MozAdsClient``. The seed's spelling compiles as written, with the HTTP client as the one extra argument:
+///
+/// ```swift
+/// let client = MozAdsClientBuilder(httpClient: http)
+///     .environment(environment: .prod)
+///     .cacheConfig(cacheConfig: cache)
+///     .telemetry(telemetry: telemetry)
+///     .build()
+/// ```
 public struct MozAdsClientBuilder: Sendable {
     var environment: MozAdsEnvironment = .prod
     var cacheConfig: MozAdsCacheConfig?
-    var telemetry: any MozAdsTelemetry = MetricsMozAdsTelemetry()
+    var telemetry: any MozAdsTelemetry = NoOpMozAdsTelemetry()
     var contextIDProvider: (any MozAdsContextIDProvider)?
     var http: any HTTPClient
     var now: @Sendable () -> Date = { Date() }
     var ohttpChannel: (relayURL: String, keyConfigurationURL: String)?
 
-    /// A builder with defaults (prod, no cache, swift-metrics telemetry (``MetricsMozAdsTelemetry``), rotating context
-    /// id) over `http`. The HTTP client is
-    /// required here rather than checked at `build()`, so a builder without one cannot compile (the seed's
-    /// `MozAdsClientBuilder().environment(.prod).build()` gets the client it needs as the first argument).
+    /// A builder with the seed's defaults — prod, no cache, no telemetry ("If not provided, a no-op implementation is
+    /// used": nothing is counted or logged until ``telemetry(telemetry:)`` is given one, e.g.
+    /// ``MetricsMozAdsTelemetry``), rotating context id — over `http`. The HTTP client is required here rather than
+    /// checked at `build()`, so a builder without one cannot compile (the seed's `MozAdsClientBuilder()` gets the
+    /// client it needs as its one argument).
     public init(httpClient http: any HTTPClient) { self.http = http }
 
-    /// Sets the environment.
-    public func environment(_ environment: MozAdsEnvironment) -> Self {
+    /// Sets the MARS environment (the seed's `environment(environment:)`). Default ``MozAdsEnvironment/prod``.
+    public func environment(environment: MozAdsEnvironment) -> Self {
         var b = self
         b.environment = environment
         return b
     }
-    /// Enables the SQLite cache.
-    public func cacheConfig(_ config: MozAdsCacheConfig) -> Self {
+    /// Sets the MARS environment; the same as ``environment(environment:)``.
+    public func environment(_ environment: MozAdsEnvironment) -> Self {
+        self.environment(environment: environment)
+    }
+    /// Enables the SQLite cache (the seed's `cacheConfig(cacheConfig:)`). Without it, caching is disabled entirely.
+    public func cacheConfig(cacheConfig: MozAdsCacheConfig) -> Self {
         var b = self
-        b.cacheConfig = config
+        b.cacheConfig = cacheConfig
         return b
     }
-    /// Sets the telemetry sink.
-    public func telemetry(_ telemetry: any MozAdsTelemetry) -> Self {
+    /// Enables the SQLite cache; the same as ``cacheConfig(cacheConfig:)``.
+    public func cacheConfig(_ config: MozAdsCacheConfig) -> Self {
+        cacheConfig(cacheConfig: config)
+    }
+    /// Sets the telemetry implementation (the seed's `telemetry(telemetry:)`). Without one, nothing is recorded.
+    public func telemetry(telemetry: any MozAdsTelemetry) -> Self {
         var b = self
         b.telemetry = telemetry
         return b
+    }
+    /// Sets the telemetry implementation; the same as ``telemetry(telemetry:)``.
+    public func telemetry(_ telemetry: any MozAdsTelemetry) -> Self {
+        self.telemetry(telemetry: telemetry)
     }
     /// Replaces the default rotating context id.
     public func contextIDProvider(_ provider: any MozAdsContextIDProvider) -> Self {
@@ -159,6 +180,30 @@ public actor MozAdsClient {
         }
     }
 
+    /// One tile per placement, keyed by `placementId`; placements without fill are absent. The seed's spelling of
+    /// ``requestTileAds(_:options:)``.
+    public func requestTileAds(mozAdRequests: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil)
+        async throws(AdError) -> [String: MozAdsTile]
+    {
+        try await requestTileAds(mozAdRequests, options: options)
+    }
+
+    /// One image per placement, keyed by `placementId`; placements without fill are absent. The seed's spelling of
+    /// ``requestImageAds(_:options:)``.
+    public func requestImageAds(mozAdRequests: [MozAdsPlacementRequest], options: MozAdsRequestOptions? = nil)
+        async throws(AdError) -> [String: MozAdsImage]
+    {
+        try await requestImageAds(mozAdRequests, options: options)
+    }
+
+    /// Spocs per placement (each with its own count), in server order; placements without fill are absent. The seed's
+    /// spelling of ``requestSpocAds(_:options:)``.
+    public func requestSpocAds(
+        mozAdRequests: [MozAdsPlacementRequestWithCount], options: MozAdsRequestOptions? = nil
+    ) async throws(AdError) -> [String: [MozAdsSpoc]] {
+        try await requestSpocAds(mozAdRequests, options: options)
+    }
+
     struct PlacementSpec: Sendable, Hashable {
         var id: String
         var count: Int
@@ -215,9 +260,7 @@ public actor MozAdsClient {
         let nowSeconds = Int64(now().timeIntervalSince1970)
         if cache != nil {
             await cleanupIfDue(now: nowSeconds)
-            if (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst, let parsed = parsedHits[hash],
-                parsed.expiresAt > nowSeconds
-            {
+            if readsCache(options.cachePolicy), let parsed = parsedHits[hash], parsed.expiresAt > nowSeconds {
                 telemetry.recordHttpCacheOutcome(label: "hit", value: "")
                 return (parsed.ads, hash)
             }
@@ -233,14 +276,20 @@ public actor MozAdsClient {
         return (ads, hash)
     }
 
-    /// Single flight per cache key: while a cacheable request (cache on, `cacheFirst`) is in flight, an identical one
-    /// waits for its answer instead of sending a second request that would miss the cache too.
+    /// Whether a request may be answered from the cache: there is one, the mode is `cacheFirst`, and the request's TTL
+    /// is not 0 (the seed: "`0` disables caching for this request" — no read here, and the effective TTL of 0 means
+    /// no write either). Upstream still reads for a TTL of 0 (specs/mars.md §4); the seed is the contract.
+    func readsCache(_ policy: MozAdsRequestCachePolicy?) -> Bool {
+        cache != nil && (policy?.mode ?? .cacheFirst) == .cacheFirst && policy?.ttlSeconds != 0
+    }
+
+    /// Single flight per cache key: while a request that reads the cache (``readsCache(_:)``) is in flight, an
+    /// identical one waits for its answer instead of sending a second request that would miss the cache too.
     func sendOnce(
         body: Data, hash: String, options: MozAdsRequestOptions, timeout: Duration?,
         now: Int64
     ) async throws(AdError) -> (HTTPResponse, Int64?) {
-        let shareable = cache != nil && (options.cachePolicy?.mode ?? .cacheFirst) == .cacheFirst
-        guard shareable else {
+        guard readsCache(options.cachePolicy) else {
             return try await send(
                 body: body, hash: hash, policy: options.cachePolicy, ohttp: options.ohttp, timeout: timeout, now: now)
         }
@@ -393,7 +442,7 @@ public actor MozAdsClient {
         let url = environment.url("ads")
         var cachedUntil: Int64?
         if let cache {
-            if (policy?.mode ?? .cacheFirst) == .cacheFirst {
+            if readsCache(policy) {
                 switch await cache.lookup(hash: hash) {
                 case .success(let cached?):
                     telemetry.recordHttpCacheOutcome(label: "hit", value: "")

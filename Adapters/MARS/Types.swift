@@ -9,14 +9,23 @@ public enum MozAdsEnvironment: Sendable, Hashable {
     case prod
     /// `https://ads.allizom.org/v1/`.
     case staging
+    /// The seed's third environment ("Prod, Staging, or Test"): a local mock MARS at `http://127.0.0.1:1234/`.
+    /// Neither the seed nor the spec gives it a URL; upstream's `Test` is its mock server's address (mockito 0.31,
+    /// `127.0.0.1:1234`, no `/v1/`), so that is the one used here. A mock or sandbox elsewhere is
+    /// ``custom(baseURL:)``.
+    case test
     /// A test or custom server (the demand sandbox, a mock). Plain http is allowed for loopback hosts only.
     case custom(baseURL: String)
+
+    /// The base URL of ``test``.
+    public static let testBaseURL = "http://127.0.0.1:1234/"
 
     /// The base URL, ending in `/v1/`-style slash.
     public var baseURL: String {
         switch self {
         case .prod: "https://ads.mozilla.org/v1/"
         case .staging: "https://ads.allizom.org/v1/"
+        case .test: Self.testBaseURL
         case .custom(let url): url.hasSuffix("/") ? url : url + "/"
         }
     }
@@ -31,6 +40,7 @@ public enum MozAdsEnvironment: Sendable, Hashable {
         switch self {
         case .prod: "prod"
         case .staging: "staging"
+        case .test: "test"
         case .custom(let url): "custom:\(url)"
         }
     }
@@ -104,7 +114,8 @@ public enum MozAdsCacheMode: Sendable, Hashable {
 public struct MozAdsRequestCachePolicy: Sendable, Hashable {
     /// The mode.
     public var mode: MozAdsCacheMode
-    /// TTL override in seconds; 0 disables storing for this request.
+    /// TTL override in seconds; nil uses the client default. The seed: "`0` disables caching for this request" — it is
+    /// neither answered from the cache nor stored (an entry already there stays for other requests).
     public var ttlSeconds: UInt64?
     /// Creates a policy.
     public init(mode: MozAdsCacheMode, ttlSeconds: UInt64? = nil) {

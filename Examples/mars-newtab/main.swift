@@ -1,5 +1,6 @@
 // A new-tab page's ads from MARS against the demand sandbox: tiles, sponsored stories and a billboard, the SQLite
-// cache answering the second request, then impression, click and report callbacks. Prints what happened.
+// cache answering the second request, then impression, click and report callbacks. Prints what happened. Written in
+// the seed's spelling (`environment(environment:)`, `requestTileAds(mozAdRequests:options:)`, …).
 import AdMediation
 import CurlTransport
 import DemandSandbox
@@ -19,34 +20,35 @@ let sandbox = try await DemandSandbox.start()
 let http = CurlHTTPClient()
 let cachePath = NSTemporaryDirectory() + "mars-newtab-\(UUID().uuidString).sqlite"
 let client = MozAdsClientBuilder(httpClient: http)
-    .environment(.custom(baseURL: sandbox.marsBaseURL))
-    .cacheConfig(MozAdsCacheConfig(dbPath: cachePath, defaultCacheTtlSeconds: 600, maxSizeMib: 10))
-    .telemetry(PrintingTelemetry())
+    .environment(environment: .custom(baseURL: sandbox.marsBaseURL))
+    .cacheConfig(cacheConfig: MozAdsCacheConfig(dbPath: cachePath, defaultCacheTtlSeconds: 600, maxSizeMib: 10))
+    .telemetry(telemetry: PrintingTelemetry())
     .build()
 
 let tilePlacements = [
     MozAdsPlacementRequest(placementId: "mock_tile_1"), MozAdsPlacementRequest(placementId: "mock_tile_2"),
 ]
 print("requesting two tiles")
-let tiles = try await client.requestTileAds(tilePlacements)
+let tiles = try await client.requestTileAds(mozAdRequests: tilePlacements, options: nil)
 for (placement, tile) in tiles.sorted(by: { $0.key < $1.key }) { print("  \(placement): \(tile.name) → \(tile.url)") }
 print("requesting the same tiles again")
-_ = try await client.requestTileAds(tilePlacements)
+_ = try await client.requestTileAds(mozAdRequests: tilePlacements, options: nil)
 print("  the sandbox saw \(sandbox.records.requestCounts["POST /mars/v1/ads"] ?? 0) ad request(s)")
 
 print("requesting three sponsored stories (IAB 3.0 category 338)")
-let spocs = try await client.requestSpocAds([
-    MozAdsPlacementRequestWithCount(
-        count: 3, placementId: "mock_spoc_1",
-        iabContent: MozAdsIABContent(taxonomy: .iab3_0, categoryIds: ["338"]))
-])
+let spocs = try await client.requestSpocAds(
+    mozAdRequests: [
+        MozAdsPlacementRequestWithCount(
+            count: 3, placementId: "mock_spoc_1",
+            iabContent: MozAdsIABContent(taxonomy: .iab3_0, categoryIds: ["338"]))
+    ], options: nil)
 for spoc in spocs["mock_spoc_1"] ?? [] {
     print("  #\(spoc.ranking.priority) \(spoc.title) by \(spoc.sponsor) (cap \(spoc.caps.capKey))")
 }
 
 print("requesting a billboard with the contextual flag")
 let images = try await client.requestImageAds(
-    [MozAdsPlacementRequest(placementId: "mock_billboard_1")],
+    mozAdRequests: [MozAdsPlacementRequest(placementId: "mock_billboard_1")],
     options: MozAdsRequestOptions(flags: ["contextual_placement": true]))
 if let billboard = images["mock_billboard_1"] {
     print("  \(billboard.format): \(billboard.altText ?? "") → \(billboard.imageUrl)")
@@ -54,9 +56,11 @@ if let billboard = images["mock_billboard_1"] {
 
 if let story = spocs["mock_spoc_1"]?.first {
     print("callbacks for the first story")
-    try await client.recordImpression(story.callbacks.impression)
-    try await client.recordClick(story.callbacks.click)
-    if let report = story.callbacks.report { try await client.reportAd(report, reason: .notInterested) }
+    try await client.recordImpression(impressionUrl: story.callbacks.impression, options: nil)
+    try await client.recordClick(clickUrl: story.callbacks.click, options: nil)
+    if let report = story.callbacks.report {
+        try await client.reportAd(reportUrl: report, reason: .notInterested, options: nil)
+    }
     for callback in sandbox.records.marsCallbacks {
         print(
             "  GET \(callback.path)?"

@@ -128,14 +128,35 @@ struct MarsCacheTests {
         server.stop()
     }
 
-    @Test func ttlZeroIsNotStoredButAnExistingEntryIsStillServed() async throws {
+    /// The seed: "`ttlSeconds` … `0` disables caching for this request" — no read and no write, over real loopback
+    /// HTTP. Upstream (and this client before) answered a `cacheFirst` request with TTL 0 from an existing entry.
+    @Test func ttlSecondsZeroDisablesCachingForThisRequest() async throws {
         let server = try cachingServer(cacheControl: nil)
         let (client, curl, telemetry) = cachedClient(server, config: .init(dbPath: tempDB()))
-        _ = try await client.requestTileAds(p, options: .init(cachePolicy: .init(mode: .cacheFirst, ttlSeconds: 0)))
-        #expect(telemetry.cacheOutcomes() == ["no_cache"])
-        _ = try await client.requestTileAds(p)
-        _ = try await client.requestTileAds(p, options: .init(cachePolicy: .init(mode: .cacheFirst, ttlSeconds: 0)))
-        #expect(telemetry.cacheOutcomes() == ["no_cache", "miss_stored", "hit"])
+        let noCaching = MozAdsRequestOptions(cachePolicy: MozAdsRequestCachePolicy(mode: .cacheFirst, ttlSeconds: 0))
+        _ = try await client.requestTileAds(mozAdRequests: p, options: nil)  // stores an entry
+        _ = try await client.requestTileAds(mozAdRequests: p, options: noCaching)
+        _ = try await client.requestTileAds(mozAdRequests: p, options: noCaching)
+        #expect(server.requestsReceived == 3, "both TTL-0 requests reach the server although an entry is cached")
+        _ = try await client.requestTileAds(mozAdRequests: p, options: nil)
+        #expect(server.requestsReceived == 3, "the entry stored before is still there for requests that cache")
+        #expect(telemetry.cacheOutcomes() == ["miss_stored", "no_cache", "no_cache", "hit"])
+        await curl.shutdown()
+        server.stop()
+    }
+
+    /// The seed: "`0` disables caching for this request" — a TTL-0 answer is never stored, whatever the mode, and two
+    /// TTL-0 requests on an empty cache both reach the server.
+    @Test(arguments: [MozAdsCacheMode.cacheFirst, .networkFirst])
+    func aTTLZeroAnswerIsNeverStored(mode: MozAdsCacheMode) async throws {
+        let server = try cachingServer(cacheControl: "max-age=600")
+        let (client, curl, telemetry) = cachedClient(server, config: .init(dbPath: tempDB()))
+        let noCaching = MozAdsRequestOptions(cachePolicy: MozAdsRequestCachePolicy(mode: mode, ttlSeconds: 0))
+        _ = try await client.requestTileAds(mozAdRequests: p, options: noCaching)
+        _ = try await client.requestTileAds(mozAdRequests: p, options: noCaching)
+        _ = try await client.requestTileAds(mozAdRequests: p, options: nil)
+        #expect(server.requestsReceived == 3)
+        #expect(telemetry.cacheOutcomes() == ["no_cache", "no_cache", "miss_stored"])
         await curl.shutdown()
         server.stop()
     }

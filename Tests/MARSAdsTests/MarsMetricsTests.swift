@@ -2,6 +2,7 @@ import AdMediationTesting
 import CurlTransport
 import MARSAds
 import MetricsTestKit
+import TestSupport
 import Testing
 
 @Suite("MARS metrics", .timeLimit(.minutes(1)))
@@ -31,9 +32,11 @@ struct MarsMetricsTests {
         let server = try cachingServer(cacheControl: nil, status: 500)
         let curl = CurlHTTPClient()
         let metrics = TestMetrics()
+        let logs = LogCapture()
         let client = MozAdsClientBuilder(httpClient: curl).environment(.custom(baseURL: server.baseURL + "/v1/"))
-            .telemetry(MetricsMozAdsTelemetry(factory: metrics)).build()
+            .telemetry(MetricsMozAdsTelemetry(factory: metrics, logger: logs.logger(label: "admediation.mars"))).build()
         await #expect(throws: (any Error).self) { try await client.requestTileAds(p) }
+        #expect(logs.all.map(\.message) == ["operation failed"])
         await curl.shutdown()
         server.stop()
         #expect(
