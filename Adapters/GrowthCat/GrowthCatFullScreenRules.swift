@@ -1,14 +1,14 @@
 import AdMediation
 
-/// ``GrowthCatPresentation`` as the core's ``FullScreenRules``: the events it decides go out through the ad's own
-/// reporter (the durable queue), the reward is validated with `POST /v1/ads/reward/validate` for the request's user,
-/// and the queue is flushed when the presentation ends.
+/// GrowthCat's rules as the core's ``FullScreenRules``: the seed's contract (``GrowthCatPresentation/contract(for:)``)
+/// for the core's ledger, whose events go out through the ad's own reporter (the durable queue); the reward is
+/// validated with `POST /v1/ads/reward/validate` for the request's user, and the queue is flushed when the
+/// presentation ends.
 struct GrowthCatFullScreenRules: FullScreenRules {
     let ad: GrowthCatAd
     let client: GrowthCatClient
     let userID: String?
     let sessionID: String?
-    private var presentation: GrowthCatPresentation?
 
     init(ad: GrowthCatAd, client: GrowthCatClient, userID: String?, sessionID: String?) {
         self.ad = ad
@@ -18,43 +18,8 @@ struct GrowthCatFullScreenRules: FullScreenRules {
     }
 
     var showsSponsoredLabel: Bool { true }
-    var closeAvailableAt: AdInstant? { presentation?.closeAvailableAt }
-
-    mutating func start(at now: AdInstant) -> [AdEvent] {
-        let (presentation, events) = GrowthCatPresentation.present(ad, at: now)
-        self.presentation = presentation
-        return events.map(\.adEvent)
-    }
-
-    mutating func advance(to now: AdInstant) -> [AdEvent] { presentation?.advance(to: now).map(\.adEvent) ?? [] }
-
-    mutating func playbackEnded(at now: AdInstant) -> [AdEvent] {
-        presentation?.playbackEnded(at: now).map(\.adEvent) ?? []
-    }
-
-    mutating func click(at now: AdInstant) -> [AdEvent] { presentation?.click().map(\.adEvent) ?? [] }
-
-    mutating func close(at now: AdInstant) -> FullScreenClose {
-        guard let (result, events) = presentation?.close(at: now) else { return .closed(events: [], claim: nil) }
-        switch result {
-        case .notYet(let availableAt): return .refused(availableAt: availableAt)
-        case .closed(let figures): return .closed(events: events.map(\.adEvent), claim: figures.map(Self.claim))
-        }
-    }
-
-    mutating func dismissed(at now: AdInstant) -> [AdEvent] {
-        // The same events as a close, whatever the close button's state; no reward is handed out for it.
-        guard var presentation, !presentation.isClosed else { return [] }
-        let events = presentation.dismiss(at: now)
-        self.presentation = presentation
-        return events.map(\.adEvent)
-    }
-
-    mutating func rewardClaim(at now: AdInstant) -> RewardClaim? {
-        presentation?.rewardValidation(at: now).map(Self.claim)
-    }
-
-    func nextChange(after now: AdInstant) -> AdInstant? { presentation?.nextChange(after: now) }
+    /// The seed's rules for this ad (``GrowthCatPresentation/contract(for:)``); the core's ledger applies them.
+    var contract: FullScreenContract { GrowthCatPresentation.contract(for: ad) }
 
     func validateReward(_ claim: RewardClaim) async throws(AdError) -> AdReward? {
         guard let userID else {
@@ -67,31 +32,22 @@ struct GrowthCatFullScreenRules: FullScreenRules {
         return AdReward(name: reward.name, amount: reward.amount)
     }
 
+    /// One flush (it never sleeps: a 5xx or 429 hands the queue to the client's delivery loop). Returns only when the
+    /// server accepted everything queued.
     func finish() async throws(AdError) {
         let report = await client.flushAdEvents()
+        if report.dropped > 0 {
+            throw AdError(
+                .network, "\(report.dropped) GrowthCat events were refused by the server (400/403) and dropped")
+        }
         if report.remaining > 0 {
             throw AdError(
-                .network, "\(report.remaining) GrowthCat events still queued; they are sent on the next flush")
+                .network,
+                "\(report.remaining) GrowthCat events still queued (not lost): the client's delivery loop sends them")
         }
     }
 
     static func claim(_ figures: (viewedSeconds: Double, completed: Bool)) -> RewardClaim {
         RewardClaim(viewed: GrowthCatPresentation.seconds(figures.viewedSeconds), completed: figures.completed)
-    }
-}
-
-extension GrowthCatPresentation.Event {
-    /// The core's event for this one (`video_progress` carries its `progress_pct`).
-    var adEvent: AdEvent {
-        switch name {
-        case .impression: .impression
-        case .click: .click
-        case .videoStart: .videoStart
-        case .videoProgress:
-            .videoProgress(percent: OutsideValue.integer(metadata["progress_pct"] ?? "", in: 0...100) ?? 0)
-        case .videoComplete: .videoComplete
-        case .adClosed: .closed
-        case .adReported: .reported(reason: metadata["reason"] ?? "")
-        }
     }
 }

@@ -94,14 +94,18 @@ public struct GrowthCatNetwork: AdNetwork {
                     sessionID: request.sessionID)))
     }
 
-    private struct Reporter: AdEventReporter {
+    /// Every event goes to the client's durable queue: ``AdEventDelivery/queued`` once stored, never waiting for the
+    /// network (the client's delivery loop sends it).
+    private struct Reporter: AdEventDelivering {
         let client: GrowthCatClient
         let ad: GrowthCatAd
         let placementKey: String
         let userID: String?
         let sessionID: String?
 
-        func report(_ event: AdEvent, for loaded: LoadedAd) async throws {
+        func report(_ event: AdEvent, for loaded: LoadedAd) async throws { _ = try await deliver(event, for: loaded) }
+
+        func deliver(_ event: AdEvent, for loaded: LoadedAd) async throws -> AdEventDelivery {
             let name: GrowthCatAdEventName
             var metadata: [String: String] = [:]
             switch event {
@@ -119,6 +123,7 @@ public struct GrowthCatNetwork: AdNetwork {
             }
             try await client.trackAdEvent(
                 name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata)
+            return .queued
         }
 
         func fullScreenRules(for loaded: LoadedAd) -> (any FullScreenRules)? {

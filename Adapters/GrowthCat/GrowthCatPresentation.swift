@@ -1,14 +1,22 @@
 import AdMediation
 
-/// The presentation rules of a full-screen GrowthCat ad as a value type driven by explicit instants (no UI):
-/// the "Sponsored" label is always shown; an image may be closed after `skippable_after_seconds`, or 3 s when it is
-/// null; a video per its close policy, or at its end when null (the end comes from the renderer through
-/// ``playbackEnded(at:)`` or from `duration_seconds`); a rewarded ad's close stays hidden until `minimum_view_seconds`
-/// or the video's end, whichever comes first (a rewarded image with no minimum: ``rewardedImageDefaultMinimum``), and
-/// its reward is due for validation at that instant (``rewardValidation(at:)``). No ad keeps its close button hidden
-/// longer than ``maximumCloseDelay``. Events come out in order:
-/// `impression` on present, `video_start`, `video_progress` at 25/50/75 % (with `progress_pct`), `video_complete`,
-/// `click`, `ad_closed`. App Store creatives carry their `overlay` or `product_view` presentation.
+/// The presentation rules of a full-screen GrowthCat ad, from the seed, as a ``FullScreenContract``
+/// (``contract(for:)``) that the core's ``FullScreenLedger`` applies to the renderer's signals; no event is timed here.
+/// The "Sponsored" label is always shown. An image: `impression` when it renders ("impression fires immediately on
+/// presentation"), the close button after `skippable_after_seconds` on screen, or 3 s when it is null. A video:
+/// `impression` and `video_start` "when playback begins", `video_progress` at 25/50/75 % of the *played* video,
+/// `video_complete` at its real end; the close button after `skippable_after_seconds` of playback, or only at the end
+/// when null ("cannot close until video finishes"), or when the renderer reports a failure. A rewarded ad's close
+/// stays hidden until `minimum_view_seconds` (on screen for an image, played for a video) "or the video finishes" ("the
+/// user cannot skip early"), and its reward is due for validation then, `completed: true` only after a real end. A
+/// rewarded image with no minimum: ``rewardedImageDefaultMinimum``. `click` once per tap; `ad_closed` on close or
+/// dismissal. App Store creatives carry their `overlay` or `product_view` presentation.
+///
+/// The value type below is the same rules driven by explicit instants (no UI), a thin layer over the ledger kept for
+/// callers of its earlier API. Its mapping: ``present(_:at:)`` is the renderer's `renderBegan` (and, for a video,
+/// `playbackStarted`) at that instant; ``advance(to:)`` moves the clock only; ``playbackProgressed(to:at:)`` is the
+/// played fraction; ``playbackEnded(at:)`` is a real end; ``playbackFailed(_:at:)`` a failure; ``click()`` a tap;
+/// ``close(at:)`` a close tap; ``dismiss(at:)`` the ad leaving the screen.
 public struct GrowthCatPresentation: Sendable {
     /// One event to send, with its metadata.
     public struct Event: Sendable, Hashable {
@@ -49,7 +57,7 @@ public struct GrowthCatPresentation: Sendable {
 
     /// The ad shown.
     public let ad: GrowthCatAd
-    /// When it was presented.
+    /// When it was presented (and, through this type, rendered).
     public let presentedAt: AdInstant
     /// The "Sponsored" label: always shown.
     public let showsSponsoredLabel = true
@@ -58,132 +66,101 @@ public struct GrowthCatPresentation: Sendable {
     /// A rewarded image whose minimum view time and grant time are both null is closable (and its reward due) after
     /// this long: the spec's example minimum.
     public static let rewardedImageDefaultMinimum: Duration = .seconds(15)
-    /// However the metadata and the renderer behave, the close button appears at the latest this long after the ad
-    /// was presented: a broken video (no duration, never reporting its end) never traps the user.
-    public static let maximumCloseDelay: Duration = .seconds(300)
-    private var quartilesSent: Set<Int> = []
-    private var completed = false
-    private var closed = false
-    /// When the renderer reported the end of playback (or its failure).
-    private var playbackEndedAt: AdInstant?
-    private var rewardHandedOut = false
+    /// The longest an image's close button waits on a metadata value: a longer `skippable_after_seconds` or minimum
+    /// view time (a garbled or hostile value: 7 days is the longest readable) is read as this. It never shortens a
+    /// video's wait, which ends at the video's real end or its failure: that is what the renderer's failure signal is
+    /// for. (It was a 300 s cap on every ad, which let a 600 s video be closed early.)
+    public static let maximumCloseDelay: Duration = .seconds(3600)
+    /// The core's record of this presentation.
+    public private(set) var ledger: FullScreenLedger
+    private var now: AdInstant
+    private var pendingClaim: RewardClaim?
 
-    /// Presents the ad at `now`; returns the first events (`impression`, and `video_start` for videos).
+    /// The seed's rules for `ad`, for the core's ``FullScreenLedger``.
+    public static func contract(for ad: GrowthCatAd) -> FullScreenContract {
+        let isVideo = ad.creativeType == "video"
+        let creative: FullScreenContract.Creative =
+            isVideo ? .video(duration: ad.durationSeconds.map(seconds).flatMap { $0 > .zero ? $0 : nil }) : .image
+        var contract = FullScreenContract(
+            creative: creative, impression: isVideo ? .playbackStarted : .renderBegan, clicks: .eachTap)
+        if ad.isRewarded {
+            let minimum = (ad.placement?.minimumViewSeconds ?? ad.rewardGrantAfterSeconds).map(seconds)
+            contract.reward = .init(
+                minimumView: isVideo ? minimum : min(minimum ?? rewardedImageDefaultMinimum, maximumCloseDelay))
+            return contract
+        }
+        let skipAfter = (ad.closeSkippableAfterSeconds ?? ad.placement?.skippableAfterSeconds).map(seconds)
+        if isVideo {
+            if let skipAfter, ad.closeIsSkippable ?? ad.placement?.isSkippable ?? true {
+                contract.close = .afterPlayed(skipAfter)
+            } else {
+                contract.close = .atEnd
+            }
+        } else {
+            contract.close = .afterShown(min(skipAfter ?? .seconds(3), maximumCloseDelay))
+        }
+        return contract
+    }
+
+    /// An ad handed to the renderer at `now`: nothing is earned until ``apply(_:at:)`` brings its signals.
+    public static func presented(_ ad: GrowthCatAd, at now: AdInstant) -> GrowthCatPresentation {
+        GrowthCatPresentation(ad: ad, presentedAt: now)
+    }
+
+    /// Presents the ad at `now`, which the renderer began to render at once (and, for a video, began to play): the
+    /// first events (`impression`, and `video_start` for videos).
     public static func present(_ ad: GrowthCatAd, at now: AdInstant) -> (GrowthCatPresentation, [Event]) {
-        let session = GrowthCatPresentation(ad: ad, presentedAt: now)
-        var events = [Event(name: .impression, metadata: [:])]
-        if session.isVideo { events.append(Event(name: .videoStart, metadata: [:])) }
+        var session = GrowthCatPresentation(ad: ad, presentedAt: now)
+        var events = session.apply(.renderBegan, at: now)
+        if session.isVideo { events += session.apply(.playbackStarted, at: now) }
         return (session, events)
     }
 
     private init(ad: GrowthCatAd, presentedAt: AdInstant) {
         self.ad = ad
         self.presentedAt = presentedAt
+        self.now = presentedAt
+        self.ledger = FullScreenLedger(contract: Self.contract(for: ad), presentedAt: presentedAt)
     }
 
     var isVideo: Bool { ad.creativeType == "video" }
 
-    /// When the video ends: reported by the renderer, else from `duration_seconds`; nil while unknown.
-    var videoEnd: AdInstant? {
-        guard isVideo else { return nil }
-        if let playbackEndedAt { return playbackEndedAt }
-        return ad.durationSeconds.map { presentedAt + Self.seconds($0) }
-    }
-
     /// Seconds from the ad (already checked by the parser) as a duration; anything unrepresentable is zero.
     static func seconds(_ value: Double) -> Duration { OutsideValue.duration(seconds: value) ?? .zero }
 
-    /// When a rewarded ad's reward condition is met: its minimum view time (`minimum_view_seconds`, else
-    /// `reward_grant_after_seconds`) or the video's end, whichever comes first ("hidden until minimum_view_seconds
-    /// elapses (or the video finishes)"); a rewarded image with neither waits ``rewardedImageDefaultMinimum``.
-    var rewardDueAt: AdInstant? {
-        guard ad.isRewarded else { return nil }
-        let minimum = (ad.placement?.minimumViewSeconds ?? ad.rewardGrantAfterSeconds).map {
-            presentedAt + Self.seconds($0)
-        }
-        if isVideo {
-            switch (minimum, videoEnd) {
-            case (let m?, let e?): return min(m, e)
-            case (let m?, nil): return m
-            case (nil, let e?): return e
-            case (nil, nil): return nil
-            }
-        }
-        return minimum ?? presentedAt + Self.rewardedImageDefaultMinimum
+    /// Applies a renderer signal at `now`: the events it earned (a reward that fell due waits for
+    /// ``rewardValidation(at:)``; a close tap's answer is ``close(at:)``).
+    public mutating func apply(_ signal: RendererSignal, at now: AdInstant) -> [Event] {
+        take(ledger.apply(signal, at: step(now)))
     }
 
-    /// When the close button may appear; never later than ``maximumCloseDelay`` after presenting.
-    public var closeAvailableAt: AdInstant? {
-        let latest = presentedAt + Self.maximumCloseDelay
-        return min(rulesCloseAt ?? latest, latest)
-    }
-
-    private var rulesCloseAt: AdInstant? {
-        if ad.isRewarded { return rewardDueAt }
-        let skipAfter = ad.closeSkippableAfterSeconds ?? ad.placement?.skippableAfterSeconds
-        if isVideo {
-            if let skipAfter, ad.closeIsSkippable ?? ad.placement?.isSkippable ?? true {
-                let skip = presentedAt + Self.seconds(skipAfter)
-                return videoEnd.map { min($0, skip) } ?? skip
-            }
-            return videoEnd
-        }
-        return presentedAt + Self.seconds(skipAfter ?? 3)
-    }
+    /// When the close button is expected (``FullScreenLedger/closeExpectedAt(now:)`` as of the last call).
+    public var closeAvailableAt: AdInstant? { ledger.closeExpectedAt(now: now) }
 
     /// Whether the close button is visible at `now`.
-    public func isCloseVisible(at now: AdInstant) -> Bool {
-        guard let at = closeAvailableAt else { return false }
-        return now >= at
-    }
+    public func isCloseVisible(at now: AdInstant) -> Bool { ledger.isCloseAvailable(at: now) }
 
-    /// Time moved to `now`: the video events due by then, from `duration_seconds` (a renderer that reports
-    /// progress uses ``playbackProgressed(to:at:)`` instead, which also works without a duration).
-    public mutating func advance(to now: AdInstant) -> [Event] {
-        guard isVideo, !closed else { return [] }
-        var events: [Event] = []
-        if playbackEndedAt == nil, let duration = ad.durationSeconds, duration > 0 {
-            for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
-                if now >= presentedAt + Self.seconds(duration * Double(quartile) / 100) {
-                    quartilesSent.insert(quartile)
-                    events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
-                }
-            }
-        }
-        if !completed, let end = videoEnd, now >= end {
-            events += remainingQuartiles()
-            completed = true
-            events.append(Event(name: .videoComplete, metadata: [:]))
-        }
-        return events
-    }
+    /// Time moved to `now`: nothing is timed from the clock for a video any more (its events come from playback);
+    /// returns what the ledger made due.
+    public mutating func advance(to now: AdInstant) -> [Event] { take(ledger.advance(to: step(now))) }
 
-    /// The renderer's playback position, as a fraction 0…1 of the video: the quartile events it crossed.
+    /// The renderer's playback position, as a fraction 0…1 of the video: the quartile events it crossed (1: the end).
     public mutating func playbackProgressed(to fraction: Double, at now: AdInstant) -> [Event] {
-        guard isVideo, !closed, fraction.isFinite else { return [] }
-        var events: [Event] = []
-        for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) && fraction * 100 >= Double(quartile) {
-            quartilesSent.insert(quartile)
-            events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
-        }
-        return events + (fraction >= 1 ? playbackEnded(at: now) : [])
-    }
-
-    /// The renderer says playback ended (or failed and cannot continue) at `now`: the remaining quartiles and
-    /// `video_complete` are due, and the close button may appear (a rewarded video's reward condition is met).
-    public mutating func playbackEnded(at now: AdInstant) -> [Event] {
-        guard isVideo, !closed else { return [] }
-        if playbackEndedAt == nil { playbackEndedAt = now }
-        return advance(to: now)
-    }
-
-    private mutating func remainingQuartiles() -> [Event] {
-        var events: [Event] = []
-        for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
-            quartilesSent.insert(quartile)
-            events.append(Event(name: .videoProgress, metadata: ["progress_pct": String(quartile)]))
-        }
+        guard fraction.isFinite, fraction >= 0 else { return [] }
+        let length = ledger.videoLength ?? .seconds(1000)
+        let position = OutsideValue.duration(seconds: min(fraction, 1) * length.seconds) ?? .zero
+        var events = apply(.playbackProgressed(to: position, of: length), at: now)
+        if fraction >= 1 { events += apply(.playbackEnded, at: now) }
         return events
+    }
+
+    /// The renderer says playback reached its real end at `now`: the quartiles not crossed yet and `video_complete`;
+    /// the close button may appear (a rewarded video's reward condition is met).
+    public mutating func playbackEnded(at now: AdInstant) -> [Event] { apply(.playbackEnded, at: now) }
+
+    /// The renderer says the video cannot play on: no more events, the close button available, no completed view.
+    public mutating func playbackFailed(_ reason: String, at now: AdInstant) -> [Event] {
+        apply(.playbackFailed(reason: reason), at: now)
     }
 
     /// The seed: "Once the user has watched for minimum_view_seconds … the SDK calls POST /v1/ads/reward/validate
@@ -191,54 +168,79 @@ public struct GrowthCatPresentation: Sendable {
     /// after the reward condition is met; nil before, after, once closed or dismissed, and for ads that are not
     /// rewarded.
     public mutating func rewardValidation(at now: AdInstant) -> (viewedSeconds: Double, completed: Bool)? {
-        guard ad.isRewarded, !closed, !rewardHandedOut, let due = rewardDueAt, now >= due else { return nil }
-        rewardHandedOut = true
-        let finished = completed || (videoEnd.map { now >= $0 } ?? false)
-        return ((now - presentedAt).seconds, !isVideo || finished)
+        if !ledger.isClosed {
+            // Events due by then stay for the next call that returns events.
+            pendingEvents += take(ledger.advance(to: step(now)))
+        }
+        defer { pendingClaim = nil }
+        return pendingClaim.map { ($0.viewed.seconds, $0.completed) }
     }
+
+    private var pendingEvents: [Event] = []
 
     /// Whether the ad was closed (or dismissed).
-    public var isClosed: Bool { closed }
+    public var isClosed: Bool { ledger.isClosed }
 
-    /// The next instant after `now` at which something is due: a quartile, the video's end, the close button or the
-    /// reward; nil when nothing more is timed.
-    public func nextChange(after now: AdInstant) -> AdInstant? {
-        guard !closed else { return nil }
-        var due: [AdInstant?] = [closeAvailableAt, rewardHandedOut ? nil : rewardDueAt]
-        if isVideo {
-            due.append(completed ? nil : videoEnd)
-            if playbackEndedAt == nil, let duration = ad.durationSeconds, duration > 0 {
-                for quartile in [25, 50, 75] where !quartilesSent.contains(quartile) {
-                    due.append(presentedAt + Self.seconds(duration * Double(quartile) / 100))
-                }
-            }
-        }
-        return due.compactMap { $0 }.filter { $0 > now }.min()
-    }
+    /// The next instant after `now` at which the clock alone changes something; nil when nothing is timed.
+    public func nextChange(after now: AdInstant) -> AdInstant? { ledger.nextChange(after: now) }
 
-    /// The ad left the screen at `now` without the close button (the app or the system removed it): the events due by
-    /// then and `ad_closed`. No reward is handed out for it.
+    /// The ad left the screen at `now` without the close button (the app or the system removed it): `ad_closed`.
+    /// No reward is handed out for it.
     public mutating func dismiss(at now: AdInstant) -> [Event] {
-        guard !closed else { return [] }
-        var events = advance(to: now)
-        closed = true
-        events.append(Event(name: .adClosed, metadata: [:]))
+        let events = take(ledger.dismiss(at: step(now)))
+        pendingClaim = nil
         return events
     }
 
-    /// The user tapped the call to action.
-    public func click() -> [Event] { closed ? [] : [Event(name: .click, metadata: [:])] }
+    /// The user tapped the call to action: a `click` per tap, once the impression was counted.
+    public func click() -> [Event] {
+        ledger.isClosed || ledger.failure != nil || !ledger.emitted.contains(.impression)
+            ? [] : [Event(name: .click, metadata: [:])]
+    }
 
     /// The user asks to close at `now`.
     public mutating func close(at now: AdInstant) -> (CloseResult, [Event]) {
-        guard !closed else { return (.closed(validateReward: nil), []) }
-        guard isCloseVisible(at: now) else { return (.notYet(availableAt: closeAvailableAt), []) }
-        var events = advance(to: now)
-        // A rewarded ad whose validation was not handed out yet (closed at its first possible instant) hands it out
-        // now.
-        let reward = rewardValidation(at: now)
-        closed = true
-        events.append(Event(name: .adClosed, metadata: [:]))
-        return (.closed(validateReward: reward), events)
+        guard !ledger.isClosed else { return (.closed(validateReward: nil), []) }
+        let outputs = ledger.apply(.closeTapped, at: step(now))
+        var refusedUntil: AdInstant??
+        for case .closeRefused(let at) in outputs { refusedUntil = .some(at) }
+        let events = take(outputs)
+        if let refusedUntil { return (.notYet(availableAt: refusedUntil), events) }
+        defer { pendingClaim = nil }
+        return (.closed(validateReward: pendingClaim.map { ($0.viewed.seconds, $0.completed) }), events)
+    }
+
+    private mutating func step(_ instant: AdInstant) -> AdInstant {
+        if instant > now { now = instant }
+        return instant
+    }
+
+    /// The events among the ledger's outputs (with any held back), keeping a reward that fell due.
+    private mutating func take(_ outputs: [FullScreenLedger.Output]) -> [Event] {
+        var events = pendingEvents
+        pendingEvents = []
+        for output in outputs {
+            switch output {
+            case .event(let event): events.append(Event(event))
+            case .rewardDue(let claim): pendingClaim = claim
+            case .closeRefused, .closed, .dismissed: break
+            }
+        }
+        return events
+    }
+}
+
+extension GrowthCatPresentation.Event {
+    /// GrowthCat's event for the core's (`video_progress` carries its `progress_pct`).
+    init(_ event: AdEvent) {
+        switch event {
+        case .impression: self.init(name: .impression, metadata: [:])
+        case .click: self.init(name: .click, metadata: [:])
+        case .videoStart: self.init(name: .videoStart, metadata: [:])
+        case .videoProgress(let percent): self.init(name: .videoProgress, metadata: ["progress_pct": String(percent)])
+        case .videoComplete: self.init(name: .videoComplete, metadata: [:])
+        case .closed: self.init(name: .adClosed, metadata: [:])
+        case .reported(let reason): self.init(name: .adReported, metadata: ["reason": reason])
+        }
     }
 }

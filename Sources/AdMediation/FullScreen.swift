@@ -31,7 +31,9 @@ public struct RewardClaim: Hashable, Sendable {
     }
 }
 
-/// What closing a full-screen ad produced.
+/// What closing a full-screen ad produced (the answer of the rules' old `close(at:)`; the ``FullScreenLedger`` now
+/// decides the close, and reports it as ``FullScreenLedger/Output/closed`` or
+/// ``FullScreenLedger/Output/closeRefused(availableAt:)``).
 public enum FullScreenClose: Sendable, Hashable {
     /// The close button is not available yet; it appears at this instant (nil: when the creative ends).
     case refused(availableAt: AdInstant?)
@@ -39,105 +41,81 @@ public enum FullScreenClose: Sendable, Hashable {
     case closed(events: [AdEvent], claim: RewardClaim?)
 }
 
-/// The presentation rules of one full-screen ad, as an adapter defines them: which events are due when, when the close
-/// button appears, when a reward is due and how the network validates it. A value driven by explicit instants, so it
-/// is tested without a clock; ``LoadedAd/presentFullScreen(on:clock:)`` drives it and reports its events.
+/// The presentation rules of one full-screen ad, as an adapter defines them: its network's ``contract`` (which events,
+/// what counts them, when the close button appears, when a reward is due), how the network validates a reward, and
+/// what is delivered at the end. The adapter never times an event: ``LoadedAd/presentFullScreen(on:clock:)`` feeds the
+/// renderer's signals and the clock to a ``FullScreenLedger`` under this contract, and reports what it decides.
 ///
 /// An adapter returns its rules from ``AdEventReporter/fullScreenRules(for:)``; an ad whose adapter returns none is
 /// shown with ``StandardFullScreenRules``.
+///
+/// Rules written before the ledger timed their own events (`start(at:)`, `advance(to:)`, `playbackEnded(at:)`,
+/// `click(at:)`, `close(at:)`, `dismissed(at:)`, `rewardClaim(at:)`, `nextChange(after:)`, `closeAvailableAt`):
+/// those are no longer called; state the same rules as a ``contract``.
 public protocol FullScreenRules: Sendable {
     /// Whether the app must show a "Sponsored" label.
     var showsSponsoredLabel: Bool { get }
-    /// When the close button appears (nil: not known yet, for example until a video without a duration ends).
-    var closeAvailableAt: AdInstant? { get }
-    /// The ad appears at `now`: the first events (`impression`, `video_start`).
-    mutating func start(at now: AdInstant) -> [AdEvent]
-    /// Time moved to `now`: the events due by then.
-    mutating func advance(to now: AdInstant) -> [AdEvent]
-    /// The renderer says playback ended (or failed) at `now`.
-    mutating func playbackEnded(at now: AdInstant) -> [AdEvent]
-    /// The user tapped the ad at `now`.
-    mutating func click(at now: AdInstant) -> [AdEvent]
-    /// The user asks to close at `now`.
-    mutating func close(at now: AdInstant) -> FullScreenClose
-    /// The ad left the screen at `now` without the close button (the app or the system removed it): the last events.
-    mutating func dismissed(at now: AdInstant) -> [AdEvent]
-    /// The reward's figures, once, the first time it is asked at or after its condition is met; nil otherwise.
-    mutating func rewardClaim(at now: AdInstant) -> RewardClaim?
-    /// The next instant after `now` at which something is due (an event, the close button, a reward); nil if none.
-    func nextChange(after now: AdInstant) -> AdInstant?
+    /// The network's rules for this ad, applied by the ledger.
+    var contract: FullScreenContract { get }
     /// Asks the network to confirm `claim`: the reward to grant, or nil when the network refuses it.
     func validateReward(_ claim: RewardClaim) async throws(AdError) -> AdReward?
-    /// The presentation is over: deliver what is pending (for example a queue of events). Throws when something
-    /// could not be delivered now (it is kept and retried by the adapter).
+    /// The presentation is over: deliver what is pending (for example a queue of events). Returns when everything
+    /// queued was accepted by the network; throws when something is still queued (the adapter keeps it and retries).
     func finish() async throws(AdError)
 }
 
 extension FullScreenRules {
-    /// Playback has no rules by default.
-    public mutating func playbackEnded(at now: AdInstant) -> [AdEvent] { advance(to: now) }
-    /// No reward by default.
-    public mutating func rewardClaim(at now: AdInstant) -> RewardClaim? { nil }
     /// No reward by default.
     public func validateReward(_ claim: RewardClaim) async throws(AdError) -> AdReward? { nil }
     /// Nothing pending by default.
     public func finish() async throws(AdError) {}
 }
 
-/// The rules of an ad whose adapter defines none: `impression` when it appears, `click` on a tap, the close button at
-/// once, `ad_closed` when it goes; no reward.
+/// The rules of an ad whose adapter defines none: ``FullScreenContract/standard`` (`impression` when it renders, one
+/// `click`, the close button at once, `ad_closed` when it goes; no reward).
 public struct StandardFullScreenRules: FullScreenRules {
-    private var startedAt: AdInstant?
-
     /// Creates the rules.
     public init() {}
     /// Shown.
     public var showsSponsoredLabel: Bool { true }
-    /// As soon as the ad appears.
-    public var closeAvailableAt: AdInstant? { startedAt }
-    /// `impression`.
-    public mutating func start(at now: AdInstant) -> [AdEvent] {
-        startedAt = now
-        return [.impression]
-    }
-    /// Nothing is timed.
-    public mutating func advance(to now: AdInstant) -> [AdEvent] { [] }
-    /// `click`.
-    public mutating func click(at now: AdInstant) -> [AdEvent] { [.click] }
-    /// Always closes, with `ad_closed`.
-    public mutating func close(at now: AdInstant) -> FullScreenClose { .closed(events: [.closed], claim: nil) }
-    /// `ad_closed`.
-    public mutating func dismissed(at now: AdInstant) -> [AdEvent] { [.closed] }
-    /// Nothing is timed.
-    public func nextChange(after now: AdInstant) -> AdInstant? { nil }
+    /// ``FullScreenContract/standard``.
+    public var contract: FullScreenContract { .standard }
 }
 
-/// What the app's screen shows of a full-screen ad at a moment: the rules decide, the app renders.
+/// What the app's screen shows of a full-screen ad at a moment: the ledger decides, the app renders.
 public struct FullScreenState: Hashable, Sendable {
     /// Whether a "Sponsored" label must be shown.
     public var showsSponsoredLabel: Bool
     /// Whether the close button is visible.
     public var closeVisible: Bool
-    /// When the close button appears (for a countdown); nil while unknown.
+    /// When the close button is expected (for a countdown): see ``FullScreenLedger/closeExpectedAt(now:)``; nil while
+    /// unknown.
     public var closeAvailableAt: AdInstant?
     /// The reward the network confirmed, once it has.
     public var reward: AdReward?
     /// Whether the ad was closed (or dismissed).
     public var isClosed: Bool
+    /// What the renderer shows: an image, or a video with the length its network declared.
+    public var creative: FullScreenContract.Creative = .image
+    /// Whether the creative failed (``FullScreenControls/playbackFailed(_:)``).
+    public var hasFailed = false
 }
 
 /// One step of a presentation, in order, with the instant it happened.
 public struct FullScreenLogEntry: Hashable, Sendable, CustomStringConvertible {
     /// What happened.
     public enum Kind: Hashable, Sendable {
-        /// The event was delivered to the network (`sent` false: it had been reported before, nothing was sent).
-        case event(AdEvent, sent: Bool)
-        /// Delivering the event failed.
+        /// The event was reported; `delivery` says how far it got (queued until the server accepted it, delivered
+        /// after; not sent where the network does not track it).
+        case event(AdEvent, delivery: AdEventDelivery)
+        /// Reporting the event failed.
         case eventFailed(AdEvent, AdError)
-        /// The user asked to close too early; the button appears at this instant (nil: at the creative's end).
+        /// The user asked to close too early; the button is expected at this instant (nil: not known yet).
         case closeRefused(availableAt: AdInstant?)
         /// The ad left the screen without the close button.
         case dismissed
+        /// The renderer said the creative failed: no more progress, the close button available, no completed view.
+        case playbackFailed(reason: String)
         /// The network confirmed the reward.
         case rewardGranted(AdReward)
         /// The network refused the reward: grant nothing.
@@ -153,22 +131,23 @@ public struct FullScreenLogEntry: Hashable, Sendable, CustomStringConvertible {
     /// What.
     public var kind: Kind
 
-    /// Whether this step is a failure (an event, the reward's validation or the final delivery failed, or a close
-    /// was refused).
+    /// Whether this step is a failure (an event, the creative, the reward's validation or the final delivery failed,
+    /// or a close was refused).
     public var isFailure: Bool {
         switch kind {
-        case .eventFailed, .closeRefused, .rewardFailed, .finishFailed: true
+        case .eventFailed, .closeRefused, .rewardFailed, .finishFailed, .playbackFailed: true
         case .event, .dismissed, .rewardGranted, .rewardRefused: false
         }
     }
 
-    /// `"video_progress(25%) sent"`, `"close refused"`, ….
+    /// `"video_progress(25%) queued"`, `"ad_closed not sent (the network does not track it)"`, `"close refused"`, ….
     public var description: String {
         switch kind {
-        case .event(let event, let sent): "\(event) \(sent ? "sent" : "already sent")"
+        case .event(let event, let delivery): "\(event) \(delivery)"
         case .eventFailed(let event, let error): "\(event) failed: \(error)"
         case .closeRefused(let at): "close refused: the button appears at \(at.map { "\($0)" } ?? "the end")"
         case .dismissed: "dismissed"
+        case .playbackFailed(let reason): "playback failed: \(reason)"
         case .rewardGranted(let reward): "reward granted: \(reward)"
         case .rewardRefused: "reward refused by the network"
         case .rewardFailed(let error): "reward not validated: \(error)"
@@ -185,32 +164,39 @@ public struct FullScreenResult: Sendable {
     public var log: [FullScreenLogEntry]
 }
 
-/// The app's side of a full-screen ad: it renders the ad, and reports what the user does through the controls.
+/// The app's side of a full-screen ad: it renders the ad, and reports what the renderer and the user do through the
+/// controls.
 ///
-/// ``present(_:controls:)`` returns when the ad has left the screen: normally after ``FullScreenControls/close()``
-/// returned true; returning earlier counts as a dismissal (the app was backgrounded, the view went away).
+/// ``present(_:controls:)`` is called at once (nothing waits for the network first) and returns when the ad has left
+/// the screen: normally after ``FullScreenControls/closeTapped()`` returned true; returning earlier counts as a
+/// dismissal (the app was backgrounded, the view went away).
 public protocol FullScreenPresenter: Sendable {
     /// Shows `ad` until it leaves the screen; reads ``FullScreenControls/state`` for the label, countdown and close
-    /// button, and calls the controls for the user's taps.
+    /// button, and calls the controls for the renderer's signals and the user's taps.
     func present(_ ad: LoadedAd, controls: FullScreenControls) async
 }
 
-/// What a presenter calls while the ad is on screen. Every call first brings the rules up to the clock's now, so the
-/// events due by then are sent, in order, before the user's action is applied.
+/// What a presenter calls while the ad is on screen: the renderer's real signals (``renderBegan()``,
+/// ``playbackStarted()``, ``playbackProgressed(to:of:)``, ``playbackStalled()``, ``playbackResumed()``,
+/// ``playbackFailed(_:)``, ``playbackEnded()``) and the user's taps (``tapped()``, ``closeTapped()``). Every call first
+/// brings the ledger up to the clock's now, then applies the signal; it returns once the ledger decided, never after
+/// the network: reporting happens in the background, in order.
+///
+/// The calls from before the renderer signals map onto them: ``click()`` is ``tapped()``, ``close()`` is
+/// ``closeTapped()``, ``refresh()`` applies the clock only, and ``playbackEnded()`` now means a *real* end (a renderer
+/// whose playback failed calls ``playbackFailed(_:)``, which earns no `video_complete` and no completed view). Nothing
+/// is counted from presentation any more: a presenter calls ``renderBegan()`` when the ad is on screen.
 public final class FullScreenControls: Sendable {
     enum Command: Sendable {
-        case refresh(CheckedContinuation<Void, Never>)
-        case click(CheckedContinuation<Void, Never>)
-        case playbackEnded(CheckedContinuation<Void, Never>)
-        case close(CheckedContinuation<Bool, Never>)
+        /// A signal (nil: the clock only); answered with whether the ad is closed.
+        case signal(RendererSignal?, CheckedContinuation<Bool, Never>)
         case presenterReturned
 
         /// Resumes a waiting caller with the answer for a presentation that is over.
         func abandon() {
             switch self {
             case .presenterReturned: break
-            case .refresh(let c), .click(let c), .playbackEnded(let c): c.resume()
-            case .close(let c): c.resume(returning: true)
+            case .signal(_, let c): c.resume(returning: true)
             }
         }
     }
@@ -234,24 +220,56 @@ public final class FullScreenControls: Sendable {
     /// What to show, as of the last call (or the last timed change).
     public var state: FullScreenState { current.withLock { $0 } }
 
-    func update(_ state: FullScreenState) { current.withLock { $0 = state } }
+    func update(_ body: (inout FullScreenState) -> Void) { current.withLock { body(&$0) } }
 
-    /// Sends what is due by now and returns the state to show.
+    /// Applies what the clock made due by now and returns the state to show.
     @discardableResult
     public func refresh() async -> FullScreenState {
-        await withCheckedContinuation { send(.refresh($0)) }
+        _ = await signal(nil)
         return state
     }
 
-    /// The user tapped the ad.
-    public func click() async { await withCheckedContinuation { send(.click($0)) } }
+    /// The ad began to render (for a video, its first frame is on screen).
+    public func renderBegan() async { _ = await signal(.renderBegan) }
 
-    /// The renderer's playback ended (or failed and cannot go on).
-    public func playbackEnded() async { await withCheckedContinuation { send(.playbackEnded($0)) } }
+    /// The video's playback started.
+    public func playbackStarted() async { _ = await signal(.playbackStarted) }
+
+    /// The video played to `position`, in a media of length `length` when the renderer knows it.
+    public func playbackProgressed(to position: Duration, of length: Duration? = nil) async {
+        _ = await signal(.playbackProgressed(to: position, of: length))
+    }
+
+    /// Playback stopped to buffer.
+    public func playbackStalled() async { _ = await signal(.playbackStalled) }
+
+    /// Playback goes on after a stall.
+    public func playbackResumed() async { _ = await signal(.playbackResumed) }
+
+    /// The creative cannot play (or render) any further, for `reason`: the close button becomes available.
+    public func playbackFailed(_ reason: String) async { _ = await signal(.playbackFailed(reason: reason)) }
+
+    /// The video's playback reached its real end. (Before the renderer signals this meant "ended or failed"; a failure
+    /// is now ``playbackFailed(_:)``.)
+    public func playbackEnded() async { _ = await signal(.playbackEnded) }
+
+    /// The user tapped the ad.
+    public func tapped() async { _ = await signal(.tapped) }
+
+    /// The user tapped the ad: the same as ``tapped()``.
+    public func click() async { await tapped() }
 
     /// The user tapped close: true when the ad closed (then return from ``FullScreenPresenter/present(_:controls:)``),
     /// false when the close button is not available yet.
-    public func close() async -> Bool { await withCheckedContinuation { send(.close($0)) } }
+    public func closeTapped() async -> Bool { await signal(.closeTapped) }
+
+    /// The user tapped close: the same as ``closeTapped()``.
+    public func close() async -> Bool { await closeTapped() }
+
+    /// Applies `signal` (nil: the clock only); returns whether the ad is closed.
+    func signal(_ signal: RendererSignal?) async -> Bool {
+        await withCheckedContinuation { send(.signal(signal, $0)) }
+    }
 
     func send(_ command: Command) {
         enum Delivery {
@@ -300,13 +318,15 @@ public final class FullScreenControls: Sendable {
 
 extension LoadedAd {
     /// Presents this ad full screen on `presenter` and returns once it has left the screen, with the reward the
-    /// network confirmed (if any) and the log of what was sent.
+    /// network confirmed (if any) and the log of what was reported.
     ///
-    /// The adapter's ``FullScreenRules`` decide the events, the close button and the reward (its own events, reported
-    /// once each through ``report(_:)``); `clock` times them (inject a `ManualAdClock` to drive a presentation
-    /// without waiting). Throws ``AdError/Code/invalidState`` for an ad that is invalidated, expired or already
-    /// presented. Cancelling the calling task cancels the presenter's task; the presentation ends when the presenter
-    /// returns.
+    /// The presenter is called at once. A ``FullScreenLedger`` under the adapter's ``FullScreenRules/contract``
+    /// decides every event, the close button and the reward from the presenter's renderer signals and `clock` (inject
+    /// a `ManualAdClock` to drive a presentation without waiting); the events are reported in order, once each,
+    /// through ``deliver(_:repeating:)`` in the background, so neither the presenter nor a tap ever waits on the
+    /// network. The reward is validated in the same background order. Returns after the presenter returned and what
+    /// was decided was reported. Throws ``AdError/Code/invalidState`` for an ad that is invalidated, expired or
+    /// already presented. Cancelling the calling task cancels the presenter's task.
     ///
     /// ```swift
     /// let reward = try await ad.presentFullScreen(on: presenter).reward
@@ -317,152 +337,161 @@ extension LoadedAd {
         let start = clock.now
         if isExpired(at: start) { throw AdError(.invalidState, "ad \(creative.id) from \(networkID) has expired") }
         try beginPresentation()
-        var driver = FullScreenDriver(ad: self, rules: fullScreenRules, clock: clock)
+        let driver = FullScreenDriver(ad: self, rules: fullScreenRules, clock: clock)
         return await driver.run(presenter: presenter, start: start)
     }
 }
 
-/// Runs one presentation: one loop applies the presenter's commands and the timer's ticks in order.
+/// Runs one presentation: one loop applies the presenter's signals and the timer's ticks to the ledger, in order;
+/// one background task reports what the ledger decided, in the same order.
 struct FullScreenDriver {
     let ad: LoadedAd
-    var rules: any FullScreenRules
+    let rules: any FullScreenRules
     let clock: any AdClock
-    var log: [FullScreenLogEntry] = []
-    var reward: AdReward?
-    var closed = false
 
-    /// The latest a timed change is waited for when the rules cannot say (a changed video end is picked up by then).
+    /// The latest the timer sleeps when the ledger has nothing timed (the state's countdown is kept fresh).
     static let longestTick: Duration = .seconds(1)
 
-    init(ad: LoadedAd, rules: any FullScreenRules, clock: any AdClock) {
-        self.ad = ad
-        self.rules = rules
-        self.clock = clock
+    /// What the background reporter does, in order.
+    enum Job: Sendable {
+        case report(AdEvent, at: AdInstant, repeating: Bool)
+        case validate(RewardClaim, at: AdInstant)
+        case note(FullScreenLogEntry)
     }
 
-    mutating func run(presenter: some FullScreenPresenter, start: AdInstant) async -> FullScreenResult {
-        await send(rules.start(at: start), at: start)
-        let controls = FullScreenControls(state: state(at: start), nextWake: wake(after: start))
-        let ad = ad, clock = clock
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await presenter.present(ad, controls: controls)
-                controls.send(.presenterReturned)
-            }
-            // The timer: sends what falls due while the user does nothing. It waits for each refresh to be applied
-            // before reading the next wake-up, so a wake-up already past never spins.
-            group.addTask {
-                while !Task.isCancelled {
-                    do { try await clock.sleep(until: controls.nextWake.withLock { $0 }) } catch { return }
-                    await controls.refresh()
+    func run(presenter: some FullScreenPresenter, start: AdInstant) async -> FullScreenResult {
+        var ledger = FullScreenLedger(contract: rules.contract, presentedAt: start)
+        let controls = FullScreenControls(
+            state: Self.state(ledger, label: rules.showsSponsoredLabel, at: start), nextWake: Self.wake(ledger, start))
+        let (jobs, outbox) = AsyncStream.makeStream(of: Job.self)
+        let ad = ad, clock = clock, rules = rules
+        let log = await withTaskGroup(of: [FullScreenLogEntry].self) { outer in
+            outer.addTask { await Self.report(jobs, ad: ad, rules: rules, controls: controls) }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await presenter.present(ad, controls: controls)
+                    controls.send(.presenterReturned)
                 }
-            }
-            while let command = await controls.next() {
-                let now = clock.now
-                await catchUp(to: now)
-                var done = false
-                // The caller is answered after the state is updated, so what it reads next is current.
-                var answer: () -> Void = {}
-                switch command {
-                case .refresh(let c):
-                    answer = { c.resume() }
-                case .click(let c):
-                    if !closed { await send(rules.click(at: now), at: now) }
-                    answer = { c.resume() }
-                case .playbackEnded(let c):
-                    if !closed {
-                        await send(rules.playbackEnded(at: now), at: now)
-                        await claimReward(at: now)
+                // The timer: applies what falls due while the user does nothing. It waits for each refresh to be
+                // applied before reading the next wake-up, so a wake-up already past never spins.
+                group.addTask {
+                    while !Task.isCancelled {
+                        do { try await clock.sleep(until: controls.nextWake.withLock { $0 }) } catch { return }
+                        await controls.refresh()
                     }
-                    answer = { c.resume() }
-                case .close(let c):
-                    await close(at: now)
-                    let closed = closed
-                    answer = { c.resume(returning: closed) }
-                case .presenterReturned:
-                    if !closed {
-                        log.append(FullScreenLogEntry(at: now, kind: .dismissed))
-                        closed = true
-                        await send(rules.dismissed(at: now), at: now)
-                    }
-                    done = true
                 }
-                controls.update(state(at: now))
-                controls.nextWake.withLock { $0 = wake(after: now) }
-                answer()
-                if done { break }
+                while let command = await controls.next() {
+                    let now = clock.now
+                    var outputs = ledger.advance(to: now)
+                    var done = false
+                    var answer: CheckedContinuation<Bool, Never>?
+                    switch command {
+                    case .signal(let signal, let c):
+                        answer = c
+                        if let signal {
+                            if case .playbackFailed(let reason) = signal, ledger.failure == nil, !ledger.isClosed {
+                                outbox.yield(.note(FullScreenLogEntry(at: now, kind: .playbackFailed(reason: reason))))
+                            }
+                            outputs += ledger.apply(signal, at: now)
+                        }
+                    case .presenterReturned:
+                        outputs += ledger.dismiss(at: now)
+                        done = true
+                    }
+                    for output in outputs {
+                        if let job = Self.job(output, ledger: ledger, at: now) { outbox.yield(job) }
+                    }
+                    let fresh = Self.state(ledger, label: rules.showsSponsoredLabel, at: now)
+                    controls.update { state in
+                        let reward = state.reward
+                        state = fresh
+                        state.reward = reward
+                    }
+                    controls.nextWake.withLock { $0 = Self.wake(ledger, now) }
+                    // The caller is answered after the state is updated, so what it reads next is current.
+                    answer?.resume(returning: ledger.isClosed)
+                    if done { break }
+                }
+                // Anything still queued after the presenter returned gets the answer of a closed presentation.
+                group.cancelAll()
+                for late in controls.closeMailbox() { late.abandon() }
             }
-            // Anything still queued after the presenter returned gets the answer of a closed presentation.
-            group.cancelAll()
-            for late in controls.closeMailbox() { late.abandon() }
+            outbox.finish()
+            var log: [FullScreenLogEntry] = []
+            for await part in outer { log += part }
+            return log
         }
+        var final = log
         do {
             try await rules.finish()
+            // Everything queued was accepted by the network.
+            final = log.map { entry in
+                guard case .event(let event, .queued) = entry.kind else { return entry }
+                return FullScreenLogEntry(at: entry.at, kind: .event(event, delivery: .delivered))
+            }
         } catch {
-            log.append(FullScreenLogEntry(at: clock.now, kind: .finishFailed(error)))
+            final.append(FullScreenLogEntry(at: clock.now, kind: .finishFailed(error)))
         }
-        return FullScreenResult(reward: reward, log: log)
+        return FullScreenResult(reward: controls.state.reward, log: final)
     }
 
-    func state(at now: AdInstant) -> FullScreenState {
-        let closeAt = rules.closeAvailableAt
-        return FullScreenState(
-            showsSponsoredLabel: rules.showsSponsoredLabel, closeVisible: !closed && closeAt.map { now >= $0 } == true,
-            closeAvailableAt: closeAt, reward: reward, isClosed: closed)
+    /// The background job for one of the ledger's outputs; nil for the close itself (its `ad_closed` is an event).
+    static func job(_ output: FullScreenLedger.Output, ledger: FullScreenLedger, at now: AdInstant) -> Job? {
+        switch output {
+        case .event(let event):
+            return .report(event, at: now, repeating: event == .click && ledger.contract.clicks == .eachTap)
+        case .rewardDue(let claim): return .validate(claim, at: now)
+        case .closeRefused(let availableAt):
+            return .note(FullScreenLogEntry(at: now, kind: .closeRefused(availableAt: availableAt)))
+        case .dismissed: return .note(FullScreenLogEntry(at: now, kind: .dismissed))
+        case .closed: return nil
+        }
     }
 
-    func wake(after now: AdInstant) -> AdInstant {
-        let latest = now + Self.longestTick
-        guard let next = rules.nextChange(after: now) else { return latest }
+    /// Reports the ledger's decisions in order; returns the log.
+    static func report(
+        _ jobs: AsyncStream<Job>, ad: LoadedAd, rules: any FullScreenRules, controls: FullScreenControls
+    ) async -> [FullScreenLogEntry] {
+        var log: [FullScreenLogEntry] = []
+        for await job in jobs {
+            switch job {
+            case .note(let entry):
+                log.append(entry)
+            case .report(let event, let at, let repeating):
+                do {
+                    let delivery = try await ad.deliver(event, repeating: repeating)
+                    log.append(FullScreenLogEntry(at: at, kind: .event(event, delivery: delivery)))
+                } catch let error as AdError {
+                    log.append(FullScreenLogEntry(at: at, kind: .eventFailed(event, error)))
+                } catch {
+                    log.append(FullScreenLogEntry(at: at, kind: .eventFailed(event, AdError(.network, "\(error)"))))
+                }
+            case .validate(let claim, let at):
+                do {
+                    if let granted = try await rules.validateReward(claim) {
+                        controls.update { $0.reward = granted }
+                        log.append(FullScreenLogEntry(at: at, kind: .rewardGranted(granted)))
+                    } else {
+                        log.append(FullScreenLogEntry(at: at, kind: .rewardRefused))
+                    }
+                } catch {
+                    log.append(FullScreenLogEntry(at: at, kind: .rewardFailed(error)))
+                }
+            }
+        }
+        return log
+    }
+
+    static func state(_ ledger: FullScreenLedger, label: Bool, at now: AdInstant) -> FullScreenState {
+        FullScreenState(
+            showsSponsoredLabel: label, closeVisible: ledger.isCloseAvailable(at: now),
+            closeAvailableAt: ledger.closeExpectedAt(now: now), reward: nil, isClosed: ledger.isClosed,
+            creative: ledger.contract.creative, hasFailed: ledger.failure != nil)
+    }
+
+    static func wake(_ ledger: FullScreenLedger, _ now: AdInstant) -> AdInstant {
+        let latest = now + longestTick
+        guard let next = ledger.nextChange(after: now) else { return latest }
         return min(next, latest)
-    }
-
-    mutating func catchUp(to now: AdInstant) async {
-        guard !closed else { return }
-        await send(rules.advance(to: now), at: now)
-        await claimReward(at: now)
-    }
-
-    mutating func close(at now: AdInstant) async {
-        guard !closed else { return }
-        switch rules.close(at: now) {
-        case .refused(let availableAt):
-            log.append(FullScreenLogEntry(at: now, kind: .closeRefused(availableAt: availableAt)))
-        case .closed(let events, let claim):
-            closed = true
-            await send(events, at: now)
-            if let claim { await validate(claim, at: now) }
-        }
-    }
-
-    mutating func claimReward(at now: AdInstant) async {
-        if let claim = rules.rewardClaim(at: now) { await validate(claim, at: now) }
-    }
-
-    mutating func validate(_ claim: RewardClaim, at now: AdInstant) async {
-        do {
-            if let granted = try await rules.validateReward(claim) {
-                reward = granted
-                log.append(FullScreenLogEntry(at: now, kind: .rewardGranted(granted)))
-            } else {
-                log.append(FullScreenLogEntry(at: now, kind: .rewardRefused))
-            }
-        } catch {
-            log.append(FullScreenLogEntry(at: now, kind: .rewardFailed(error)))
-        }
-    }
-
-    mutating func send(_ events: [AdEvent], at now: AdInstant) async {
-        for event in events {
-            do {
-                let sent = try await ad.report(event)
-                log.append(FullScreenLogEntry(at: now, kind: .event(event, sent: sent)))
-            } catch let error as AdError {
-                log.append(FullScreenLogEntry(at: now, kind: .eventFailed(event, error)))
-            } catch {
-                log.append(
-                    FullScreenLogEntry(at: now, kind: .eventFailed(event, AdError(.network, "\(error)"))))
-            }
-        }
     }
 }

@@ -179,6 +179,30 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Reports `event` like ``report(_:)`` and says how far it got: ``AdEventDelivery/alreadyReported`` (nothing
+    /// sent) when it was reported before, unless `repeating` (a `click` per tap, for a network that counts each tap).
+    /// A reporter that is ``AdEventDelivering`` says whether the event was queued, delivered or not sent; any other is
+    /// ``AdEventDelivery/reported``. Throws like ``report(_:)``.
+    public func deliver(_ event: AdEvent, repeating: Bool = false) async throws -> AdEventDelivery {
+        let first: Bool = try state.withLock { s in
+            if s.invalidated {
+                throw AdError(.invalidState, "event \(event) for an invalidated ad \(creative.id) from \(networkID)")
+            }
+            return s.reported.insert(event).inserted
+        }
+        guard first || repeating else { return .alreadyReported }
+        do {
+            if let delivering = reporter as? any AdEventDelivering {
+                return try await delivering.deliver(event, for: self)
+            }
+            try await reporter.report(event, for: self)
+            return .reported
+        } catch {
+            if first { _ = state.withLock { $0.reported.remove(event) } }
+            throw error
+        }
+    }
+
     /// How the auction ended for this ad, once ``settleAuction(_:)`` was called.
     public var auctionResult: AuctionResult? { state.withLock { $0.auction } }
 

@@ -7,7 +7,8 @@ import MediateKit
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Load, then drive the ad's presentation headlessly: impression, optional click, close; print what was sent."
+            "Load, then drive the ad's presentation headlessly (render, playback, optional click, close); print what was "
+            + "queued, delivered or not sent."
     )
 
     @OptionGroup var options: ConfigOptions
@@ -16,11 +17,18 @@ struct Show: AsyncParsableCommand {
     @Flag(name: .long, help: "Click the ad.") var click = false
     @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds:
         Double = 5
+    @Option(
+        name: .customLong("fail-playback-after"),
+        help: "Simulated seconds of playback after which a video fails (default: it plays to its end).")
+    var failPlaybackAfter: Double?
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func validate() throws {
         guard watchSeconds.isFinite, watchSeconds >= 0, watchSeconds <= 3600 else {
             throw ValidationError("--watch-seconds must be 0…3600, got \(watchSeconds)")
+        }
+        if let failPlaybackAfter, !(failPlaybackAfter.isFinite && failPlaybackAfter >= 0 && failPlaybackAfter <= 3600) {
+            throw ValidationError("--fail-playback-after must be 0…3600, got \(failPlaybackAfter)")
         }
     }
 
@@ -49,7 +57,9 @@ struct Show: AsyncParsableCommand {
         let shown: FullScreenResult
         do {
             shown = try await ad.presentFullScreen(
-                on: SimulatedViewer(clock: clock, watch: watch, click: click), clock: clock)
+                on: SimulatedViewer(
+                    clock: clock, watch: watch, click: click,
+                    failAt: failPlaybackAfter.flatMap { OutsideValue.duration(seconds: $0) }), clock: clock)
         } catch {
             await env.close()
             throw error
@@ -61,10 +71,19 @@ struct Show: AsyncParsableCommand {
         for entry in shown.log {
             let at = seconds(entry.at)
             switch entry.kind {
-            case .event(let event, let first):
-                sent.append(["at_s": at, "event": event.description, "sent": first, "error": NSNull()])
+            case .event(let event, let delivery):
+                // "sent" only once the server accepted it: queued (503/429, offline) is not sent, and an event the
+                // network does not track is never sent.
+                sent.append([
+                    "at_s": at, "event": event.description, "sent": delivery == .delivered,
+                    "delivery": Self.name(of: delivery), "error": NSNull(),
+                ])
             case .eventFailed(let event, let error):
-                sent.append(["at_s": at, "event": event.description, "sent": false, "error": "\(error)"])
+                sent.append([
+                    "at_s": at, "event": event.description, "sent": false, "delivery": "failed", "error": "\(error)",
+                ])
+            case .playbackFailed(let reason):
+                sent.append(["at_s": at, "event": "playback failed", "sent": false, "error": reason])
             case .closeRefused(let availableAt):
                 let when = availableAt.map { "\(seconds($0)) s" } ?? "the end"
                 sent.append([
@@ -111,30 +130,66 @@ struct Show: AsyncParsableCommand {
         }
         if failures > 0 { throw ExitCode(1) }
     }
+
+    /// The JSON name of a delivery state.
+    static func name(of delivery: AdEventDelivery) -> String {
+        switch delivery {
+        case .delivered: "delivered"
+        case .queued: "queued"
+        case .notSent: "not_sent"
+        case .reported: "reported"
+        case .alreadyReported: "already_reported"
+        }
+    }
 }
 
-/// The CLI's simulated user: watches for `watch` seconds on the manual clock (clicking after one second when asked),
-/// then taps close; when the close button is not there yet, gives up and leaves (a dismissal).
+/// The CLI's simulated renderer and user: renders at once; a video starts playing, reports its position every second
+/// and its end (or fails after `failAt` of playback); the user watches for `watch` seconds on the manual clock
+/// (tapping after one second when asked), then taps close; when the close button is not there yet, gives up and leaves
+/// (a dismissal).
 struct SimulatedViewer: FullScreenPresenter {
     let clock: ManualAdClock
     let watch: Duration
     let click: Bool
+    var failAt: Duration? = nil
+
+    /// A video whose network declares no length plays this long.
+    static let defaultVideoLength: Duration = .seconds(30)
 
     func present(_ ad: LoadedAd, controls: FullScreenControls) async {
         let start = clock.now
         let end = start + watch
+        await controls.renderBegan()
+        var video: Duration?
+        if case .video(let length) = controls.state.creative {
+            video = length ?? Self.defaultVideoLength
+            await controls.playbackStarted()
+        }
         var second: Int64 = 0
         var clicked = false
         while clock.now < end {
             second += 1
             await clock.advance(to: min(end, start + .seconds(second)))
+            if let length = video {
+                let played = clock.now - start
+                if let failAt, played >= failAt {
+                    await controls.playbackFailed("simulated failure after \(failAt)")
+                    video = nil
+                } else if played >= length {
+                    await controls.playbackProgressed(to: length, of: length)
+                    await controls.playbackEnded()
+                    video = nil
+                } else {
+                    await controls.playbackProgressed(to: played, of: length)
+                }
+            }
             if click && !clicked {
                 clicked = true
-                await controls.click()
+                await controls.tapped()
             }
             await controls.refresh()
         }
-        if click && !clicked { await controls.click() }
-        _ = await controls.close()
+        if click && !clicked { await controls.tapped() }
+        _ = await controls.closeTapped()
     }
 }

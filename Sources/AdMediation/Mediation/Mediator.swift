@@ -573,13 +573,21 @@ public final class Mediator: AdNetwork {
 }
 
 /// Forwards a mediated ad's events to the winning network's ad and counts impressions for caps and pacing.
-private struct MediatedAdReporter: AdEventReporter {
+private struct MediatedAdReporter: AdEventDelivering {
     let inner: LoadedAd
     let onImpression: @Sendable (ImpressionRevenue) -> Void
 
     func report(_ event: AdEvent, for ad: LoadedAd) async throws {
         try await inner.report(event)
         if event == .impression { onImpression(ad.revenue) }
+    }
+
+    /// The winning network's own answer; a `click` the outer ad let through (one per tap) is never held back by the
+    /// inner ad's once-per-event record.
+    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
+        let delivery = try await inner.deliver(event, repeating: event == .click)
+        if event == .impression, delivery != .alreadyReported { onImpression(ad.revenue) }
+        return delivery
     }
 
     func invalidated(_ ad: LoadedAd) {

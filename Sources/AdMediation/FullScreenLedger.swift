@@ -1,0 +1,411 @@
+/// What the app's renderer reports about a full-screen ad. With the clock, these are the only inputs its events,
+/// close button and reward come from: nothing is timed from the moment the ad was handed to the presenter.
+public enum RendererSignal: Hashable, Sendable, CustomStringConvertible {
+    /// The ad began to render on screen (the IAB/MRC "begin to render" moment; for a video, its first frame).
+    case renderBegan
+    /// A video's playback started (its first frame is on screen).
+    case playbackStarted
+    /// A video's playback reached `position` (the furthest point played counts; seeking back un-sends nothing), in a
+    /// media of length `of` when the renderer knows it (else the length the network declared).
+    case playbackProgressed(to: Duration, of: Duration? = nil)
+    /// Playback stopped to buffer. Nothing is timed from a stall: a renderer that gives up sends
+    /// ``playbackFailed(reason:)``.
+    case playbackStalled
+    /// Playback goes on after a stall.
+    case playbackResumed
+    /// The creative cannot be played (or rendered) any further: no more progress, the close button is available, and
+    /// the video never counts as completed.
+    case playbackFailed(reason: String)
+    /// A video's playback reached its real end.
+    case playbackEnded
+    /// The user tapped the ad (each tap is a signal of its own).
+    case tapped
+    /// The user tapped the close button.
+    case closeTapped
+
+    /// `render_began`, `playback_progressed(12.5s)`, ….
+    public var description: String {
+        switch self {
+        case .renderBegan: "render_began"
+        case .playbackStarted: "playback_started"
+        case .playbackProgressed(let position, let length):
+            "playback_progressed(\(position.seconds)s\(length.map { " of \($0.seconds)s" } ?? ""))"
+        case .playbackStalled: "playback_stalled"
+        case .playbackResumed: "playback_resumed"
+        case .playbackFailed(let reason): "playback_failed(\(reason))"
+        case .playbackEnded: "playback_ended"
+        case .tapped: "tapped"
+        case .closeTapped: "close_tapped"
+        }
+    }
+}
+
+/// A network's rules for one full-screen ad, as data: which events it tracks and what starts them, when its close
+/// button appears and when its reward is due. Adapters state them (``FullScreenRules/contract``); the
+/// ``FullScreenLedger`` applies them to the renderer's signals. No adapter times an event itself.
+public struct FullScreenContract: Hashable, Sendable {
+    /// What is shown.
+    public enum Creative: Hashable, Sendable {
+        /// A still creative (an image, a card): no playback.
+        case image
+        /// A video, with the length the network declared when it did (the renderer's own length wins).
+        case video(duration: Duration?)
+    }
+
+    /// What counts the impression.
+    public enum Impression: Hashable, Sendable {
+        /// ``RendererSignal/renderBegan`` (for a video that is its first frame; ``RendererSignal/playbackStarted``
+        /// implies it).
+        case renderBegan
+        /// For a video, ``RendererSignal/playbackStarted`` ("impression fire[s] when playback begins"); for an image,
+        /// the same as ``renderBegan``.
+        case playbackStarted
+    }
+
+    /// When the close button appears (for an ad without a reward; a rewarded ad's appears when its reward is due).
+    /// Whatever the case, it appears at once when the creative fails, and never before the ad rendered.
+    public enum Close: Hashable, Sendable {
+        /// As soon as the ad rendered.
+        case immediately
+        /// This long after the ad rendered, by the clock.
+        case afterShown(Duration)
+        /// After this much of the video was played (or at its end); for an image, this long after it rendered.
+        case afterPlayed(Duration)
+        /// At the video's real end ("cannot close until video finishes"); for an image, as soon as it rendered.
+        case atEnd
+    }
+
+    /// How clicks are counted.
+    public enum Clicks: Hashable, Sendable {
+        /// One `click` per ad, however often it is tapped.
+        case oncePerAd
+        /// One `click` per tap ("once per tap").
+        case eachTap
+    }
+
+    /// A rewarded ad's condition.
+    public struct Reward: Hashable, Sendable {
+        /// How long the ad must be watched: on screen for an image, played for a video. For a video the real end
+        /// also meets it ("until minimum_view_seconds elapses (or the video finishes)"); nil: an image's reward is due
+        /// when it renders, a video's at its end.
+        public var minimumView: Duration?
+
+        /// Creates the condition.
+        public init(minimumView: Duration?) { self.minimumView = minimumView }
+    }
+
+    /// What is shown.
+    public var creative: Creative
+    /// What counts the impression.
+    public var impression: Impression
+    /// When the close button appears.
+    public var close: Close
+    /// How clicks are counted.
+    public var clicks: Clicks
+    /// The reward's condition; nil for an ad without a reward.
+    public var reward: Reward?
+
+    /// Creates a contract.
+    public init(
+        creative: Creative, impression: Impression = .renderBegan, close: Close = .immediately,
+        clicks: Clicks = .oncePerAd, reward: Reward? = nil
+    ) {
+        self.creative = creative
+        self.impression = impression
+        self.close = close
+        self.clicks = clicks
+        self.reward = reward
+    }
+
+    /// An ad whose network states nothing: `impression` when it renders, one `click`, the close button at once,
+    /// `ad_closed` when it goes; no reward.
+    public static let standard = FullScreenContract(creative: .image)
+
+    /// Whether the creative is a video.
+    public var isVideo: Bool {
+        if case .video = creative { return true }
+        return false
+    }
+}
+
+/// The one record of what a full-screen ad has earned: a value-type state machine fed only by the renderer's signals
+/// (``RendererSignal``) and the clock, under the network's ``FullScreenContract``. It decides every tracked or billed
+/// event and emits each at most once (a `click` once per tap where the contract says so):
+///
+/// - `impression` at ``RendererSignal/renderBegan`` (or ``RendererSignal/playbackStarted``, per the contract);
+/// - `video_start` at ``RendererSignal/playbackStarted``; `video_progress` 25/50/75 % when the *played* position
+///   crosses them; `video_complete` only at a real ``RendererSignal/playbackEnded`` (the quartiles not crossed yet
+///   come first: the whole video was played);
+/// - `click` for a tap once the impression was counted; `ad_closed` last, when an ad whose impression was counted is
+///   closed or dismissed;
+/// - the close button from the rendered time (images) or the played position and the real end (videos);
+/// - a rewarded ad's claim once, when its condition is met, `completed: true` only after a real end (an image's is
+///   always complete).
+///
+/// After ``RendererSignal/playbackFailed(reason:)`` nothing more is earned (no progress, clicks or reward; never
+/// `completed: true`), and the close button is available. After the close nothing at all.
+public struct FullScreenLedger: Sendable {
+    /// What the ledger decided.
+    public enum Output: Hashable, Sendable {
+        /// Report this event (each once; a `click` once per tap where the contract says so).
+        case event(AdEvent)
+        /// The reward's condition is met: validate this claim (at most once per ad).
+        case rewardDue(RewardClaim)
+        /// The user tapped close too early; the button is expected at this instant (nil: not known yet).
+        case closeRefused(availableAt: AdInstant?)
+        /// The ad was closed with the close button.
+        case closed
+        /// The ad left the screen without the close button.
+        case dismissed
+    }
+
+    /// The network's rules.
+    public let contract: FullScreenContract
+    /// When the ad was handed to the presenter (nothing is timed from it).
+    public let presentedAt: AdInstant
+    /// When it began to render; nil until then.
+    public private(set) var renderedAt: AdInstant?
+    /// When the video's playback started; nil until then.
+    public private(set) var playbackStartedAt: AdInstant?
+    /// The furthest position played.
+    public private(set) var played: Duration = .zero
+    /// When the video really ended; nil until then.
+    public private(set) var endedAt: AdInstant?
+    /// Why the creative failed; nil unless it did.
+    public private(set) var failure: String?
+    /// Whether playback is stalled (buffering).
+    public private(set) var isStalled = false
+    /// Whether the ad was closed or dismissed.
+    public private(set) var isClosed = false
+    /// How many clicks were emitted.
+    public private(set) var clicks = 0
+    /// Whether the reward's claim was emitted.
+    public private(set) var rewardClaimed = false
+    private var sent: Set<AdEvent> = []
+    private var mediaLength: Duration?
+
+    /// A ledger for an ad handed to the presenter at `presentedAt`: nothing is earned until the renderer says so.
+    public init(contract: FullScreenContract, presentedAt: AdInstant) {
+        self.contract = contract
+        self.presentedAt = presentedAt
+        if case .video(let duration?) = contract.creative, duration > .zero { mediaLength = duration }
+    }
+
+    /// The events emitted so far (clicks once, however many).
+    public var emitted: Set<AdEvent> { sent }
+
+    /// The media's length: the renderer's when it said, else the network's; nil when neither.
+    public var videoLength: Duration? { mediaLength }
+
+    /// Time moved to `now`: what falls due by the clock alone (an image's reward).
+    public mutating func advance(to now: AdInstant) -> [Output] {
+        guard !isClosed else { return [] }
+        return claimIfDue(at: now)
+    }
+
+    /// Applies one renderer signal at `now` (first what the clock made due by then).
+    public mutating func apply(_ signal: RendererSignal, at now: AdInstant) -> [Output] {
+        guard !isClosed else { return [] }
+        var out = claimIfDue(at: now)
+        switch signal {
+        case .renderBegan:
+            guard renderedAt == nil, failure == nil else { break }
+            renderedAt = now
+            if !contract.isVideo || contract.impression == .renderBegan { out += emit(.impression) }
+        case .playbackStarted:
+            guard contract.isVideo, failure == nil, playbackStartedAt == nil else { break }
+            if renderedAt == nil { renderedAt = now }
+            playbackStartedAt = now
+            out += emit(.impression) + emit(.videoStart)
+        case .playbackProgressed(let position, let length):
+            guard isPlaying else { break }
+            if let length, length > .zero { mediaLength = length }
+            if position > played { played = position }
+            out += quartiles(upTo: fractionPlayed)
+        case .playbackStalled:
+            if isPlaying { isStalled = true }
+        case .playbackResumed:
+            isStalled = false
+        case .playbackFailed(let reason):
+            guard failure == nil, endedAt == nil else { break }
+            failure = reason
+            isStalled = false
+        case .playbackEnded:
+            guard isPlaying else { break }
+            endedAt = now
+            isStalled = false
+            if let mediaLength, mediaLength > played { played = mediaLength }
+            out += quartiles(upTo: 1) + emit(.videoComplete)
+        case .tapped:
+            guard failure == nil, sent.contains(.impression) else { break }
+            switch contract.clicks {
+            case .oncePerAd:
+                let first = emit(.click)
+                if !first.isEmpty { clicks += 1 }
+                out += first
+            case .eachTap:
+                sent.insert(.click)
+                clicks += 1
+                out.append(.event(.click))
+            }
+        case .closeTapped:
+            if isCloseAvailable(at: now) {
+                out += claimIfDue(at: now) + finalEvents() + [.closed]
+            } else {
+                out.append(.closeRefused(availableAt: closeExpectedAt(now: now)))
+            }
+        }
+        return out + claimIfDue(at: now)
+    }
+
+    /// The ad left the screen at `now` without the close button: what was due by then and `ad_closed`.
+    public mutating func dismiss(at now: AdInstant) -> [Output] {
+        guard !isClosed else { return [] }
+        return claimIfDue(at: now) + finalEvents() + [.dismissed]
+    }
+
+    /// Whether the close button is available at `now`.
+    public func isCloseAvailable(at now: AdInstant) -> Bool {
+        guard !isClosed else { return false }
+        if failure != nil { return true }
+        guard let renderedAt else { return false }
+        if contract.reward != nil { return rewardConditionMet(at: now) }
+        switch contract.close {
+        case .immediately:
+            return true
+        case .afterShown(let wait):
+            return now >= renderedAt + wait
+        case .afterPlayed(let wait):
+            guard contract.isVideo else { return now >= renderedAt + wait }
+            return endedAt != nil || (playbackStartedAt != nil && played >= wait)
+        case .atEnd:
+            return !contract.isVideo || endedAt != nil
+        }
+    }
+
+    /// When the close button is expected, for a countdown: the instant itself when the clock decides it; for a video,
+    /// `now` plus what remains to play if playback goes on without a stall; nil when not known (not rendered yet, or a
+    /// video of unknown length).
+    public func closeExpectedAt(now: AdInstant) -> AdInstant? {
+        guard !isClosed else { return nil }
+        if failure != nil { return now }
+        guard let renderedAt else { return nil }
+        if let reward = contract.reward {
+            guard contract.isVideo else { return renderedAt + (reward.minimumView ?? .zero) }
+            return whenPlayed(reward.minimumView, now: now)
+        }
+        switch contract.close {
+        case .immediately: return renderedAt
+        case .afterShown(let wait): return renderedAt + wait
+        case .afterPlayed(let wait): return contract.isVideo ? whenPlayed(wait, now: now) : renderedAt + wait
+        case .atEnd: return contract.isVideo ? whenPlayed(nil, now: now) : renderedAt
+        }
+    }
+
+    /// The next instant after `now` at which the clock alone changes something (an image's close button or reward).
+    public func nextChange(after now: AdInstant) -> AdInstant? {
+        guard !isClosed, failure == nil, let renderedAt else { return nil }
+        var due: [AdInstant] = []
+        if !contract.isVideo {
+            if let reward = contract.reward {
+                if !rewardClaimed { due.append(renderedAt + (reward.minimumView ?? .zero)) }
+            } else {
+                switch contract.close {
+                case .afterShown(let wait), .afterPlayed(let wait): due.append(renderedAt + wait)
+                case .immediately, .atEnd: break
+                }
+            }
+        } else if case .afterShown(let wait) = contract.close, contract.reward == nil {
+            due.append(renderedAt + wait)
+        }
+        return due.filter { $0 > now }.min()
+    }
+
+    private var isPlaying: Bool {
+        contract.isVideo && failure == nil && endedAt == nil && playbackStartedAt != nil
+    }
+
+    private var fractionPlayed: Double {
+        guard let mediaLength, mediaLength > .zero else { return 0 }
+        let fraction = played.seconds / mediaLength.seconds
+        return fraction.isFinite ? fraction : 0
+    }
+
+    private func whenPlayed(_ target: Duration?, now: AdInstant) -> AdInstant? {
+        if let endedAt { return endedAt }
+        guard playbackStartedAt != nil else { return nil }
+        let goal: Duration
+        switch (target, mediaLength) {
+        case (let t?, let l?): goal = min(t, l)
+        case (let t?, nil): goal = t
+        case (nil, let l?): goal = l
+        case (nil, nil): return nil
+        }
+        return played >= goal ? now : now + (goal - played)
+    }
+
+    private func rewardConditionMet(at now: AdInstant) -> Bool {
+        guard let reward = contract.reward, failure == nil, let renderedAt else { return false }
+        if !contract.isVideo { return now >= renderedAt + (reward.minimumView ?? .zero) }
+        if endedAt != nil { return true }
+        guard let minimum = reward.minimumView, playbackStartedAt != nil else { return false }
+        return played >= minimum
+    }
+
+    private mutating func claimIfDue(at now: AdInstant) -> [Output] {
+        guard !rewardClaimed, !isClosed, rewardConditionMet(at: now), let renderedAt else { return [] }
+        rewardClaimed = true
+        let completed = !contract.isVideo || endedAt != nil
+        return [.rewardDue(RewardClaim(viewed: now - renderedAt, completed: completed))]
+    }
+
+    private mutating func finalEvents() -> [Output] {
+        isClosed = true
+        isStalled = false
+        return sent.contains(.impression) ? emit(.closed) : []
+    }
+
+    private mutating func emit(_ event: AdEvent) -> [Output] {
+        sent.insert(event).inserted ? [.event(event)] : []
+    }
+
+    private mutating func quartiles(upTo fraction: Double) -> [Output] {
+        var out: [Output] = []
+        for percent in [25, 50, 75] where fraction * 100 >= Double(percent) {
+            out += emit(.videoProgress(percent: percent))
+        }
+        return out
+    }
+}
+
+/// How far a reported event got.
+public enum AdEventDelivery: Hashable, Sendable, CustomStringConvertible {
+    /// The network's server accepted it.
+    case delivered
+    /// Stored (durably) and sent in the background; the server has not accepted it yet.
+    case queued
+    /// The network does not track this event: nothing was sent.
+    case notSent
+    /// Handed to the adapter, which does not say whether it reached the network.
+    case reported
+    /// It had been reported before: nothing was sent now.
+    case alreadyReported
+
+    /// `delivered`, `queued`, `not sent (the network does not track it)`, ….
+    public var description: String {
+        switch self {
+        case .delivered: "delivered"
+        case .queued: "queued"
+        case .notSent: "not sent (the network does not track it)"
+        case .reported: "reported (the adapter does not say whether it was delivered)"
+        case .alreadyReported: "already reported"
+        }
+    }
+}
+
+/// A reporter that says how far each event got (queued in a durable queue, delivered, or not sent at all). The core
+/// uses ``deliver(_:for:)`` instead of ``AdEventReporter/report(_:for:)`` when a reporter conforms.
+public protocol AdEventDelivering: AdEventReporter {
+    /// Sends (or queues) `event` for `ad`, and says how far it got.
+    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery
+}
