@@ -255,6 +255,7 @@ let package = Package(
                 "GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance",
                 "DemandSandbox", "CurlTransport", "AdMediationTesting", "TestSupport", "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "AdapterSupportTests",

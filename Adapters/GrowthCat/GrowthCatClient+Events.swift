@@ -5,14 +5,22 @@ import CoreMetrics
 import Foundation
 import Logging
 
-/// Ad events through the durable queue: batching, flushing, offline replay and the app life cycle.
+/// Ad events through the durable queue: one background delivery loop per client, batching, offline replay, the
+/// seed's status rules (5xx, 429 with `Retry-After`, 400/403) and the app life cycle.
 extension GrowthCatClient {
     // MARK: Events
 
-    /// Records an event: appended to the durable queue first (with an `sdk_event_id` reused on every retry), then
-    /// `impression` and `click` are flushed at once; other events every `batchSize` events or `batchInterval`.
-    /// Throws ``AdError/Code/storage`` when the durable append failed (full disk, read-only, locked or corrupt
-    /// database): the event is then not recorded, and the caller knows it.
+    static let eventsPath = "/v1/ads/events"
+
+    /// Records an event: appended to the durable queue (with an `sdk_event_id` reused on every retry) and delivered
+    /// in the background — `impression` and `click` at once, other events every `batchSize` events or
+    /// `batchInterval`. It returns as soon as the event is stored: it never waits for the network.
+    ///
+    /// The seed's `max_offline_ad_events` caps the events queued *while offline* (the oldest are dropped, counted
+    /// and logged); online, a queue past the cap is flushed instead. When the queue's file is full, the oldest events
+    /// are dropped to make room (counted, logged) and a delivery is started.
+    /// Throws ``AdError/Code/storage`` when the durable append failed even so (the event alone is larger than the
+    /// queue, or the database cannot be written): the event is then not recorded, and the caller knows it.
     public func trackAdEvent(
         _ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
         sessionID: String? = nil, metadata: [String: String] = [:]
@@ -37,25 +45,33 @@ extension GrowthCatClient {
         guard !payload.isEmpty else {
             throw AdError(.configuration, "the \(name.rawValue) event serialised to an empty payload")
         }
+        let cap = max(1, sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500)
+        let outcome: EventQueueStore.AppendOutcome
         do {
-            let cap = sdkBootstrap?.adsConfig.maxOfflineAdEvents ?? 500
-            let dropped = try await queue.append(eventID: id, payload: payload, cap: cap)
-            if dropped > 0 {
-                logger.warning(
-                    "offline queue full: oldest events dropped", metadata: ["dropped": "\(dropped)", "cap": "\(cap)"])
-                eventsDropped(dropped, reason: "queue_full")
-            }
+            outcome = try await queue.append(eventID: id, payload: payload, cap: isOffline ? cap : nil)
         } catch {
             Counter(label: "admediation_growthcat_events_lost_total", factory: configuration.metrics).increment()
             logger.error(
                 "ad event lost: it could not be stored", metadata: ["event": "\(name.rawValue)", "error": "\(error)"])
             throw AdError(.storage, "the \(name.rawValue) event was not queued: \(error)")
         }
-        // An impression or click is flushed at once, and the flush records the depth; others are counted here.
-        let queued = name.isImmediate ? 0 : ((try? await queue.count()) ?? 0)
-        if !name.isImmediate { queueDepth(queued) }
-        if name.isImmediate || queued >= configuration.batchSize {
-            await flushAdEvents()
+        if outcome.droppedForCap > 0 {
+            logger.warning(
+                "offline queue over max_offline_ad_events: oldest events dropped",
+                metadata: ["dropped": "\(outcome.droppedForCap)", "cap": "\(cap)"])
+            eventsDropped(outcome.droppedForCap, reason: "queue_full")
+        }
+        if outcome.droppedForSpace > 0 {
+            logger.warning(
+                "event queue file full: oldest events dropped to make room",
+                metadata: ["dropped": "\(outcome.droppedForSpace)", "max_bytes": "\(configuration.eventQueueMaxBytes)"])
+            eventsDropped(outcome.droppedForSpace, reason: "queue_bytes")
+        }
+        queueDepth(outcome.count)
+        if name.isImmediate || outcome.count >= configuration.batchSize || outcome.droppedForSpace > 0
+            || (!isOffline && outcome.count >= cap)
+        {
+            requestDelivery()
         } else if batchTimer == nil && !isShutDown {
             let clock = clock, interval = configuration.batchInterval
             batchTimer = Task { [weak self] in
@@ -77,26 +93,45 @@ extension GrowthCatClient {
         .increment(by: count)
     }
 
-    func batchTimerFired() async {
+    func batchTimerFired() {
         batchTimer = nil
-        await flushAdEvents()
+        requestDelivery()
     }
 
     /// What a flush did.
     public struct FlushReport: Sendable, Hashable {
-        /// Events the server accepted (2xx), now deleted.
+        /// Events the server accepted (2xx).
         public var sent = 0
         /// Events dropped because their batch was answered 400 (or 403): they can never succeed.
         public var dropped = 0
-        /// Events still queued (offline, rate limited, or 5xx after the retries).
+        /// Events still queued (offline, rate limited, 5xx, or a local storage failure).
         public var remaining = 0
         /// Events the server said it had already received (`duplicates` in its answer; 0 when the answer has none).
         public var duplicates = 0
+        /// Rows of the queue that could not be read (a corrupt row): removed, counted, never sent.
+        public var unreadable = 0
+        /// Why the flush stopped before the queue was empty; nil when it emptied it.
+        public var stoppedBy: StopReason?
     }
 
-    /// Sends every queued event in batches of at most 100, oldest first. A batch is deleted only after a 2xx;
-    /// a 400/403 batch is dropped; 5xx is retried with exponential back-off (at most `maxServerRetries`); a
-    /// transport failure leaves everything queued for the next flush.
+    /// Why a flush stopped with events still queued.
+    public enum StopReason: Sendable, Hashable {
+        /// The server could not be reached (or timed out): the offline probe replays the queue.
+        case offline
+        /// The server answered 429; no batch is posted before this instant.
+        case rateLimited(until: AdInstant)
+        /// The server answered 5xx (or a status the contract does not define).
+        case server(status: Int)
+        /// The local queue could not be read or updated.
+        case storage
+        /// The client was shut down.
+        case shutDown
+    }
+
+    /// Sends queued events in batches of at most 100, oldest first, once: it never sleeps. A batch is deleted only
+    /// after a 2xx (and never sent again in this process, even when that delete fails); a 400/403 batch is dropped;
+    /// while a 429's `Retry-After` runs, nothing is posted. A 5xx, a 429, a timeout or a storage failure ends the
+    /// flush and hands the queue to the background delivery loop, which retries with bounded exponential back-off.
     @discardableResult
     public func flushAdEvents() async -> FlushReport {
         if let flushing { return await flushing.value }
@@ -104,6 +139,21 @@ extension GrowthCatClient {
         flushing = task
         let report = await task.value
         flushing = nil
+        switch report.stoppedBy {
+        case nil:
+            deliveryFailures = 0
+            deliveryNotBefore = nil
+        case .offline?, .shutDown?:
+            break
+        case .rateLimited(let until)?:
+            deliveryFailures += 1
+            deliveryNotBefore = max(until, clock.now + backoff(afterFailures: deliveryFailures))
+            requestDelivery()
+        case .server?, .storage?:
+            deliveryFailures += 1
+            deliveryNotBefore = clock.now + backoff(afterFailures: deliveryFailures)
+            requestDelivery()
+        }
         return report
     }
 
@@ -111,63 +161,178 @@ extension GrowthCatClient {
         batchTimer?.cancel()
         batchTimer = nil
         var report = FlushReport()
-        while true {
-            guard let batch = try? await queue.peek(limit: 100), !batch.isEmpty else { break }
-            let events = batch.compactMap { try? JSONSerialization.jsonObject(with: $0.payload) }
+        // A batch the server accepted but that could not be deleted is never sent again: delete it now if possible.
+        if !acceptedUndeleted.isEmpty, (try? await queue.remove(sequences: Array(acceptedUndeleted))) != nil {
+            acceptedUndeleted.removeAll()
+        }
+        flushing: while true {
+            if let until = rateLimitedUntil[Self.eventsPath], clock.now < until {
+                report.stoppedBy = .rateLimited(until: until)
+                break
+            }
+            let batch: EventQueueStore.Batch
+            do {
+                batch = try await queue.peekBatch(limit: 100, excluding: acceptedUndeleted.union(unremovable))
+            } catch {
+                logger.error("the event queue could not be read", metadata: ["error": "\(error)"])
+                report.stoppedBy = .storage
+                break
+            }
+            var events: [Any] = []
+            var sequences: [Int64] = []
+            var unreadable = batch.unreadable
+            for event in batch.events {
+                if let object = try? JSONSerialization.jsonObject(with: event.payload), object is [String: Any] {
+                    events.append(object)
+                    sequences.append(event.sequence)
+                } else {
+                    unreadable.append(event.sequence)
+                }
+            }
+            if !unreadable.isEmpty {
+                // One bad row never blocks the rest: it is removed (or, if even that fails, skipped) and reported.
+                if (try? await queue.remove(sequences: unreadable)) == nil { unremovable.formUnion(unreadable) }
+                report.unreadable += unreadable.count
+                logger.warning("unreadable rows skipped in the event queue", metadata: ["rows": "\(unreadable.count)"])
+                eventsDropped(unreadable.count, reason: "unreadable")
+            }
+            if events.isEmpty {
+                if batch.events.isEmpty && batch.unreadable.isEmpty { break }
+                continue
+            }
             let body =
                 (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
-            var attempt = 0
-            var outcome: BatchOutcome = .keep
-            while true {
-                outcome = await send(batch: body)
-                guard case .retry = outcome, attempt < configuration.maxServerRetries else { break }
-                let delay = configuration.retryBaseDelay * (1 << attempt)
-                attempt += 1
-                do { try await clock.sleep(for: delay) } catch { break }
-            }
-            let ids = batch.map(\.eventID)
-            switch outcome {
+            switch await send(batch: body) {
             case .accepted(let duplicates):
-                try? await queue.remove(eventIDs: ids)
-                report.sent += ids.count
+                report.sent += sequences.count
                 report.duplicates += duplicates
+                if !(await removeSent(sequences)) {
+                    report.stoppedBy = .storage
+                    break flushing
+                }
             case .drop:
-                try? await queue.remove(eventIDs: ids)
-                report.dropped += ids.count
-                logger.warning("event batch refused by the server: dropped", metadata: ["events": "\(ids.count)"])
-                eventsDropped(ids.count, reason: "refused")
-            case .keep, .retry:
-                report.remaining = (try? await queue.count()) ?? 0
-                queueDepth(report.remaining)
-                return report
+                report.dropped += sequences.count
+                logger.warning("event batch refused by the server: dropped", metadata: ["events": "\(sequences.count)"])
+                eventsDropped(sequences.count, reason: "refused")
+                if !(await removeSent(sequences)) {
+                    report.stoppedBy = .storage
+                    break flushing
+                }
+            case .offline:
+                report.stoppedBy = .offline
+                break flushing
+            case .rateLimited(let after):
+                let until = clock.now + (after ?? .zero)
+                if let after, after > .zero { rateLimitedUntil[Self.eventsPath] = until }
+                report.stoppedBy = .rateLimited(until: until)
+                break flushing
+            case .server(let status):
+                report.stoppedBy = .server(status: status)
+                break flushing
+            case .cancelled:
+                report.stoppedBy = .shutDown
+                break flushing
             }
         }
-        report.remaining = (try? await queue.count()) ?? 0
+        let queued = (try? await queue.count()) ?? 0
+        report.remaining = max(0, queued - acceptedUndeleted.count - unremovable.count)
         queueDepth(report.remaining)
         return report
     }
 
-    enum BatchOutcome { case accepted(duplicates: Int), drop, keep, retry }
+    /// Deletes a batch the server has answered for good; when the delete fails, remembers the rows so that they are
+    /// never posted again (and deleted later). Returns whether the delete succeeded.
+    func removeSent(_ sequences: [Int64]) async -> Bool {
+        do {
+            try await queue.remove(sequences: sequences)
+            return true
+        } catch {
+            acceptedUndeleted.formUnion(sequences)
+            logger.error(
+                "a delivered event batch could not be removed from the queue; it will not be sent again",
+                metadata: ["events": "\(sequences.count)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    enum BatchOutcome: Equatable {
+        case accepted(duplicates: Int), drop, offline, rateLimited(Duration?), server(Int), cancelled
+    }
 
     func send(batch body: Data) async -> BatchOutcome {
         let response: HTTPResponse
         do {
-            response = try await request(.post, "/v1/ads/events", body: body)
+            response = try await request(.post, Self.eventsPath, body: body)
         } catch {
-            return .keep
+            return error.code == .cancelled ? .cancelled : .offline
         }
         switch response.status {
         case 200..<300:
             // The status is the acceptance; the counts are informative, so an unreadable answer still accepts.
             return .accepted(duplicates: (try? Self.parseEventsAnswer(response.body))?.duplicates ?? 0)
         case 400, 403: return .drop
-        case 500..<600: return .retry
-        default: return .keep
+        case 429: return .rateLimited(response.retryAfter)
+        default: return .server(response.status)
         }
     }
 
-    /// Events waiting in the durable queue.
-    public var pendingEventCount: Int { get async { (try? await queue.count()) ?? 0 } }
+    // MARK: The delivery loop
+
+    /// Starts the background delivery loop unless it runs (then it makes one more pass). Never waits.
+    func requestDelivery() {
+        guard !isShutDown else { return }
+        deliveryWanted = true
+        guard deliveryTask == nil else { return }
+        deliveryTask = Task { [weak self] in await self?.runDelivery() }
+    }
+
+    /// The one delivery loop of this client's queue: flushes until the queue is empty. After a 5xx, a 429 (at
+    /// least its `Retry-After`) or a storage failure it waits — `retryBaseDelay` doubling per failure in a row, at
+    /// most `maxRetryDelay`, with jitter — and after `maxServerRetries` retries in a row it pauses: the events stay
+    /// queued for the next event, timer, connectivity change or life-cycle call, each of which makes one attempt
+    /// (after the current back-off). Offline, the offline probe takes over. Never a tight loop.
+    func runDelivery() async {
+        while !isShutDown && !Task.isCancelled {
+            if let notBefore = deliveryNotBefore, clock.now < notBefore {
+                do { try await clock.sleep(for: notBefore - clock.now) } catch { break }
+                continue
+            }
+            deliveryWanted = false
+            let report = await flushAdEvents()
+            guard let stop = report.stoppedBy else {
+                if deliveryWanted { continue }
+                break
+            }
+            if stop == .offline || stop == .shutDown { break }
+            if deliveryFailures > configuration.maxServerRetries {
+                logger.warning(
+                    "event delivery paused after repeated failures; events stay queued",
+                    metadata: ["failures": "\(deliveryFailures)", "queued": "\(report.remaining)"])
+                break
+            }
+        }
+        deliveryTask = nil
+    }
+
+    /// `retryBaseDelay × 2^(failures-1)`, at most `maxRetryDelay`, less up to `retryJitter` of itself at random.
+    func backoff(afterFailures failures: Int) -> Duration {
+        let exponent = min(max(0, failures - 1), 20)
+        let delay = min(configuration.retryBaseDelay * (1 << exponent), configuration.maxRetryDelay)
+        let jitter = min(max(0, configuration.retryJitter), 1)
+        guard jitter > 0 else { return delay }
+        return delay * (1 - Double.random(in: 0...jitter))
+    }
+
+    /// Waits until the background delivery loop is idle (for tests). It waits through the loop's back-off, which runs
+    /// on the injected clock: call it only when no back-off is pending, or while something advances the clock.
+    func deliveryIdle() async {
+        while let task = deliveryTask { await task.value }
+    }
+
+    /// Events waiting in the durable queue (delivered batches whose removal failed are not counted).
+    public var pendingEventCount: Int {
+        get async { max(0, ((try? await queue.count()) ?? 0) - acceptedUndeleted.count - unremovable.count) }
+    }
 
     // MARK: Connectivity and life cycle
 
@@ -198,14 +363,8 @@ extension GrowthCatClient {
         probeTimer?.cancel()
         probeTimer = nil
         // Connectivity is back: replay the offline queue without blocking the request that noticed it.
-        guard !isShutDown, replayTask == nil else { return }
-        replayTask = Task { [weak self] in
-            await self?.flushAdEvents()
-            await self?.replayFinished()
-        }
+        requestDelivery()
     }
-
-    func replayFinished() { replayTask = nil }
 
     func connectivityChanged(_ online: Bool) async {
         if online { await flushAdEvents() } else { isOffline = true }

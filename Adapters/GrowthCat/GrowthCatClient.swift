@@ -29,10 +29,19 @@ public actor GrowthCatClient {
         public var batchSize: Int = 10
         /// …or after this long. Default 30 s.
         public var batchInterval: Duration = .seconds(30)
-        /// Retries of a batch answered 5xx, with exponential back-off from `retryBaseDelay`. Default 3.
+        /// Retries in a row after a 5xx (the seed: "retry with exponential backoff, at most 3 retries"), for loads,
+        /// the bootstrap, reward validation and event delivery. Default 3.
         public var maxServerRetries: Int = 3
-        /// First back-off delay. Default 1 s.
+        /// First back-off delay; it doubles per failure in a row. Default 1 s.
         public var retryBaseDelay: Duration = .seconds(1)
+        /// The longest back-off of event delivery (after 429s or failures in a row). Default 5 minutes.
+        public var maxRetryDelay: Duration = .seconds(300)
+        /// Event delivery waits its back-off less up to this fraction of it, at random, so that many clients do not
+        /// retry in step. Default 0.2; 0 makes delays exact.
+        public var retryJitter: Double = 0.2
+        /// The longest a reward validation may take, retries included (the user waits on the close screen).
+        /// Default 15 s.
+        public var rewardValidationTimeout: Duration = .seconds(15)
         /// While offline, probe the server this often. Default 30 s.
         public var offlineProbeInterval: Duration = .seconds(30)
         /// Deadline of each request. Default 10 s.
@@ -41,6 +50,8 @@ public actor GrowthCatClient {
         public var catalogCaching: Bool = true
         /// Directory of the creative media cache; nil disables media caching.
         public var mediaCacheDirectory: URL?
+        /// The most disk the media cache may use; past it the least recently used creatives go. Default 50 MiB.
+        public var mediaCacheMaxBytes: Int = 50 << 20
         /// The wall clock for media expiry (media outlives the process). Default `Date()`.
         public var now: @Sendable () -> Date = { Date() }
 
@@ -76,7 +87,18 @@ public actor GrowthCatClient {
     var probeTimer: Task<Void, Never>?
     var flushing: Task<FlushReport, Never>?
     var monitorTask: Task<Void, Never>?
-    var replayTask: Task<Void, Never>?
+    /// The background delivery loop (at most one), and whether another pass was asked for while it ran.
+    var deliveryTask: Task<Void, Never>?
+    var deliveryWanted = false
+    /// Failed flushes in a row, and no delivery attempt of the loop before this instant (the back-off).
+    var deliveryFailures = 0
+    var deliveryNotBefore: AdInstant?
+    /// Rows of batches the server accepted (or refused for good) whose delete failed: never posted again.
+    var acceptedUndeleted: Set<Int64> = []
+    /// Unreadable rows whose delete failed: skipped.
+    var unremovable: Set<Int64> = []
+    /// Tokens a reward validation has spent: an ad carrying one is never handed out again.
+    var spentRewardTokens: Set<String> = []
     var isShutDown = false
     /// Whether the last request failed for lack of connectivity.
     public internal(set) var isOffline = false
@@ -84,7 +106,14 @@ public actor GrowthCatClient {
     /// that could not be stored (error: lost work). Never the API key.
     var logger: Logger { configuration.logger }
 
-    /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush.
+    /// How the durable queue was opened: `.opened`, or the file was unusable and was moved aside
+    /// (`.quarantined`), or not even a fresh file could be made and the queue lives in memory (`.inMemory`).
+    public nonisolated let queueRecovery: EventQueueStore.Recovery
+
+    /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush. A queue
+    /// file that cannot be used (corrupt, read-only) is moved aside and a fresh one started (warned once): it
+    /// degrades this client's durability only, never the app. Throws only when the media cache directory cannot be
+    /// made, or no queue at all can be made.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
         throws(AdError)
     {
@@ -92,11 +121,24 @@ public actor GrowthCatClient {
         self.http = http
         self.clock = clock
         do {
-            self.queue = try EventQueueStore(
+            (self.queue, self.queueRecovery) = try EventQueueStore.openRecovering(
                 path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
-            self.mediaCache = try configuration.mediaCacheDirectory.map { try MediaCache(directory: $0) }
+            self.mediaCache = try configuration.mediaCacheDirectory.map {
+                try MediaCache(directory: $0, maxBytes: configuration.mediaCacheMaxBytes)
+            }
         } catch {
             throw AdError(.configuration, "local storage could not be opened: \(error)")
+        }
+        switch queueRecovery {
+        case .opened: break
+        case .quarantined(let reason, let aside):
+            configuration.logger.warning(
+                "the event queue file could not be used: moved aside, a fresh queue started",
+                metadata: ["reason": "\(reason)", "moved_to": "\(aside)"])
+        case .inMemory(let reason):
+            configuration.logger.warning(
+                "the event queue file could not be used or replaced: events are kept in memory only",
+                metadata: ["reason": "\(reason)"])
         }
     }
 
@@ -112,8 +154,9 @@ public actor GrowthCatClient {
         probeTimer = nil
         monitorTask?.cancel()
         monitorTask = nil
-        replayTask?.cancel()
-        replayTask = nil
+        deliveryTask?.cancel()
+        _ = await deliveryTask?.value
+        deliveryTask = nil
         _ = await flushing?.value
     }
 
@@ -137,7 +180,7 @@ public actor GrowthCatClient {
         batchTimer?.cancel()
         probeTimer?.cancel()
         monitorTask?.cancel()
-        replayTask?.cancel()
+        deliveryTask?.cancel()
     }
 
     /// Follows a connectivity monitor: the offline queue is replayed whenever connectivity returns.
@@ -150,14 +193,18 @@ public actor GrowthCatClient {
         }
     }
 
+    /// The queue's file (tests open it beside the client).
+    var queuePathForTests: String { queue.path ?? "" }
+
     /// A new session id.
     public nonisolated func makeSessionID() -> String { RandomID.uuidString() }
 
     // MARK: HTTP
 
-    func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil)
-        async throws(AdError) -> HTTPResponse
-    {
+    func request(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        timeout: Duration? = nil
+    ) async throws(AdError) -> HTTPResponse {
         var url = HTTPRequest.url(configuration.baseURL, appending: path)
         if !query.isEmpty { url += "?" + QueryString.encode(query) }
         var headers: HTTPHeaders = [
@@ -168,7 +215,8 @@ public actor GrowthCatClient {
         do {
             let response = try await http.send(
                 HTTPRequest(
-                    method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout))
+                    method: method, url: url, headers: headers, body: body,
+                    timeout: timeout.map { min($0, configuration.requestTimeout) } ?? configuration.requestTimeout))
             if isOffline { wentOnline() }
             return response
         } catch let error as HTTPClientError {
@@ -190,6 +238,69 @@ public actor GrowthCatClient {
         }
     }
 
+    /// Sends a request, retrying a 5xx answer (and, when `retryTimeouts`, a timeout) with exponential back-off from
+    /// `retryBaseDelay`, at most `maxServerRetries` times, and only while the next attempt can start before
+    /// `deadline` (each attempt's own timeout ends there too). Every attempt is returned, in order. A failure without
+    /// an answer is thrown (its message lists the attempts); a final non-2xx answer is returned for the caller's
+    /// status rules.
+    func requestRetrying(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        deadline: AdInstant?, retryTimeouts: Bool = false
+    ) async throws(AdError) -> (response: HTTPResponse, attempts: [GrowthCatRequestAttempt]) {
+        let started = clock.now
+        var attempts: [GrowthCatRequestAttempt] = []
+        var attemptStarted = started
+        while true {
+            // The first attempt always runs (bounded by the request timeout when the deadline has already passed);
+            // a retry starts only before the deadline (`canRetry`).
+            let left = deadline.map { $0 - clock.now }.flatMap { $0 > .zero ? $0 : nil }
+            var retryable: Bool
+            do {
+                attemptStarted = clock.now
+                let response = try await request(method, path, query: query, body: body, timeout: left)
+                attempts.append(GrowthCatRequestAttempt(status: response.status, error: nil, at: clock.now - started))
+                guard (500..<600).contains(response.status) else { return (response, attempts) }
+                retryable = true
+                if attempts.count > configuration.maxServerRetries
+                    || !canRetry(before: deadline, attempts.count, lasting: clock.now - attemptStarted)
+                {
+                    return (response, attempts)
+                }
+            } catch {
+                attempts.append(GrowthCatRequestAttempt(status: nil, error: error.code.name, at: clock.now - started))
+                retryable = retryTimeouts && error.code == .timeout
+                guard retryable, attempts.count <= configuration.maxServerRetries,
+                    canRetry(before: deadline, attempts.count, lasting: clock.now - attemptStarted)
+                else {
+                    throw AdError(error.code, "\(error.message) \(Self.summary(attempts))")
+                }
+            }
+            logger.info(
+                "retrying after a failed attempt",
+                metadata: [
+                    "path": "\(path)", "attempt": "\(attempts.count)", "outcome": "\(attempts[attempts.count - 1])",
+                ])
+            do { try await clock.sleep(for: retryDelay(afterAttempts: attempts.count)) } catch {
+                throw AdError(.cancelled, "\(method) \(path) was cancelled during its back-off")
+            }
+        }
+    }
+
+    func retryDelay(afterAttempts attempts: Int) -> Duration {
+        configuration.retryBaseDelay * (1 << min(max(0, attempts - 1), 20))
+    }
+
+    /// Whether a retry after its back-off, lasting as long as the attempt before it, still ends before `deadline`.
+    func canRetry(before deadline: AdInstant?, _ attempts: Int, lasting: Duration) -> Bool {
+        guard let deadline else { return true }
+        return clock.now + retryDelay(afterAttempts: attempts) + lasting < deadline
+    }
+
+    static func summary(_ attempts: [GrowthCatRequestAttempt]) -> String {
+        "(\(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): "
+            + attempts.map { $0.status.map(String.init) ?? $0.error ?? "?" }.joined(separator: ", ") + ")"
+    }
+
     /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
     static func statusError(_ response: HTTPResponse, _ what: String) -> AdError {
         AdError.http(
@@ -201,16 +312,21 @@ public actor GrowthCatClient {
     /// Fetches `GET /v1/sdk/config`. A missing `ads` object means ads are disabled.
     @discardableResult
     public func refreshSDKConfig() async throws(AdError) -> GrowthCatSDKBootstrap {
-        let response = try await request(.get, "/v1/sdk/config")
+        try await refreshSDKConfig(deadline: nil)
+    }
+
+    /// The bootstrap, a 5xx retried with back-off (the seed's status table) within `deadline`.
+    func refreshSDKConfig(deadline: AdInstant?) async throws(AdError) -> GrowthCatSDKBootstrap {
+        let response = try await requestRetrying(.get, "/v1/sdk/config", deadline: deadline).response
         guard response.isSuccess else { throw Self.statusError(response, "GET /v1/sdk/config") }
         let bootstrap = try Self.parseBootstrap(response.body)
         sdkBootstrap = bootstrap
         return bootstrap
     }
 
-    func ensureBootstrap() async throws(AdError) -> GrowthCatSDKBootstrap {
+    func ensureBootstrap(deadline: AdInstant?) async throws(AdError) -> GrowthCatSDKBootstrap {
         if let sdkBootstrap { return sdkBootstrap }
-        return try await refreshSDKConfig()
+        return try await refreshSDKConfig(deadline: deadline)
     }
 
     // MARK: Loading
@@ -323,7 +439,7 @@ public actor GrowthCatClient {
     ) async throws(AdError) -> GrowthCatAd? {
         let bootstrap: GrowthCatSDKBootstrap
         do {
-            bootstrap = try await ensureBootstrap()
+            bootstrap = try await ensureBootstrap(deadline: deadline)
         } catch  where error.code == .network || error.code == .timeout {
             return nil  // no bootstrap and no network: nothing can be served
         }
@@ -345,23 +461,13 @@ public actor GrowthCatClient {
                 .rateLimited(retryAfter: left),
                 "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
         }
-        var response: HTTPResponse
-        var attempt = 0
-        while true {
-            do {
-                response = try await request(.get, path, query: query)
-            } catch  where error.code == .network {
-                return nil  // the cache (checked above) has expired and the network is unavailable
-            }
+        let response: HTTPResponse
+        do {
             // The seed's status table applies to loads too: 5xx is retried with exponential back-off, at most
             // `maxServerRetries` times, and only while the next attempt starts before the load's deadline.
-            guard (500..<600).contains(response.status), attempt < configuration.maxServerRetries else { break }
-            let delay = configuration.retryBaseDelay * (1 << attempt)
-            if let deadline, clock.now + delay >= deadline { break }
-            attempt += 1
-            do { try await clock.sleep(for: delay) } catch {
-                throw AdError(.cancelled, "GET \(path) was cancelled during its back-off")
-            }
+            response = try await requestRetrying(.get, path, query: query, deadline: deadline).response
+        } catch  where error.code == .network {
+            return nil  // the cache (checked above) has expired and the network is unavailable
         }
         if response.status == 429, let after = response.retryAfter, after > .zero {
             rateLimitedUntil[path] = clock.now + after
@@ -398,6 +504,8 @@ public actor GrowthCatClient {
     {
         ads.first { ad in
             guard ["image", "video", "app_store"].contains(ad.creativeType) else { return false }
+            // A token a reward validation spent is never handed out again (the server refuses it a second time).
+            if !spentRewardTokens.isEmpty && spentRewardTokens.contains(ad.token) { return false }
             let adFormat = ad.format ?? format
             if let allowed = bootstrap?.adsConfig.formats, let adFormat, !allowed.contains(adFormat) { return false }
             return true

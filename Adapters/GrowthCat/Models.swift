@@ -148,6 +148,8 @@ public struct AdRewardValidationResponse: Sendable, Hashable {
     public var accepted: Int
     /// The reward, when validated.
     public var reward: (name: String, amount: Double)?
+    /// Every attempt the validation took (more than one when a 5xx or a timeout was retried). Not compared.
+    public var attempts: [GrowthCatRequestAttempt] = []
 
     /// Compares field by field.
     public static func == (lhs: Self, rhs: Self) -> Bool {

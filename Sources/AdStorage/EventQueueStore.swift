@@ -12,74 +12,210 @@ public struct QueuedEvent: Sendable, Hashable {
 }
 
 /// A durable FIFO of events (SQLite via GRDB, WAL, `synchronous=FULL` so an acknowledged append survives a crash).
-/// Append before sending; delete only after the server accepted; bounded, dropping the oldest past the cap.
-/// Every operation runs on GRDB's own serial queue through its async API: the caller suspends while SQLite writes
-/// and fsyncs, and no thread of the cooperative pool is held.
+/// Append before sending; delete only after the server accepted; bounded, dropping the oldest past the cap or when
+/// the file is full. Every operation runs on GRDB's own serial queue through its async API: the caller suspends
+/// while SQLite writes and fsyncs, and no thread of the cooperative pool is held.
 public final class EventQueueStore: Sendable {
     private let db: DatabaseQueue
+    /// Whether the queue is on disk. A queue whose file could neither be opened nor replaced lives in memory (see
+    /// ``openRecovering(path:maxBytes:)``): it still delivers, but does not survive the process.
+    public let isDurable: Bool
+    /// The file, or nil for an in-memory queue.
+    public let path: String?
+    /// The most bytes the queue's file may take.
+    public let maxBytes: Int
 
     /// Opens (creating if needed) the queue at `path`. The database file may grow to `maxBytes` (default 16 MiB);
-    /// past it an append fails (SQLite's "database or disk is full"), as it would on a full disk.
+    /// past it an append drops the oldest events to make room (see ``append(eventID:payload:cap:)``). Throws when
+    /// the file cannot be opened and written (corrupt, read-only, unreachable directory).
     public init(path: String, maxBytes: Int = 16 << 20) throws(StorageError) {
         do {
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(5)
-            let maxBytes = max(64 << 10, maxBytes)
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-                try db.execute(sql: "PRAGMA max_page_count = \(max(16, maxBytes / max(512, pageSize)))")
-            }
-            db = try DatabaseQueue(path: path, configuration: configuration)
-            try db.write { db in
-                try db.execute(
-                    sql: """
-                        CREATE TABLE IF NOT EXISTS event_queue (
-                            sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                            event_id TEXT NOT NULL UNIQUE,
-                            payload BLOB NOT NULL)
-                        """)
-            }
+            db = try DatabaseQueue(path: path, configuration: Self.configuration(maxBytes: maxBytes))
+            try Self.prepare(db)
         } catch {
             throw StorageError("open", error)
         }
+        isDurable = true
+        self.path = path
+        self.maxBytes = max(64 << 10, maxBytes)
     }
 
-    /// Appends an event (a second append of the same id is ignored) and drops the oldest events beyond `cap`.
-    /// Returns how many were dropped.
-    @discardableResult
-    public func append(eventID: String, payload: Data, cap: Int) async throws(StorageError) -> Int {
+    private init(inMemoryMaxBytes maxBytes: Int) throws(StorageError) {
         do {
-            return try await db.write { db in
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)",
-                    arguments: [eventID, payload])
-                try db.execute(
-                    sql: """
-                        DELETE FROM event_queue WHERE sequence IN (
-                            SELECT sequence FROM event_queue ORDER BY sequence DESC LIMIT -1 OFFSET ?)
-                        """, arguments: [max(0, cap)])
-                return db.changesCount
-            }
+            db = try DatabaseQueue(configuration: Self.configuration(maxBytes: maxBytes))
+            try Self.prepare(db)
         } catch {
-            throw StorageError("append", error)
+            throw StorageError("open", error)
+        }
+        isDurable = false
+        path = nil
+        self.maxBytes = max(64 << 10, maxBytes)
+    }
+
+    private static func configuration(maxBytes: Int) -> Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let maxBytes = max(64 << 10, maxBytes)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            try db.execute(sql: "PRAGMA max_page_count = \(max(16, maxBytes / max(512, pageSize)))")
+        }
+        return configuration
+    }
+
+    private static func prepare(_ db: DatabaseQueue) throws {
+        try db.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS event_queue (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        event_id TEXT NOT NULL UNIQUE,
+                        payload BLOB NOT NULL)
+                    """)
+            // A write probe: a file SQLite opened read-only (write-protected, read-only mount) fails here, at open,
+            // instead of refusing every later append.
+            try db.execute(sql: "PRAGMA user_version = 1")
+        }
+    }
+
+    /// How ``openRecovering(path:maxBytes:)`` got its queue.
+    public enum Recovery: Sendable, Hashable {
+        /// The file opened.
+        case opened
+        /// The file could not be used; it was renamed to `quarantinedAs` and a fresh queue started at the path.
+        case quarantined(reason: String, quarantinedAs: String)
+        /// Neither the file nor a fresh one at its path could be used: the queue lives in memory.
+        case inMemory(reason: String)
+    }
+
+    /// Opens the queue at `path`; a file that cannot be used (corrupt, not a database, read-only, locked) is moved
+    /// aside to `<path>.corrupt-<unix time>` (with its `-wal`/`-shm`) and a fresh queue starts in its place; when
+    /// even that fails (an unwritable directory), the queue lives in memory. One bad file therefore degrades only
+    /// its own queue, never the process. Throws only when an in-memory queue cannot be made either.
+    public static func openRecovering(path: String, maxBytes: Int = 16 << 20) throws(StorageError) -> (
+        store: EventQueueStore, recovery: Recovery
+    ) {
+        let firstError: StorageError
+        do {
+            return (try EventQueueStore(path: path, maxBytes: maxBytes), .opened)
+        } catch {
+            firstError = error
+        }
+        let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+        let files = FileManager.default
+        if files.fileExists(atPath: path), (try? files.moveItem(atPath: path, toPath: aside)) != nil {
+            for suffix in ["-wal", "-shm"] where files.fileExists(atPath: path + suffix) {
+                try? files.moveItem(atPath: path + suffix, toPath: aside + suffix)
+            }
+            if let fresh = try? EventQueueStore(path: path, maxBytes: maxBytes) {
+                return (fresh, .quarantined(reason: firstError.description, quarantinedAs: aside))
+            }
+        }
+        return (try EventQueueStore(inMemoryMaxBytes: maxBytes), .inMemory(reason: firstError.description))
+    }
+
+    /// What an append did.
+    public struct AppendOutcome: Sendable, Hashable {
+        /// Oldest events dropped because the queue held more than the cap.
+        public var droppedForCap = 0
+        /// Oldest events dropped because the file had reached its size limit (or the disk was full).
+        public var droppedForSpace = 0
+        /// Events left in the queue after the append.
+        public var count = 0
+    }
+
+    /// Appends an event (a second append of the same id is ignored). With a `cap`, drops the oldest events beyond
+    /// it. When the file is full (its `maxBytes`, or the disk), drops the oldest events until the new one fits:
+    /// the newest work wins, as with the cap. An event larger than half the queue's `maxBytes` is refused at once,
+    /// dropping nothing; so is one the database cannot take even once the queue is empty.
+    @discardableResult
+    public func append(eventID: String, payload: Data, cap: Int?) async throws(StorageError) -> AppendOutcome {
+        guard payload.count <= maxBytes / 2 else {
+            throw StorageError(
+                "append",
+                message: "the event (\(payload.count) bytes) is larger than half the queue (\(maxBytes) bytes)")
+        }
+        var outcome = AppendOutcome()
+        while true {
+            do {
+                let (dropped, count) = try await db.write { db -> (Int, Int) in
+                    try db.execute(
+                        sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)",
+                        arguments: [eventID, payload])
+                    var dropped = 0
+                    if let cap {
+                        try db.execute(
+                            sql: """
+                                DELETE FROM event_queue WHERE sequence IN (
+                                    SELECT sequence FROM event_queue ORDER BY sequence DESC LIMIT -1 OFFSET ?)
+                                """, arguments: [max(0, cap)])
+                        dropped = db.changesCount
+                    }
+                    return (dropped, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM event_queue") ?? 0)
+                }
+                outcome.droppedForCap += dropped
+                outcome.count = count
+                return outcome
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+                // Make room: drop the oldest tenth (at least one), in its own transaction, then try again.
+                let freed: Int
+                do {
+                    freed = try await db.write { db -> Int in
+                        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM event_queue") ?? 0
+                        try db.execute(
+                            sql: """
+                                DELETE FROM event_queue WHERE sequence IN (
+                                    SELECT sequence FROM event_queue ORDER BY sequence LIMIT ?)
+                                """, arguments: [max(1, count / 10)])
+                        return db.changesCount
+                    }
+                } catch {
+                    throw StorageError("append", error)
+                }
+                guard freed > 0 else { throw StorageError("append", error) }
+                outcome.droppedForSpace += freed
+            } catch {
+                throw StorageError("append", error)
+            }
         }
     }
 
     /// The oldest `limit` events, in order.
     public func peek(limit: Int) async throws(StorageError) -> [QueuedEvent] {
+        try await peekBatch(limit: limit).events
+    }
+
+    /// A batch read from the queue: the readable events and the sequences of rows that could not be read.
+    public struct Batch: Sendable, Hashable {
+        /// The oldest readable events, in order.
+        public var events: [QueuedEvent] = []
+        /// Rows among them whose columns hold NULL or a value of the wrong type (a corrupt or foreign file).
+        public var unreadable: [Int64] = []
+    }
+
+    /// The oldest `limit` rows whose sequence is not in `excluding`, in order; a row that cannot be read is
+    /// reported in ``Batch/unreadable`` instead of failing the whole read.
+    public func peekBatch(limit: Int, excluding: Set<Int64> = []) async throws(StorageError) -> Batch {
+        let limit = max(0, limit)
         do {
             return try await db.read { db in
-                try Row.fetchAll(
+                var batch = Batch()
+                let rows = try Row.fetchAll(
                     db, sql: "SELECT sequence, event_id, payload FROM event_queue ORDER BY sequence LIMIT ?",
-                    arguments: [limit]
-                )
-                .map {
-                    QueuedEvent(
-                        sequence: try $0.checked("sequence"), eventID: try $0.checked("event_id"),
-                        payload: try $0.checked("payload"))
+                    arguments: [limit + excluding.count])
+                for row in rows {
+                    guard batch.events.count + batch.unreadable.count < limit else { break }
+                    guard let sequence: Int64 = try? row.checked("sequence") else { continue }
+                    if excluding.contains(sequence) { continue }
+                    if let id: String = try? row.checked("event_id"), let payload: Data = try? row.checked("payload") {
+                        batch.events.append(QueuedEvent(sequence: sequence, eventID: id, payload: payload))
+                    } else {
+                        batch.unreadable.append(sequence)
+                    }
                 }
+                return batch
             }
         } catch {
             throw StorageError("peek", error)
@@ -93,6 +229,20 @@ public final class EventQueueStore: Sendable {
             try await db.write { db in
                 for id in eventIDs {
                     try db.execute(sql: "DELETE FROM event_queue WHERE event_id = ?", arguments: [id])
+                }
+            }
+        } catch {
+            throw StorageError("remove", error)
+        }
+    }
+
+    /// Deletes the rows with these sequences (rows whose id cannot be read, too).
+    public func remove(sequences: [Int64]) async throws(StorageError) {
+        guard !sequences.isEmpty else { return }
+        do {
+            try await db.write { db in
+                for sequence in sequences {
+                    try db.execute(sql: "DELETE FROM event_queue WHERE sequence = ?", arguments: [sequence])
                 }
             }
         } catch {

@@ -30,6 +30,11 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         self.operation = operation
         self.message = "\(error)"
     }
+
+    init(_ operation: String, message: String) {
+        self.operation = operation
+        self.message = message
+    }
 }
 
 /// The SQLite HTTP cache (GRDB, WAL): rows keyed by a request hash, with expiry, size accounting and

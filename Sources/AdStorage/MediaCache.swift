@@ -2,14 +2,19 @@ import Crypto
 import Foundation
 
 /// Creative files on disk. File names come from a SHA-256 of the URL (never from anything the server names), each
-/// file has its own expiry, and writes are atomic (a reader never sees half a file).
+/// file has its own expiry, writes are atomic (a reader never sees half a file), and the whole cache is bounded:
+/// past `maxBytes` the least recently used creatives go (a hit counts as a use), and expired files are swept on
+/// every store.
 public final class MediaCache: Sendable {
     /// The cache directory.
     public let directory: URL
+    /// The most bytes of creatives kept (default 50 MiB).
+    public let maxBytes: Int
 
-    /// Uses (and creates) `directory`.
-    public init(directory: URL) throws(StorageError) {
+    /// Uses (and creates) `directory`, holding at most `maxBytes` of creatives (at least 1 MiB).
+    public init(directory: URL, maxBytes: Int = 50 << 20) throws(StorageError) {
         self.directory = directory
+        self.maxBytes = max(1 << 20, maxBytes)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -35,8 +40,14 @@ public final class MediaCache: Sendable {
     }
 
     /// Stores `data` for `url`, valid until `expiresAt` (Unix seconds), then sweeps files expired at `expiresAt`'s
-    /// writing time `now` when given (so the directory never keeps what can no longer be served).
+    /// writing time `now` when given (so the directory never keeps what can no longer be served), then evicts the
+    /// least recently used creatives while the cache holds more than `maxBytes`. A creative larger than `maxBytes`
+    /// is refused (it is served from its remote URL).
     public func store(_ data: Data, for url: String, expiresAt: Int64, now: Int64? = nil) async throws(StorageError) {
+        guard data.count <= maxBytes else {
+            throw StorageError(
+                "media", message: "the creative (\(data.count) bytes) is larger than the cache (\(maxBytes))")
+        }
         let dataFile = dataFile(url), expiryFile = expiryFile(url)
         let failure: StorageError? = await onIO {
             do {
@@ -49,6 +60,39 @@ public final class MediaCache: Sendable {
         }
         if let failure { throw failure }
         if let now { _ = await sweepExpired(now: now) }
+        _ = await evictLeastRecentlyUsed(keeping: dataFile)
+    }
+
+    /// Removes the least recently used creatives (by modification time, which a hit refreshes) until the cache holds
+    /// at most `maxBytes`, never `keeping` (the one just stored); returns how many went.
+    @discardableResult
+    func evictLeastRecentlyUsed(keeping: URL? = nil) async -> Int {
+        let directory = directory, maxBytes = maxBytes
+        return await onIO {
+            let files = FileManager.default
+            let names = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
+            var entries: [(url: URL, size: Int, used: Date)] = []
+            var total = 0
+            for name in names where name.hasSuffix(".asset") {
+                let url = directory.appendingPathComponent(name)
+                let attributes = try? files.attributesOfItem(atPath: url.path)
+                let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+                let used = (attributes?[.modificationDate] as? Date) ?? .distantPast
+                entries.append((url, size, used))
+                total += size
+            }
+            guard total > maxBytes else { return 0 }
+            var removed = 0
+            for entry in entries.sorted(by: { $0.used < $1.used }) where total > maxBytes {
+                if entry.url.path == keeping?.path { continue }
+                try? files.removeItem(at: entry.url)
+                let base = entry.url.deletingPathExtension().lastPathComponent
+                try? files.removeItem(at: directory.appendingPathComponent(base + ".expires"))
+                total -= entry.size
+                removed += 1
+            }
+            return removed
+        }
     }
 
     /// The local file for `url` if it is cached and unexpired at `now` (Unix seconds); an expired file is removed.
@@ -63,6 +107,8 @@ public final class MediaCache: Sendable {
                 try? FileManager.default.removeItem(at: expiry)
                 return nil
             }
+            // A hit is a use: the least recently used creatives are the ones evicted.
+            try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: data.path)
             return data
         }
     }

@@ -134,10 +134,14 @@ package struct CLIConfiguration: Sendable {
         return URL(fileURLWithPath: home).appendingPathComponent(".local/state/mediate")
     }
 
-    /// The default event queue of a GrowthCat network: `<state directory>/<network id>-events.sqlite` (created).
-    package static func defaultQueuePath(networkID: String, environment: [String: String]) throws(AdError) -> String {
+    /// The default event queue of a GrowthCat network: `<state directory>/<network id>-<hash>-events.sqlite`
+    /// (created; the hash is of the exact id, base URL and API key).
+    package static func defaultQueuePath(
+        networkID: String, baseURL: String = "", apiKey: String = "", environment: [String: String]
+    ) throws(AdError) -> String {
         try GrowthCatFactory.defaultQueuePath(
-            networkID: networkID, stateDirectory: stateDirectory(environment: environment))
+            networkID: networkID, baseURL: baseURL, apiKey: apiKey,
+            stateDirectory: stateDirectory(environment: environment))
     }
 
     /// Ends what the networks run in the background (a bidder's notice sender sends what is queued first).

@@ -206,10 +206,11 @@ struct GrowthCatEventTests {
         let f = try await gcFixture()
         let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
         try await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete", appUserID: "u1")
-        #expect(f.sandbox.records.growthcatEvents.map(\.eventName) == ["impression"])
+        // Sent at once, in the background: the caller never waits for the network (no clock advance needed).
+        #expect(await eventually { f.sandbox.records.growthcatEvents.map(\.eventName) == ["impression"] })
         try await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
-        #expect(f.sandbox.records.growthcatBatches == 2)
-        #expect(await f.client.pendingEventCount == 0)
+        #expect(await eventually { f.sandbox.records.growthcatBatches == 2 })
+        #expect(await eventually { await f.client.pendingEventCount == 0 })
         await f.close()
     }
 
@@ -222,7 +223,9 @@ struct GrowthCatEventTests {
         }
         #expect(f.sandbox.records.growthcatEvents.isEmpty)
         try await f.client.trackAdEvent(.videoComplete, for: ad, placementKey: "video_break")
-        #expect(f.sandbox.records.growthcatEvents.count == 10, "the 10th event flushes the batch")
+        #expect(
+            await eventually { f.sandbox.records.growthcatEvents.count == 10 }, "the 10th event flushes the batch")
+        #expect(await eventually { await f.client.pendingEventCount == 0 })
         try await f.client.trackAdEvent(.adClosed, for: ad, placementKey: "video_break")
         await f.clock.waitForSleepers(1)
         await f.clock.advance(by: .seconds(30))
@@ -248,7 +251,8 @@ struct GrowthCatEventTests {
         await f.sandbox.shutdown()
         for _ in 0..<3 { try await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete") }
         #expect(await f.client.pendingEventCount == 3)
-        #expect(await f.client.isOffline)
+        #expect(await eventually { await f.client.isOffline })
+        await f.client.deliveryIdle()
         var configuration = SandboxConfiguration()
         configuration.port = port
         let back = try await DemandSandbox.start(configuration: configuration)
@@ -521,14 +525,20 @@ struct GrowthCatDeliveryTests {
         var received: [[String]] { log.batches }
     }
 
+    func configuration(_ server: EventServer, _ path: String) -> GrowthCatClient.Configuration {
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: "gc_test_x", baseURL: server.server.baseURL, eventQueuePath: path)
+        configuration.retryJitter = 0  // exact back-off delays
+        return configuration
+    }
+
     func client(_ server: EventServer, clock: any AdClock = SystemAdClock(), path: String = queuePath()) throws -> (
         GrowthCatClient, CurlHTTPClient
     ) {
         let curl = CurlHTTPClient()
         return (
             try GrowthCatClient(
-                configuration: .init(apiKey: "gc_test_x", baseURL: server.server.baseURL, eventQueuePath: path),
-                http: curl, clock: clock), curl
+                configuration: configuration(server, path), http: curl, clock: clock), curl
         )
     }
 
@@ -537,7 +547,8 @@ struct GrowthCatDeliveryTests {
         let (c, curl) = try client(server)
         let ad = try #require(try await c.loadAd(placementKey: "p"))
         try await c.trackAdEvent(.impression, for: ad, placementKey: "p")
-        #expect(await c.pendingEventCount == 0)
+        #expect(await eventually { await c.pendingEventCount == 0 })
+        await c.deliveryIdle()
         #expect(server.received.count == 1, "sent once, never retried")
         await curl.shutdown()
         server.server.stop()
@@ -610,7 +621,8 @@ struct GrowthCatRecoveryTests {
         let port = f.sandbox.port
         await f.sandbox.shutdown()
         try await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
-        #expect(await f.client.isOffline)
+        #expect(await eventually { await f.client.isOffline })
+        await f.client.deliveryIdle()
         #expect(await f.client.pendingEventCount == 1)
         var configuration = SandboxConfiguration()
         configuration.port = port

@@ -81,7 +81,7 @@ struct DurableQueueTests {
         #expect(CLIConfiguration.stateDirectory(environment: [:]) == nil)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString)").path
         let path = try CLIConfiguration.defaultQueuePath(networkID: "gc/1", environment: ["XDG_STATE_HOME": state])
-        #expect(path == state + "/mediate/gc_1-events.sqlite")
+        #expect(path.hasPrefix(state + "/mediate/gc_1-") && path.hasSuffix("-events.sqlite"))
     }
 
     /// A second run after an offline one delivers the first run's events (ids are stable across retries: the
