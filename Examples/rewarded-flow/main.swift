@@ -1,7 +1,7 @@
 // A rewarded ad from GrowthCat against the demand sandbox, end to end, with core types only once the network exists:
-// load, present full screen on a manual clock (the renderer's signals: render, playback progress and end; the impression,
-// video quartiles from the played position, the close button held back until the minimum view time, the reward
-// validated with the server), close, and the events flushed (queued, then delivered). Prints each step.
+// load, present full screen on a manual clock (the renderer's signals: render, playback progress and end; the
+// impression, video quartiles from the played position, the close button held back until the minimum view time, the
+// reward validated with the server), close, and the events flushed (queued, then delivered). Prints each step.
 import AdMediation
 import AdMediationTesting
 import CurlTransport

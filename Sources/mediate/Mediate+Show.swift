@@ -7,8 +7,8 @@ import MediateKit
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Load, then drive the ad's presentation headlessly (render, playback, optional click, close); print what was "
-            + "queued, delivered or not sent."
+            "Load, then drive the ad's presentation headlessly (render, playback, optional click, close); "
+            + "print what was queued, delivered or not sent."
     )
 
     @OptionGroup var options: ConfigOptions
