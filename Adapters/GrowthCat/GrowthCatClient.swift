@@ -336,14 +336,16 @@ public actor GrowthCatClient {
     /// Throws for hard errors (401, 429, 5xx, unreadable answers).
     /// `timeout` bounds the whole load, retries included: a 5xx is retried (at most `maxServerRetries` times, with
     /// exponential back-off) only while the next attempt can start before it runs out.
+    /// `format` is how the app will show the ad: an ad whose `placement` is null is checked against the server's
+    /// `formats` allow-list as that format (without it, such an ad is served only when no allow-list applies).
     public func loadAd(
-        placementKey: String, appUserID: String? = nil, sessionID: String? = nil,
+        placementKey: String, format: GrowthCatAdFormat? = nil, appUserID: String? = nil, sessionID: String? = nil,
         privacy: PrivacySignals = PrivacySignals(), timeout: Duration? = nil
     ) async throws(AdError) -> GrowthCatAd? {
         try await load(
             cacheKey: "catalog:\(placementKey)", path: "/v1/ads/catalog",
             query: [("placement_key", placementKey)], appUserID: appUserID, sessionID: sessionID, privacy: privacy,
-            deadline: timeout.map { clock.now + $0 })
+            requiredFormat: format, deadline: timeout.map { clock.now + $0 })
     }
 
     /// Loads an ad by format (`/v1/ads/serve?format=`), with the same nil rules.
@@ -504,10 +506,20 @@ public actor GrowthCatClient {
     {
         ads.first { ad in
             guard ["image", "video", "app_store"].contains(ad.creativeType) else { return false }
+            // An App Store install needs what StoreKit needs: an app id and a known presentation (spec: "`store_kit`
+            // present, `presentation` is `overlay` or `product_view`").
+            if ad.creativeType == "app_store" {
+                guard let id = ad.appStoreID, !id.isEmpty,
+                    let presentation = ad.storePresentation, ["overlay", "product_view"].contains(presentation)
+                else { return false }
+            }
             // A token a reward validation spent is never handed out again (the server refuses it a second time).
             if !spentRewardTokens.isEmpty && spentRewardTokens.contains(ad.token) { return false }
-            let adFormat = ad.format ?? format
-            if let allowed = bootstrap?.adsConfig.formats, let adFormat, !allowed.contains(adFormat) { return false }
+            // The server's allow-list applies to every ad: one without a placement counts as the requested format,
+            // and one whose format is not known at all is not served under an allow-list.
+            if let allowed = bootstrap?.adsConfig.formats {
+                guard let adFormat = ad.format ?? format, allowed.contains(adFormat) else { return false }
+            }
             return true
         }
     }

@@ -50,8 +50,8 @@ public struct GrowthCatNetwork: AdNetwork {
             ad = try await withThrowingTaskGroup(of: GrowthCatAd?.self) { group in
                 group.addTask {
                     try await client.loadAd(
-                        placementKey: request.placement, appUserID: request.userID, sessionID: request.sessionID,
-                        privacy: request.privacy, timeout: request.timeout)
+                        placementKey: request.placement, format: wanted, appUserID: request.userID,
+                        sessionID: request.sessionID, privacy: request.privacy, timeout: request.timeout)
                 }
                 if let timeout = request.timeout {
                     group.addTask {
@@ -82,11 +82,13 @@ public struct GrowthCatNetwork: AdNetwork {
         fields["cta_text"] = ad.ctaText
         fields["store_presentation"] = ad.storePresentation
         fields["local_asset_file"] = ad.localAssetFile?.path
+        var creative = AdCreative(id: ad.creativeID, kind: ad.creativeType, assetURL: ad.assetURL, fields: fields)
+        creative.disclosureLabel = ad.sponsoredLabel
         let now = clock.now
         return .filled(
             LoadedAd(
                 networkID: id, placement: request.placement, format: request.format,
-                creative: AdCreative(id: ad.creativeID, kind: ad.creativeType, assetURL: ad.assetURL, fields: fields),
+                creative: creative,
                 ecpm: ad.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }, loadedAt: now, expiresAt: now + adTTL,
                 adapterData: ad,
                 reporter: Reporter(

@@ -117,6 +117,9 @@ public struct GrowthCatAd: Sendable, Hashable {
     public var format: GrowthCatAdFormat? { placement?.format }
     /// Rewarded ad.
     public var isRewarded: Bool { placement?.rewardEnabled == true }
+    /// The disclosure every GrowthCat ad shows, banners included (the seed: "Every ad format shows a visible
+    /// 'Sponsored' label — required by App Store policy").
+    public var sponsoredLabel: String { "Sponsored" }
 }
 
 /// Events the app may fire (never `reward_validated`: the server records it).

@@ -18,6 +18,9 @@ public struct AdCreative: Hashable, Sendable {
     public var height: Int?
     /// Further text fields (title, sponsor, call to action, …).
     public var fields: [String: String]
+    /// A disclosure the app must show with the ad, whatever its format (GrowthCat: "Sponsored", on every format by
+    /// App Store policy); nil when the network asks for none. Set it after creating the creative.
+    public var disclosureLabel: String? = nil
 
     /// Creates a creative.
     public init(
