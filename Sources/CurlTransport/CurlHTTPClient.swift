@@ -15,6 +15,9 @@ import Tracing
 /// - TLS peer and host verification is always on. Plain `http://` is allowed only to loopback hosts unless
 ///   ``Configuration/allowInsecureHTTP`` is set. Environment proxies are ignored; only ``Configuration/proxy`` is used.
 /// - Bodies are decoded from gzip/deflate/br/zstd and never buffered past ``Configuration/maxResponseBytes``.
+/// - Response headers are read once, line by line as they arrive, and capped in count and bytes
+///   (``Configuration/maxResponseHeaderCount``, ``Configuration/maxResponseHeaderBytes``): no response makes the
+///   engine thread work more than linearly, so one server cannot stall the other requests of the process.
 /// - SIGPIPE is ignored process-wide (required by libcurl with `NOSIGNAL`).
 public final class CurlHTTPClient: HTTPClient {
     /// Settings of a client. Every field has a default.
@@ -25,6 +28,14 @@ public final class CurlHTTPClient: HTTPClient {
         public var connectTimeout: Duration = .seconds(10)
         /// Largest response body accepted; larger responses fail with `responseTooLarge`. Default 8 MiB.
         public var maxResponseBytes: Int = 8 << 20
+        /// Most header fields one response may carry (folded and trailer lines count as fields); a response with
+        /// more fails with `responseTooLarge` as soon as the first field over the cap arrives, before it is
+        /// stored. Default 256.
+        public var maxResponseHeaderCount: Int = 256
+        /// Most bytes of header lines (status lines included) one transfer may receive over all its responses
+        /// (redirects and interim responses included); past it the transfer fails with `responseTooLarge`.
+        /// Default 64 KiB.
+        public var maxResponseHeaderBytes: Int = 64 << 10
         /// Redirects followed before failing with `tooManyRedirects`. Default 5; 0 disables following.
         public var maxRedirects: Int = 5
         /// Connections per host; requests beyond it queue (their deadlines still apply). Default unlimited.

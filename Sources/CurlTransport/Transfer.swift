@@ -53,12 +53,29 @@ final class Transfer: @unchecked Sendable {
     var headerList: UnsafeMutablePointer<curl_slist>?
     var body = Data()
     var tooLarge = false
+    /// The header fields of the latest response, collected by ``receiveHeaderLine(_:)`` as they arrive.
+    var headerFields: [(String, String)] = []
+    /// Header fields of the latest response so far (against ``maxHeaderCount``).
+    var headerCount = 0
+    /// Bytes of header lines over every response of the transfer (against ``maxHeaderBytes``).
+    var headerBytes = 0
+    /// The blank line ending the latest response's head arrived: later lines are trailers (counted, not kept).
+    var headDone = false
+    /// The header cap stopped the transfer.
+    var headersTooLarge = false
+    let maxHeaderCount: Int
+    let maxHeaderBytes: Int
     /// Set by the engine thread when the transfer is finished (its handle reset, its caller about to be resumed).
     var finished = false
     var continuation: UnsafeContinuation<HTTPResponse, any Error>?
 
-    init(handle: EasyHandle, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, method: String, host: String) {
+    init(
+        handle: EasyHandle, deadlineNanos: UInt64, timeout: Duration, maxBytes: Int, maxHeaderCount: Int,
+        maxHeaderBytes: Int, method: String, host: String
+    ) {
         self.handle = handle
+        self.maxHeaderCount = maxHeaderCount
+        self.maxHeaderBytes = maxHeaderBytes
         self.deadlineNanos = deadlineNanos
         self.timeout = timeout
         self.maxBytes = maxBytes
@@ -76,6 +93,72 @@ final class Transfer: @unchecked Sendable {
         let text = String(cString: errorBuffer)
         return text.isEmpty ? "" : text
     }
+}
+
+extension Transfer {
+    /// Takes one header line from libcurl (status line, field, folded continuation, blank line or trailer), in
+    /// time linear in its length; false stops the transfer (CURLE_WRITE_ERROR) once the count or byte cap is passed,
+    /// before the line is stored. A status line starts a new response (a redirect or an interim one): only the last
+    /// response's fields are kept, as `curl_easy_nextheader` with `CURLH_HEADER` and request -1 reported them.
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        let (bytes, overflow) = headerBytes.addingReportingOverflow(line.count)
+        guard !overflow, bytes <= maxHeaderBytes else {
+            headersTooLarge = true
+            return false
+        }
+        headerBytes = bytes
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        let text = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if text.isEmpty {
+            headDone = true
+            return true
+        }
+        if text.starts(with: "HTTP/".utf8) {
+            headerFields.removeAll(keepingCapacity: true)
+            headerCount = 0
+            headDone = false
+            return true
+        }
+        guard headerCount < maxHeaderCount else {
+            headersTooLarge = true
+            return false
+        }
+        headerCount += 1
+        if headDone { return true }  // a trailer
+        if let first = text.first, first == 0x20 || first == 0x09 {
+            // An obsolete folded line continues the previous field's value (joined with one space, as libcurl does).
+            guard !headerFields.isEmpty else { return true }
+            let more = Self.trimmed(text)
+            if !more.isEmpty {
+                headerFields[headerFields.count - 1].1 += " " + String(decoding: more, as: UTF8.self)
+            }
+            return true
+        }
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: text[0..<colon]), as: UTF8.self)
+        let value = Self.trimmed(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))
+        headerFields.append((name, String(decoding: value, as: UTF8.self)))
+        return true
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+}
+
+/// Receives each header line from libcurl as it arrives; see ``Transfer/receiveHeaderLine(_:)``.
+let curlHeaderCallback: curl_write_callback = { pointer, size, count, userdata in
+    guard let pointer, let userdata else { return 0 }
+    let (length, overflow) = size.multipliedReportingOverflow(by: count)
+    guard !overflow else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: length)) ? length : 0
 }
 
 /// Receives body bytes from libcurl; stops the transfer (short count → CURLE_WRITE_ERROR) at the size cap.

@@ -1,0 +1,89 @@
+import AdMediation
+import AdMediationTesting
+import CurlTransport
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// One server that answers with a flood of response headers must not hold the engine thread: the other requests of
+/// the process keep their latency, and the flood ends with a clear error (issue 31, item 1).
+@Suite("Header flood isolation", .timeLimit(.minutes(2)))
+struct HeaderFloodTests {
+    /// 60 000 headers of 5 bytes (`h: ` and CRLF): 300 000 bytes, just under libcurl's own 300 KiB cap.
+    static let floodHeaders = [(String, String)](repeating: ("h", ""), count: 60_000)
+
+    @Test func aHeaderFloodNeitherStallsOtherRequestsNorHangs() async throws {
+        let flood = try LoopbackHTTPServer { _ in .respond(.init(headers: Self.floodHeaders, body: Array("x".utf8))) }
+        defer { flood.stop() }
+        try await withServer({ _ in .respond(.text("ok")) }) { good, client in
+            // Warm the good line (connection set up) so its latency alone is one loopback round trip.
+            _ = try await client.send(HTTPRequest(url: good.baseURL + "/"))
+            let floodEnded = Flag()
+            let floodTask = Task {
+                defer { floodEnded.set() }
+                return await transportError {
+                    try await client.send(HTTPRequest(url: flood.baseURL, timeout: .seconds(60)))
+                }
+            }
+            // Good requests back to back while the flood is received and processed, until it ends or a deadline.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var worst = Duration.zero
+            var sent = 0
+            repeat {
+                let start = ContinuousClock.now
+                let response = try await client.send(HTTPRequest(url: good.baseURL + "/", timeout: .seconds(30)))
+                #expect(response.status == 200)
+                worst = max(worst, ContinuousClock.now - start)
+                sent += 1
+            } while !floodEnded.isSet && ContinuousClock.now < deadline
+            let error = await floodTask.value
+            #expect(sent > 0)
+            #expect(worst < .seconds(1), "a good request waited \(worst) while another line's headers were read")
+            #expect(error?.code == .responseTooLarge, "the flood ends with a clear error: \(String(describing: error))")
+        }
+    }
+
+    @Test func aResponseWithExactlyTheCapOfHeadersIsReadWhole() async throws {
+        let configuration = CurlHTTPClient.Configuration()
+        let count = configuration.maxResponseHeaderCount - 1  // the server adds Content-Length
+        let headers = (0..<count).map { ("X-H\($0)", "v\($0)") }
+        try await withServer(configuration: configuration, { _ in .respond(.init(headers: headers)) }) {
+            server, client in
+            let response = try await client.send(HTTPRequest(url: server.baseURL))
+            #expect(response.headers.values(for: "X-H0") == ["v0"])
+            #expect(response.headers.values(for: "X-H\(count - 1)") == ["v\(count - 1)"])
+        }
+    }
+
+    @Test func tooManyHeaderBytesFailAsResponseTooLarge() async throws {
+        var configuration = CurlHTTPClient.Configuration()
+        configuration.maxResponseHeaderBytes = 1024
+        let headers = [("X-Big", String(repeating: "a", count: 2000))]
+        try await withServer(configuration: configuration, { _ in .respond(.init(headers: headers)) }) {
+            server, client in
+            let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL)) }
+            #expect(error?.code == .responseTooLarge)
+        }
+    }
+
+    @Test func onlyTheFinalResponsesHeadersAreKeptAcrossARedirect() async throws {
+        try await withServer({ request in
+            request.path == "/start"
+                ? .respond(.init(status: 302, headers: [("Location", "/end"), ("X-First", "1")]))
+                : .respond(.init(headers: [("X-Final", "a"), ("X-Final", "b")]))
+        }) { server, client in
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/start"))
+            #expect(response.status == 200)
+            #expect(response.headers["X-First"] == nil)
+            #expect(response.headers.values(for: "X-Final") == ["a", "b"])
+        }
+    }
+}
+
+/// A one-way flag shared with a task.
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}
