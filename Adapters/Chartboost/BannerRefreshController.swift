@@ -20,16 +20,39 @@ public struct BannerRefreshPolicy: Sendable, Hashable {
     public var backoffInterval: Duration
     /// Load the next ad right after an impression, so it is ready when the timer fires. Default true.
     public var preloadAfterImpression: Bool
+    /// The shortest time between the start of one load and a refresh's load (timer, click, replacing an expired
+    /// ad); at least 1 s whatever is set. It is also the first back-off after a fill that arrives already expired,
+    /// doubled by each consecutive one up to ``backoffInterval``. Default 2 s.
+    public var minimumLoadInterval: Duration
 
     /// Creates a policy.
     public init(
         interval: Duration = .seconds(30), failuresBeforeBackoff: Int = 4, backoffInterval: Duration = .seconds(240),
-        preloadAfterImpression: Bool = true
+        preloadAfterImpression: Bool = true, minimumLoadInterval: Duration = .seconds(2)
     ) {
         self.interval = interval
         self.failuresBeforeBackoff = failuresBeforeBackoff
         self.backoffInterval = backoffInterval
         self.preloadAfterImpression = preloadAfterImpression
+        self.minimumLoadInterval = minimumLoadInterval
+    }
+
+    /// The minimum load interval in force: ``minimumLoadInterval``, at least 1 s.
+    public var effectiveMinimumLoadInterval: Duration { max(minimumLoadInterval, .seconds(1)) }
+
+    /// The wait before the next load after `count` consecutive fills that arrived already expired (count ≥ 1):
+    /// ``effectiveMinimumLoadInterval`` doubled per fill after the first, at most ``backoffInterval`` (but never
+    /// under the minimum interval).
+    public func unusableFillBackoff(after count: Int) -> Duration {
+        let base = effectiveMinimumLoadInterval
+        let cap = max(base, backoffInterval)
+        var wait = base
+        var doublings = max(0, count - 1)
+        while doublings > 0 && wait < cap {
+            wait = wait > cap / 2 ? cap : wait * 2
+            doublings -= 1
+        }
+        return min(wait, cap)
     }
 
     /// The interval in force: nil (refresh off) under 10 s, at most 240 s.
@@ -47,6 +70,8 @@ struct BannerRefreshMachine: Sendable {
         case armTimer(AdInstant)
         case cancelTimer
         case discard(LoadedAd)
+        /// A fill arrived already expired and was discarded; no load starts before `retryAfter` from now.
+        case unusableFill(LoadedAd, retryAfter: Duration)
     }
 
     let policy: BannerRefreshPolicy
@@ -62,6 +87,12 @@ struct BannerRefreshMachine: Sendable {
     private(set) var clickHolds = 0
     /// The timer fired (or a click asked for a refresh) while nothing was ready: show the next load at once.
     private var showWhenLoaded = false
+    /// When the latest load started.
+    private(set) var lastLoadStart: AdInstant?
+    /// Consecutive fills that arrived already expired (reset by a usable fill).
+    private(set) var consecutiveUnusableFills = 0
+    /// No refresh load starts before this instant (the back-off after an unusable fill).
+    private var backoffUntil: AdInstant?
 
     init(policy: BannerRefreshPolicy) { self.policy = policy }
 
@@ -75,7 +106,7 @@ struct BannerRefreshMachine: Sendable {
             preloaded = initial
             return isPaused ? [] : showPreloaded(at: now)
         }
-        return requestLoad()
+        return requestLoad(at: now)
     }
 
     /// Starts with an ad already on screen (shown and its impression logged): the next refresh comes after a full
@@ -85,13 +116,30 @@ struct BannerRefreshMachine: Sendable {
         started = true
         showWhenLoaded = false
         guard let interval = policy.effectiveInterval else { return [] }
-        return arm(after: interval, at: now) + impressionRecorded()
+        return arm(after: interval, at: now) + impressionRecorded(at: now)
     }
 
-    private mutating func requestLoad() -> [Action] {
+    /// Starts a load, unless one runs. `paced` (every load but the preload after an impression, which happens once
+    /// per ad shown): a load sooner than the minimum interval after the previous one, or within the back-off of an
+    /// unusable fill, is put off — the refresh timer is armed for the earliest allowed instant, and its refresh
+    /// loads and shows.
+    private mutating func requestLoad(at now: AdInstant, paced: Bool = true) -> [Action] {
         if loading { return [] }
+        if paced, let earliest = earliestLoad, now < earliest {
+            showWhenLoaded = true
+            return arm(after: earliest - now, at: now)
+        }
         loading = true
+        lastLoadStart = now
         return [.load]
+    }
+
+    /// The earliest instant a paced load may start.
+    private var earliestLoad: AdInstant? {
+        let afterLast = lastLoadStart.map { $0 + policy.effectiveMinimumLoadInterval }
+        guard let backoffUntil else { return afterLast }
+        guard let afterLast else { return backoffUntil }
+        return max(afterLast, backoffUntil)
     }
 
     mutating func loadFinished(_ ad: LoadedAd?, at now: AdInstant) -> [Action] {
@@ -104,6 +152,20 @@ struct BannerRefreshMachine: Sendable {
                 after: consecutiveFailures >= policy.failuresBeforeBackoff ? policy.backoffInterval : interval, at: now)
         }
         consecutiveFailures = 0
+        if ad.isExpired(at: now) {
+            // Unusable on arrival: never shown; the next load backs off exponentially (bounded), and the running
+            // refresh timer (if any) stays — its refresh is paced by the back-off.
+            consecutiveUnusableFills += 1
+            let wait = policy.unusableFillBackoff(after: consecutiveUnusableFills)
+            backoffUntil = now + wait
+            var actions: [Action] = [.unusableFill(ad, retryAfter: wait)]
+            if showWhenLoaded, deadline == nil, remaining == nil {
+                actions += arm(after: wait, at: now)
+            }
+            return actions
+        }
+        consecutiveUnusableFills = 0
+        backoffUntil = nil
         var actions: [Action] = []
         if let old = preloaded { actions.append(.discard(old)) }
         preloaded = ad
@@ -119,7 +181,7 @@ struct BannerRefreshMachine: Sendable {
         if ad.isExpired(at: now) {
             // A preloaded ad past its expiry is never shown: discard it and show the next one when it arrives.
             showWhenLoaded = true
-            return [.discard(ad)] + requestLoad()
+            return [.discard(ad)] + requestLoad(at: now)
         }
         showWhenLoaded = false
         var actions: [Action] = [.show(ad)]
@@ -134,9 +196,9 @@ struct BannerRefreshMachine: Sendable {
     }
 
     /// The impression of the ad just shown was recorded: preload the next one.
-    mutating func impressionRecorded() -> [Action] {
+    mutating func impressionRecorded(at now: AdInstant) -> [Action] {
         guard policy.preloadAfterImpression, policy.effectiveInterval != nil, preloaded == nil else { return [] }
-        return requestLoad()
+        return requestLoad(at: now, paced: false)
     }
 
     mutating func timerFired(at now: AdInstant) -> [Action] {
@@ -151,7 +213,7 @@ struct BannerRefreshMachine: Sendable {
         showWhenLoaded = true
         var actions: [Action] = [.cancelTimer]
         deadline = nil
-        actions += requestLoad()
+        actions += requestLoad(at: now)
         return actions
     }
 
@@ -183,7 +245,7 @@ struct BannerRefreshMachine: Sendable {
         if !isPaused { return self.refresh(at: now) }
         // Still paused for another reason: the refresh shows when that lifts.
         showWhenLoaded = true
-        return preloaded == nil ? requestLoad() : []
+        return preloaded == nil ? requestLoad(at: now) : []
     }
 
     private mutating func stopTimer(at now: AdInstant) -> [Action] {
@@ -217,7 +279,10 @@ struct BannerRefreshMachine: Sendable {
 /// Keeps a banner slot filled: loads, shows, reports impressions, and refreshes on a timer with the Chartboost
 /// rules (default 30 s, under 10 s off, over 240 s clamped; refresh after a click; paused while hidden,
 /// backgrounded or covered, resuming with the remaining time; 240 s back-off after 4 consecutive failures;
-/// the next ad preloaded after an impression). Generic over any ``AdNetwork``, so it refreshes through a
+/// the next ad preloaded after an impression; a refresh's load never sooner than the policy's minimum load interval
+/// after the previous load started; a fill that arrives already expired is discarded with an
+/// ``Event/unusableFill(adID:reason:retryAfter:)`` event and the next load backs off exponentially, bounded by the
+/// back-off interval). Generic over any ``AdNetwork``, so it refreshes through a
 /// ``Mediator`` as well as through one network. All time comes from the injected clock.
 public actor BannerRefreshController {
     /// What happened, in order.
@@ -238,6 +303,10 @@ public actor BannerRefreshController {
         case impression(adID: String)
         /// Logging the impression of the ad shown failed.
         case impressionFailed(adID: String, String)
+        /// A fill was unusable (`reason`: it arrived already expired) and was discarded unshown; no load starts
+        /// before `retryAfter` (the minimum load interval, doubled by each consecutive unusable fill, bounded by the
+        /// policy's back-off interval).
+        case unusableFill(adID: String, reason: String, retryAfter: Duration)
     }
 
     /// An event with the error behind it, for the banner's delegate (which passes on the real code: no fill,
@@ -471,6 +540,9 @@ public actor BannerRefreshController {
                 timer = nil
             case .discard(let ad):
                 ad.invalidate()
+            case .unusableFill(let ad, let wait):
+                ad.invalidate()
+                emit(.unusableFill(adID: ad.creative.id, reason: "expired on arrival", retryAfter: wait))
             }
         }
     }
@@ -494,7 +566,7 @@ public actor BannerRefreshController {
         } else {
             emit(.impression(adID: ad.creative.id))
         }
-        perform(machine.impressionRecorded())
+        perform(machine.impressionRecorded(at: clock.now))
     }
 
     private func fire(generation: Int) {

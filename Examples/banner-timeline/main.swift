@@ -32,6 +32,8 @@ var printed = 0
         case .clicked(let id): print("\(time())  clicked \(id)")
         case .impression(let id): print("\(time())  impression logged for \(id)")
         case .impressionFailed(let id, let why): print("\(time())  impression of \(id) failed: \(why)")
+        case .unusableFill(let id, let why, let wait):
+            print("\(time())  fill \(id) unusable (\(why)); next load in \(Int(wait.seconds))s at the earliest")
         }
     }
     printed = history.count
