@@ -152,10 +152,9 @@ struct Load: AsyncParsableCommand {
                 withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print(
-                "\(placement): "
-                    + "\(filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill")"
-            )
+            // Human output: every line escaped (ad ids, reasons and messages come from servers).
+            let result = filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
+            print(TerminalText.escaped("\(placement): \(result)"))
             for entry in trace {
                 let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
                 var line =
@@ -165,7 +164,7 @@ struct Load: AsyncParsableCommand {
                 if let error = entry["error"] as? [String: String] {
                     line += "  \(error["code"] ?? ""): \(error["message"] ?? "")"
                 }
-                print(line)
+                print(TerminalText.escaped(line))
             }
             for entry in bids {
                 let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
@@ -179,7 +178,7 @@ struct Load: AsyncParsableCommand {
                         ? String(format: "  won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
                         : "  lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
                 }
-                print(line)
+                print(TerminalText.escaped(line))
             }
         }
     }

@@ -50,7 +50,7 @@ struct Show: AsyncParsableCommand {
             print(
                 json
                     ? #"{"placement":"\#(placement)","filled":false,"events":[]}"#
-                    : "\(placement): no fill, nothing shown")
+                    : TerminalText.escaped("\(placement): no fill, nothing shown"))
             throw ExitCode(1)
         }
         // Core types only: the adapter's own rules decide the events, the close button and the reward.
@@ -117,16 +117,20 @@ struct Show: AsyncParsableCommand {
                 withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))")
-            for entry in shown.log { print(String(format: "  t=%5.1fs  ", seconds(entry.at)) + "\(entry)") }
+            // Human output: every line escaped (ad ids, log entries and errors carry server text).
+            let heading = "\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))"
+            print(TerminalText.escaped(heading))
+            for entry in shown.log {
+                print(String(format: "  t=%5.1fs  ", seconds(entry.at)) + TerminalText.escaped("\(entry)"))
+            }
             if let reward {
                 let granted = "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")"
                 let refused = "not granted (\(reward["error"] ?? "the server refused it"))"
-                print("  reward: \(reward["validated"] as? Bool == true ? granted : refused)")
+                print(TerminalText.escaped("  reward: \(reward["validated"] as? Bool == true ? granted : refused)"))
             } else {
                 print("  reward: none (not a rewarded ad)")
             }
-            if let delivery = delivery as? String { print("  delivery incomplete: \(delivery)") }
+            if let delivery = delivery as? String { print(TerminalText.escaped("  delivery incomplete: \(delivery)")) }
         }
         if failures > 0 { throw ExitCode(1) }
     }

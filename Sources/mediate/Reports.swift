@@ -113,6 +113,8 @@ enum Reports {
                 ])
             }
         }
+        // Names and error codes may come from outside: escaped before the widths are measured.
+        rows = rows.map { $0.map(TerminalText.escaped) }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
