@@ -140,23 +140,17 @@ public final class EventQueueStore: Sendable {
         var outcome = AppendOutcome()
         while true {
             do {
-                let (dropped, count) = try await db.write { db -> (Int, Int) in
+                try await db.write { db in
                     try db.execute(
                         sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)",
                         arguments: [eventID, payload])
-                    var dropped = 0
-                    if let cap {
-                        try db.execute(
-                            sql: """
-                                DELETE FROM event_queue WHERE sequence IN (
-                                    SELECT sequence FROM event_queue ORDER BY sequence DESC LIMIT -1 OFFSET ?)
-                                """, arguments: [max(0, cap)])
-                        dropped = db.changesCount
-                    }
-                    return (dropped, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM event_queue") ?? 0)
                 }
-                outcome.droppedForCap += dropped
-                outcome.count = count
+                // The event is stored. Trimming to the cap is a second step: if it fails (a locked or failing disk),
+                // the queue is over its cap until the next append, but the event the caller handed over is kept.
+                if let cap {
+                    outcome.droppedForCap += (try? await trim(to: cap)) ?? 0
+                }
+                outcome.count = (try? await count()) ?? 0
                 return outcome
             } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
                 // Make room: drop the oldest tenth (at least one), in its own transaction, then try again.
@@ -179,6 +173,18 @@ public final class EventQueueStore: Sendable {
             } catch {
                 throw StorageError("append", error)
             }
+        }
+    }
+
+    /// Drops the oldest events beyond `cap`; returns how many went.
+    private func trim(to cap: Int) async throws -> Int {
+        try await db.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM event_queue WHERE sequence IN (
+                        SELECT sequence FROM event_queue ORDER BY sequence DESC LIMIT -1 OFFSET ?)
+                    """, arguments: [max(0, cap)])
+            return db.changesCount
         }
     }
 

@@ -84,7 +84,9 @@ final class ChaosGrowthCat: Sendable {
             } else if s.faultRate > 0, Double.random(in: 0..<1, using: &s.rng) < s.faultRate {
                 switch Int.random(in: 0..<4, using: &s.rng) {
                 case 0: return json(503, "{}")
-                case 1: return json(429, "{}", [("Retry-After", "1")])
+                // 429 with Retry-After on event batches (a rate-limited catalog only fails loads for a second).
+                case 1 where path.hasSuffix("/ads/events"): return json(429, "{}", [("Retry-After", "1")])
+                case 1: return json(503, "{}")
                 case 2: return .closeWithoutResponse
                 default: return .respond(.init(status: 503, body: [], delay: .milliseconds(400)))  // past the timeout
                 }
@@ -196,6 +198,7 @@ struct DeliveryChaosTests {
             } catch {
                 // Not acknowledged: the caller was told (a storage error), so it is not owed a delivery.
             }
+            if ProcessInfo.processInfo.environment["CHAOS_DEBUG"] != nil, n % 1000 == 0 { print("event \(n)") }
             let roll = Int.random(in: 0..<1000, using: &rng)
             switch roll {
             case 0..<4:  // a failed delete begins or ends (a locked or full disk between append and delete)
@@ -220,6 +223,7 @@ struct DeliveryChaosTests {
                 }
                 corruptRows += 1
             case 6..<8:  // the app restarts: a new client on the same queue file
+                if ProcessInfo.processInfo.environment["CHAOS_DEBUG"] != nil { print("restart \(k) at \(n)") }
                 await networks[k].client.shutdown()
                 networks[k].client = try Self.makeClient(
                     networks[k].server, path: networks[k].path, http: http, metrics: networks[k].metrics)
@@ -228,8 +232,11 @@ struct DeliveryChaosTests {
             }
             if n % viewEvery == 0 {
                 // A real view: load, watch, validate (the one 503 in three is the server's).
+                // The app asks again when a load fails under the faults (up to five times).
                 let client = networks[k].client
-                if let rewardedAd = try? await client.loadAd(placementKey: "p") {
+                var loaded: GrowthCatAd?
+                for _ in 0..<5 where loaded == nil { loaded = try? await client.loadAd(placementKey: "p") }
+                if let rewardedAd = loaded {
                     realViews += 1
                     let answer = try? await client.validateAdReward(
                         for: rewardedAd, appUserID: "u", sessionID: nil, viewedSeconds: 30, completed: true)
@@ -247,8 +254,9 @@ struct DeliveryChaosTests {
         let deadline = ContinuousClock.now + .seconds(120)
         for k in 0..<2 {
             while ContinuousClock.now < deadline {
-                _ = await networks[k].client.flushAdEvents()
+                let report = await networks[k].client.flushAdEvents()
                 if await networks[k].client.pendingEventCount == 0 { break }
+                if ProcessInfo.processInfo.environment["CHAOS_DEBUG"] != nil { print("drain \(k): \(report)") }
                 try await Task.sleep(for: .milliseconds(20))
             }
         }

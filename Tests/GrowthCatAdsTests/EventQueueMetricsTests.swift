@@ -19,6 +19,9 @@ struct EventQueueMetricsTests {
         configuration.logger = LogCapture().logger(label: "admediation.growthcat")
         configuration.metrics = metrics
         let client = try GrowthCatClient(configuration: configuration, http: curl, clock: ManualAdClock())
+        // The cap is for events queued offline (the seed): the client learns it is offline from a failed request.
+        _ = try? await client.refreshSDKConfig()
+        #expect(await client.isOffline)
         for _ in 0..<505 {
             try await client.trackAdEvent(.videoStart, for: gcAd(), placementKey: "p")
         }
