@@ -68,8 +68,10 @@ extension GrowthCatClient {
             eventsDropped(outcome.droppedForSpace, reason: "queue_bytes")
         }
         queueDepth(outcome.count)
+        // Offline, the periodic probe replays the queue: events do not hammer an unreachable server.
+        guard !isOffline else { return }
         if name.isImmediate || outcome.count >= configuration.batchSize || outcome.droppedForSpace > 0
-            || (!isOffline && outcome.count >= cap)
+            || outcome.count >= cap
         {
             requestDelivery()
         } else if batchTimer == nil && !isShutDown {
@@ -135,9 +137,16 @@ extension GrowthCatClient {
     @discardableResult
     public func flushAdEvents() async -> FlushReport {
         if let flushing { return await flushing.value }
-        let task = Task { await self.performFlush() }
+        let task = Task { await self.flushPass() }
         flushing = task
-        let report = await task.value
+        return await task.value
+    }
+
+    /// One flush and its bookkeeping, done before the flush's value is visible: a caller that joined the flush in
+    /// progress never sees it still marked as running, nor a failure whose back-off is not yet set (it would call
+    /// again at once, holding the actor, in a loop).
+    func flushPass() async -> FlushReport {
+        let report = await performFlush()
         flushing = nil
         switch report.stoppedBy {
         case nil:

@@ -206,7 +206,7 @@ struct DeliveryChaosTests {
                     try await queue.write { try $0.execute(sql: "DROP TRIGGER IF EXISTS no_delete") }
                     sabotage[k] = nil
                 } else {
-                    let queue = try DatabaseQueue(path: networks[k].path)
+                    let queue = try patientQueue(networks[k].path)
                     try await queue.write {
                         try $0.execute(
                             sql: "CREATE TRIGGER IF NOT EXISTS no_delete BEFORE DELETE ON event_queue "
@@ -216,7 +216,7 @@ struct DeliveryChaosTests {
                     sabotaged += 1
                 }
             case 4..<6:  // a corrupt row appears
-                let queue = try DatabaseQueue(path: networks[k].path)
+                let queue = try patientQueue(networks[k].path)
                 try await queue.write {
                     try $0.execute(
                         sql: "INSERT INTO event_queue (event_id, payload) VALUES (?, 42)", arguments: ["corrupt-\(n)"])

@@ -103,6 +103,14 @@ final class ScriptedGrowthCat: Sendable {
     var baseURL: String { server.baseURL }
 }
 
+/// A second connection to a queue file, as another process would open it: it waits for the client's write
+/// transactions instead of failing with "database is locked".
+func patientQueue(_ path: String) throws -> DatabaseQueue {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(10)
+    return try DatabaseQueue(path: path, configuration: configuration)
+}
+
 /// The error `body` threw, or nil.
 func thrownError<T>(_ body: () async throws -> T) async -> (any Error)? {
     do {
@@ -294,7 +302,7 @@ struct NothingLostTests {
         let clock = ManualAdClock()
         let (client, curl) = try scriptedClient(server, clock: clock, path: path)
         let ad = try #require(try await client.loadAd(placementKey: "p"))
-        let saboteur = try DatabaseQueue(path: path)
+        let saboteur = try patientQueue(path)
         try await saboteur.write { db in
             try db.execute(
                 sql: "CREATE TRIGGER no_delete BEFORE DELETE ON event_queue BEGIN SELECT RAISE(ABORT, 'disk full'); END"
@@ -434,7 +442,7 @@ struct NothingLostTests {
         let path = queuePath()
         let (client, curl) = try scriptedClient(server, path: path)
         let ad = try #require(try await client.loadAd(placementKey: "p"))
-        let other = try DatabaseQueue(path: path)
+        let other = try patientQueue(path)
         try await other.write { db in
             try db.execute(sql: "INSERT INTO event_queue (event_id, payload) VALUES ('bad-type', 42)")
             try db.execute(sql: "INSERT INTO event_queue (event_id, payload) VALUES ('not-json', x'00ff')")
