@@ -8,18 +8,6 @@ import Testing
 // the close button is available and which reward claim is due. Seeded random sequences drive both; every step is
 // compared, and the ledger's whole trace is checked against invariants that need no model at all.
 
-/// SplitMix64: a small seeded generator, so a failing sequence is reproduced from its seed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The four kinds of full-screen ad the issue names.
 private enum Kind: CaseIterable { case imageInterstitial, videoInterstitial, rewardedImage, rewardedVideo }
 
@@ -183,7 +171,7 @@ private struct Counts {
     var invariantChecks = 0
 }
 
-private func contractAndModel(_ kind: Kind, _ g: inout SeededGenerator) -> (FullScreenContract, ReferenceModel) {
+private func contractAndModel(_ kind: Kind, _ g: inout SplitMix64) -> (FullScreenContract, ReferenceModel) {
     let eachTap = Bool.random(using: &g)
     let clicks: FullScreenContract.Clicks = eachTap ? .eachTap : .oncePerAd
     let lengthMs: Int64? = Bool.random(using: &g) ? Int64.random(in: 1...15, using: &g) * 4000 : nil
@@ -223,7 +211,7 @@ private func contractAndModel(_ kind: Kind, _ g: inout SeededGenerator) -> (Full
     }
 }
 
-private func randomStep(_ g: inout SeededGenerator, played: inout Int64) -> Step {
+private func randomStep(_ g: inout SplitMix64, played: inout Int64) -> Step {
     switch Int.random(in: 0..<100, using: &g) {
     case 0..<8: return .signal(.renderBegan)
     case 8..<16: return .signal(.playbackStarted)
@@ -245,7 +233,7 @@ private func randomStep(_ g: inout SeededGenerator, played: inout Int64) -> Step
 
 /// Runs one seeded sequence; records a test issue on the first divergence.
 private func runSequence(seed: UInt64, counts: inout Counts) -> Bool {
-    var g = SeededGenerator(state: seed)
+    var g = SplitMix64(seed: seed)
     let kind = Kind.allCases[Int.random(in: 0..<Kind.allCases.count, using: &g)]
     let (contract, start) = contractAndModel(kind, &g)
     var model = start

@@ -11,18 +11,6 @@ import Testing
 
 @testable import GrowthCatAds
 
-/// A deterministic random source (SplitMix64), so a chaos run is reproducible from its seed.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A GrowthCat server for one network that fails the way real ones do — 503, 429 with `Retry-After`, resets, slow
 /// answers past the client's timeout — at a chosen rate, and records what it accepted: each `sdk_event_id` (with the
 /// event's own number and network tag) and every request that carried another network's key or events.
@@ -41,7 +29,7 @@ final class ChaosGrowthCat: Sendable {
 
     final class Shared: Sendable {
         let state: Mutex<State>
-        init(seed: UInt64) { state = Mutex(State(rng: SplitMix64(state: seed))) }
+        init(seed: UInt64) { state = Mutex(State(rng: SplitMix64(seed: seed))) }
     }
 
     let tag: String
@@ -166,7 +154,7 @@ struct DeliveryChaosTests {
     @Test func everyAcknowledgedEventIsDeliveredOnceToItsOwnNetworkUnderRandomFaults() async throws {
         let scale = Self.scale
         let eventCount = 1000 * scale, viewCount = 100 * scale
-        var rng = SplitMix64(state: 0x5EED_0030)
+        var rng = SplitMix64(seed: 0x5EED_0030)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("chaos-\(UUID().uuidString)")
         let http = CurlHTTPClient()
         var networks: [Network] = []

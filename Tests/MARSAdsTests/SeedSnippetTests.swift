@@ -74,7 +74,7 @@ struct SeedSnippetTests {
             let dbPath = tempDB()
             // --- seed ---
             let cache = MozAdsCacheConfig(
-                dbPath: dbPath,  // the seed: "/tmp/ads_cache.sqlite"
+                dbPath: dbPath,  // the seed names a fixed file; here a temporary one made at run time
                 defaultCacheTtlSeconds: 600,  // 10 min
                 maxSizeMib: 20  // 20 MiB
             )
@@ -239,7 +239,7 @@ struct SeedSnippetTests {
         let withCount = MozAdsPlacementRequestWithCount(count: 2, placementId: "s", iabContent: nil)
         let policy = MozAdsRequestCachePolicy(mode: .cacheFirst, ttlSeconds: nil)
         let options = MozAdsRequestOptions(cachePolicy: policy, ohttp: false)
-        let config = MozAdsCacheConfig(dbPath: "/tmp/ads_cache.sqlite", defaultCacheTtlSeconds: nil, maxSizeMib: nil)
+        let config = MozAdsCacheConfig(dbPath: tempDB(), defaultCacheTtlSeconds: nil, maxSizeMib: nil)
         let typed: (String, MozAdsIABContent?, UInt32, MozAdsRequestCachePolicy?, Bool, UInt64?, UInt64?, Bool) = (
             request.placementId, request.iabContent, withCount.count, options.cachePolicy, options.ohttp,
             config.defaultCacheTtlSeconds, config.maxSizeMib, MozAdsCallbackOptions(ohttp: false).ohttp
