@@ -6,7 +6,13 @@ import Foundation
 /// The Chartboost-style banner network (`specs/chartboost-style.md`) as an ``AdNetwork``: HMAC-signed requests,
 /// the three banner sizes, locations as placements, size-mismatch discard, tracking fired once.
 ///
-/// The app signature is a secret: it signs requests and appears in no log, error or description.
+/// The app signature is a secret: it signs requests and appears in no log, error or description. The app id and the
+/// signature go only to the configured host (the origin of ``Configuration/baseURL``): a fill's tracking URLs on
+/// another host are fetched unsigned, and the transport never forwards them across a redirect to another origin.
+///
+/// URLs from a fill obey the network's ``DestinationPolicy``: a refused tracking or image URL makes the fill invalid
+/// (`invalidResponse`: the ad could not be counted or shown); a refused `click_url` is dropped (logged and counted),
+/// the ad stays usable without it.
 public struct ChartboostNetwork: AdNetwork {
     /// Settings of the adapter.
     public struct Configuration: Sendable, CustomStringConvertible {
@@ -20,6 +26,9 @@ public struct ChartboostNetwork: AdNetwork {
         public var appSignature: String
         /// Deadline of a load whose request sets none. Default 15 s (Chartboost's banner load timeout).
         public var defaultTimeout: Duration = .seconds(15)
+        /// Where URLs from fills (tracking, creative, `click_url`) may go; nil: https to public hosts, or also http
+        /// and loopback when ``baseURL`` is loopback (``DestinationPolicy/forNetwork(baseURL:explicit:)``).
+        public var destinations: DestinationPolicy? = nil
 
         /// Creates a configuration.
         public init(baseURL: String, appID: String, appSignature: String) {
@@ -83,15 +92,31 @@ public struct ChartboostNetwork: AdNetwork {
         }
     }
 
-    /// Signs and sends a request. Transport failures become ``AdError``s.
+    /// The policy URLs from fills must pass.
+    var destinations: DestinationPolicy {
+        .forNetwork(baseURL: configuration.baseURL, explicit: configuration.destinations)
+    }
+
+    /// Whether `url` goes to the configured host (same scheme, host and port as ``Configuration/baseURL``).
+    func isConfiguredOrigin(_ url: String) -> Bool {
+        guard let base = try? URLDestination(parsing: configuration.baseURL),
+            let target = try? URLDestination(parsing: url)
+        else { return false }
+        return base.origin == target.origin
+    }
+
+    /// Sends a request, signed (app id and signature) only when it goes to the configured host. Transport failures
+    /// become ``AdError``s.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         var request = request
-        request.headers.replaceOrAdd(name: "X-CB-App-Id", value: configuration.appID)
-        request.headers.replaceOrAdd(
-            name: "X-CB-Signature",
-            value: Self.signature(
-                secret: configuration.appSignature, method: request.method.rawValue,
-                pathWithQuery: Self.pathWithQuery(request.url), body: request.body ?? Data()))
+        if isConfiguredOrigin(request.url) {
+            request.headers.replaceOrAdd(name: "X-CB-App-Id", value: configuration.appID)
+            request.headers.replaceOrAdd(
+                name: "X-CB-Signature",
+                value: Self.signature(
+                    secret: configuration.appSignature, method: request.method.rawValue,
+                    pathWithQuery: Self.pathWithQuery(request.url), body: request.body ?? Data()))
+        }
         do {
             return try await http.send(request)
         } catch let error as HTTPClientError {
@@ -157,6 +182,20 @@ public struct ChartboostNetwork: AdNetwork {
             throw AdError(
                 .invalidResponse, "Chartboost creative of type \(wire.creative.type) without its url or markup")
         }
+        let destinations = self.destinations
+        let outsideURLs: [(String?, OutsideURLKind)] = [
+            (wire.tracking.impression, .tracking), (wire.tracking.click, .tracking), (wire.creative.url, .asset),
+        ]
+        for (url, kind) in outsideURLs {
+            guard let url else { continue }
+            do throws(DestinationRefusal) {
+                try destinations.check(url, as: kind)
+            } catch {
+                DestinationPolicy.record(error, kind: kind, network: id)
+                throw AdError(.invalidResponse, "Chartboost banner for \(request.placement): \(error.message)")
+            }
+        }
+        let clickURL = destinations.optional(wire.click_url, as: .click, network: id)
         let now = clock.now
         var expiresAt: AdInstant?
         if let seconds = wire.expires_in_seconds {
@@ -173,7 +212,7 @@ public struct ChartboostNetwork: AdNetwork {
                 placement: request.placement,
                 format: request.format,
                 creative: AdCreative(
-                    id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: wire.click_url,
+                    id: wire.ad_id, kind: wire.creative.type, assetURL: wire.creative.url, clickURL: clickURL,
                     markup: wire.creative.markup, width: wire.size.width, height: wire.size.height),
                 ecpm: WirePrice.ecpm(wire.ecpm),
                 loadedAt: now,

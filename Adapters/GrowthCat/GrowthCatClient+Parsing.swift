@@ -60,6 +60,10 @@ extension GrowthCatClient {
     /// A count clamped to 0…1 000 000; 0 when absent or unreadable.
     static func count(_ value: Double?) -> Int { value.map { Int(min(max($0, 0), 1_000_000)) } ?? 0 }
 
+    /// The shape every asset URL must have (any host class: the transport's own rule then applies when the asset is
+    /// fetched — plain http only to loopback unless the client allows it, no redirect inward).
+    static let assetShape = DestinationPolicy(allowsHTTP: true, allowsLoopback: true, allowsPrivateNetworks: true)
+
     /// The wire types: each reads its fields one by one, so a bad value is absent rather than fatal.
     enum Wire {
         struct Bootstrap: Decodable {
@@ -142,6 +146,14 @@ extension GrowthCatClient {
                     let tracking = o.object("tracking", keyedBy: WireKey.self),
                     let allocation = tracking.string("allocation_id"), let token = tracking.string("token")
                 else { throw Missing() }
+                // The asset is essential: an ad whose asset URL is not an http(s) URL to a plain address (no
+                // `javascript:`, `file:` or `data:`, no user name, no `0.0.0.0` or `2130706433`) is not servable.
+                do throws(DestinationRefusal) {
+                    try assetShape.check(url, as: .asset)
+                } catch {
+                    DestinationPolicy.record(error, kind: .asset, network: "growthcat")
+                    throw Missing()
+                }
                 var placement: GrowthCatAd.Placement?
                 if let p = o.object("placement", keyedBy: WireKey.self), let key = p.string("key"),
                     let format = p.string("format")

@@ -58,6 +58,13 @@ extension MozAdsClient {
             // Caught at the API edge: not reported to telemetry, nothing sent.
             throw AdError.mars(code: .invalidCallbackURL, message: url)
         }
+        do throws(DestinationRefusal) {
+            try destinations.check(url, as: .callback)
+        } catch {
+            // Refused by the destination policy: nothing sent; the message names the host and the reason only.
+            DestinationPolicy.record(error, kind: .callback, network: "mars")
+            throw AdError.mars(code: .invalidCallbackURL, message: error.description)
+        }
         do {
             let response: HTTPResponse
             do {
@@ -81,6 +88,11 @@ extension MozAdsClient {
             throw AdError.mars(code: .transport(.other), message: "\(error)")
         }
     }
+
+    /// The policy callback, landing-page and image URLs must pass: https to public hosts, or also http and loopback
+    /// when the environment's base URL is loopback (``MozAdsEnvironment/test``, a local sandbox); the environment's
+    /// own origin is trusted.
+    nonisolated var destinations: DestinationPolicy { .forNetwork(baseURL: environment.baseURL) }
 
     static func removingQueryItem(_ name: String, from url: String) -> String {
         guard var components = URLComponents(string: url), let items = components.queryItems else { return url }

@@ -59,8 +59,12 @@ extension MozAdsClient {
 
     /// Keeps the items that decode as `kind`, in order, each enriched with its position among the valid ones;
     /// every other item is reported (`invalid_ad_item`) and dropped. Placements left empty are absent.
+    ///
+    /// Every URL of an item must pass `destinations` (see ``checkURLs(_:destinations:)``): a refused click or
+    /// impression callback, landing page (`url`) or image (`image_url`) drops the item; a refused `report` callback
+    /// is dropped alone (the ad cannot be reported, but can be shown).
     package static func select(
-        _ decoded: [String: [DecodedAd]], kind: Kind, hash: String,
+        _ decoded: [String: [DecodedAd]], kind: Kind, hash: String, destinations: DestinationPolicy = .strict,
         onInvalid: (_ label: String, _ message: String) -> Void
     ) -> [String: [DecodedAd]] {
         var result: [String: [DecodedAd]] = [:]
@@ -79,6 +83,10 @@ extension MozAdsClient {
                         "an item of \(placementID) is not a valid \(kind.rawValue): a required field is missing or "
                             + "invalid"
                     )
+                    continue
+                }
+                if let refusal = checkURLs(&ad, destinations: destinations) {
+                    onInvalid("invalid_ad_item", "an item of \(placementID) was refused: \(refusal)")
                     continue
                 }
                 ad.callbacks = enrich(
@@ -112,6 +120,29 @@ extension MozAdsClient {
         }
         return .success(
             DecodedAd(object: dict, callbacks: MozAdsCallbacks(click: click, impression: impression, report: report)))
+    }
+
+    /// Checks the item's URLs with `destinations`: the click and impression callbacks (`callback`), the landing page
+    /// `url` (`click`: https, or http where allowed; never `javascript:`, `file:` or `data:`) and `image_url`
+    /// (`asset`). Returns the refusal that drops the item; a refused `report` callback is removed from `ad` (counted,
+    /// not fatal).
+    static func checkURLs(_ ad: inout DecodedAd, destinations: DestinationPolicy) -> DestinationRefusal? {
+        let required: [(String?, OutsideURLKind)] = [
+            (ad.callbacks.click, .callback), (ad.callbacks.impression, .callback),
+            (ad.object["url"]?.string, .click), (ad.object["image_url"]?.string, .asset),
+        ]
+        for (url, kind) in required {
+            do throws(DestinationRefusal) {
+                try destinations.check(url ?? "", as: kind)
+            } catch {
+                DestinationPolicy.record(error, kind: kind, network: "mars")
+                return error
+            }
+        }
+        if ad.callbacks.report != nil {
+            ad.callbacks.report = destinations.optional(ad.callbacks.report, as: .callback, network: "mars")
+        }
+        return nil
     }
 
     static func isAbsoluteURL(_ text: String) -> Bool {

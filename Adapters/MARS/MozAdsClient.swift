@@ -223,7 +223,7 @@ public actor MozAdsClient {
             let (decoded, hash) = try await fetchUnrecorded(placements, options: options, timeout: timeout, gpp: gpp)
             telemetry.recordClientOperationTotal(label: "request_ads")
             let telemetry = telemetry
-            return Self.select(decoded, kind: kind, hash: hash) {
+            return Self.select(decoded, kind: kind, hash: hash, destinations: destinations) {
                 telemetry.recordDeserializationError(label: $0, value: $1)
             }
         } catch {

@@ -56,6 +56,9 @@ public final class BiddingNetwork: AdNetwork {
         public var auction: AuctionType = .firstPrice
         /// The auction type of particular bidder placements (`tagid`), overriding ``auction``.
         public var placementAuctions: [String: AuctionType] = [:]
+        /// Where notice URLs (`nurl`, `burl`, `lurl`) from bids may go; nil: https to public hosts, or also http and
+        /// loopback when ``baseURL`` is loopback (``DestinationPolicy/forNetwork(baseURL:explicit:)``).
+        public var destinations: DestinationPolicy? = nil
 
         /// Creates a configuration for `baseURL`.
         public init(baseURL: String) { self.baseURL = baseURL }
@@ -181,7 +184,9 @@ public final class BiddingNetwork: AdNetwork {
             NoticeContext(
                 auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "",
                 adID: bid.adid ?? "", bidPrice: Self.exactPrice(of: bid), bidNumber: bid.price,
-                secondPrice: secondPrice)
+                secondPrice: secondPrice,
+                destinations: .forNetwork(baseURL: configuration.baseURL, explicit: configuration.destinations),
+                networkID: id)
         }
         for (seat, bid) in bids {
             switch validate(bid, responseID: wire.id, currency: wire.cur, auctionID: auctionID, request: request) {
@@ -338,7 +343,7 @@ private struct BidReporter: AdEventReporter {
         var price = data.price
         if case .won(let clearing) = ad.auctionResult { price = clearing }
         let url = data.context.substitute(burl, data.context.won(price, impressionTime: Date()))
-        guard NoticeContext.isFetchable(url) else { return }
+        guard data.context.isFetchable(url) else { return }
         let response: HTTPResponse
         do {
             response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))

@@ -43,6 +43,10 @@ struct NoticeContext: Sendable {
     /// The request announced a second-price auction (`at: 2`): a loss notice's winning price is then a clearing price,
     /// not the winner's bid, and the lowest bid that would have won is not known.
     var secondPrice = false
+    /// The policy notice URLs must pass: the network's (``DestinationPolicy/forNetwork(baseURL:explicit:)``).
+    var destinations: DestinationPolicy = .strict
+    /// The network id, for the count of refused notices.
+    var networkID: String = "bidder"
 
     /// The clearing price `clearing` of this bid's win: exact, never above the bid.
     func clearing(_ clearing: Double) -> Decimal? {
@@ -112,12 +116,12 @@ struct NoticeContext: Sendable {
         return text
     }
 
-    /// Whether a notice URL from a bid may be fetched: absolute http(s), at most 4096 bytes.
-    static func isFetchable(_ url: String) -> Bool {
-        guard url.utf8.count <= 4096, let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
-            return false
-        }
-        return (scheme == "http" || scheme == "https") && parsed.host != nil
+    /// Whether a notice URL from a bid may be fetched: at most 4096 bytes, and allowed by ``destinations`` (https to
+    /// public hosts unless the network's configuration allows more). A refused notice is logged and counted with its
+    /// reason and not sent; the bid stays usable.
+    func isFetchable(_ url: String) -> Bool {
+        guard url.utf8.count <= 4096 else { return false }
+        return destinations.optional(url, as: .notice, network: networkID) != nil
     }
 }
 

@@ -43,7 +43,7 @@ final class NoticeSender: Sendable {
     func send(_ url: String?, context: NoticeContext, _ values: NoticeValues) {
         guard let url else { return }
         let resolved = context.substitute(url, values)
-        guard NoticeContext.isFetchable(resolved) else { return }
+        guard context.isFetchable(resolved) else { return }
         counts.withLock { $0.pending += 1 }
         switch continuation.yield(resolved) {
         case .enqueued: break

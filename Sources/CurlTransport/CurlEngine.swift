@@ -224,15 +224,9 @@ final class CurlEngine: @unchecked Sendable {
         }
         try check(curlshim_setopt_str(easy, CURLOPT_PROXY, configuration.proxy ?? ""), "CURLOPT_PROXY")
         try check(curlshim_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
-        let insecureRedirectsOK = configuration.allowInsecureHTTP || target.isLoopbackHTTP
-        try check(
-            curlshim_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecureRedirectsOK ? "http,https" : "https"),
-            "CURLOPT_REDIR_PROTOCOLS_STR")
-        try check(
-            curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maxRedirects > 0 ? 1 : 0),
-            "CURLOPT_FOLLOWLOCATION")
-        try check(
-            curlshim_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, configuration.maxRedirects)), "CURLOPT_MAXREDIRS")
+        // libcurl never follows a redirect itself: `RedirectFollower` does, one transfer per hop, so every hop's URL
+        // passes `validate` and the destination rule, and headers and bodies are dropped across origins.
+        try check(curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
         try check(curlshim_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
         try check(
             curlshim_setopt_off(
@@ -326,36 +320,48 @@ final class CurlEngine: @unchecked Sendable {
 
     private struct Target {
         var host: String
-        var isLoopbackHTTP: Bool
     }
 
+    /// The transport's rule for a request URL (each redirect hop's too): `https` anywhere; plain `http` to loopback,
+    /// or anywhere with ``CurlHTTPClient/Configuration/allowInsecureHTTP``; never another scheme, a user name in the
+    /// URL, an IP address in an odd form (`2130706433`, `[::ffff:127.0.0.1]`) or a reserved one (`0.0.0.0`). The URL
+    /// is parsed by ``URLDestination``, the parser of the destination policy.
     private func validate(_ urlString: String) throws -> Target {
-        guard let url = URL(string: urlString), let scheme = url.scheme?.lowercased(), let host = url.host,
-            !host.isEmpty
-        else {
-            throw HTTPClientError(.invalidURL, "not an absolute URL with a host")
-        }
-        switch scheme {
-        case "https":
-            return Target(host: host, isLoopbackHTTP: false)
-        case "http":
-            let loopback = Self.isLoopback(host)
-            if !loopback && !configuration.allowInsecureHTTP {
-                throw HTTPClientError(
-                    .insecureURL, "plain http:// to \(host) is refused; use https or set allowInsecureHTTP")
-            }
-            return Target(host: host, isLoopbackHTTP: loopback)
-        default:
-            throw HTTPClientError(.insecureURL, "unsupported URL scheme \(scheme)")
-        }
+        let destination = try Self.destination(urlString, allowInsecureHTTP: configuration.allowInsecureHTTP)
+        return Target(host: destination.host)
     }
 
+    /// Parses and checks `urlString` under the transport's rule (see `validate`).
+    static func destination(_ urlString: String, allowInsecureHTTP: Bool) throws -> URLDestination {
+        let destination: URLDestination
+        do throws(DestinationRefusal) {
+            destination = try URLDestination(parsing: urlString)
+        } catch {
+            switch error.code {
+            case .scheme: throw HTTPClientError(.insecureURL, "unsupported URL scheme: \(error.message)")
+            case .credentialsInURL: throw HTTPClientError(.insecureURL, error.message)
+            default: throw HTTPClientError(.invalidURL, "not an absolute URL with a host: \(error.message)")
+            }
+        }
+        if destination.isOddAddressForm {
+            throw HTTPClientError(
+                .insecureURL, "the address \(destination.host) is written in an odd form; only plain forms are allowed")
+        }
+        if destination.destinationClass == .unspecified || destination.destinationClass == .reserved {
+            throw HTTPClientError(
+                .insecureURL, "\(destination.host) is a \(destination.destinationClass.rawValue) address")
+        }
+        if destination.scheme == "http" && destination.destinationClass != .loopback && !allowInsecureHTTP {
+            throw HTTPClientError(
+                .insecureURL, "plain http:// to \(destination.host) is refused; use https or set allowInsecureHTTP")
+        }
+        return destination
+    }
+
+    /// Whether `host` is loopback (`localhost`, `*.localhost`, `127/8`, `::1`), by the destination policy's parser:
+    /// `127.attacker.invalid` is a name, not loopback.
     static func isLoopback(_ host: String) -> Bool {
-        // Brackets trimmed from both ends (an IPv6 literal), without a Foundation character-set scan per request.
-        let isBracket: (Character) -> Bool = { $0 == "[" || $0 == "]" }
-        var h = Substring(host.lowercased()).drop(while: isBracket)
-        while let last = h.last, isBracket(last) { h.removeLast() }
-        return h == "localhost" || h.hasSuffix(".localhost") || h == "::1" || h.hasPrefix("127.")
+        URLDestination.classify(host: host) == .loopback
     }
 
     // MARK: - Engine thread

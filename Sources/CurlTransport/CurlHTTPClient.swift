@@ -14,6 +14,11 @@ import Tracing
 /// - Cancelling the calling task aborts the transfer and frees its handle.
 /// - TLS peer and host verification is always on. Plain `http://` is allowed only to loopback hosts unless
 ///   ``Configuration/allowInsecureHTTP`` is set. Environment proxies are ignored; only ``Configuration/proxy`` is used.
+/// - URLs are parsed by ``URLDestination`` (real IP parsing): odd address forms (`2130706433`, `0x7f.1`,
+///   `[::ffff:127.0.0.1]`), reserved addresses (`0.0.0.0`) and user names in URLs are refused.
+/// - Redirects are followed hop by hop, each under the same rule, never from a public host inward (to loopback or a
+///   private network), and to another origin without the request's headers (only `Accept` and `Accept-Language`
+///   go along) or its body (a `307`/`308` carrying a body to another origin is returned, not followed).
 /// - Bodies are decoded from gzip/deflate/br/zstd and never buffered past ``Configuration/maxResponseBytes``.
 /// - Response headers are read once, line by line as they arrive, and capped in count and bytes
 ///   (``Configuration/maxResponseHeaderCount``, ``Configuration/maxResponseHeaderBytes``): no response makes the
@@ -36,7 +41,8 @@ public final class CurlHTTPClient: HTTPClient {
         /// (redirects and interim responses included); past it the transfer fails with `responseTooLarge`.
         /// Default 64 KiB.
         public var maxResponseHeaderBytes: Int = 64 << 10
-        /// Redirects followed before failing with `tooManyRedirects`. Default 5; 0 disables following.
+        /// Redirects followed before failing with `tooManyRedirects`. Default 5; 0 disables following (the redirect
+        /// response is returned).
         public var maxRedirects: Int = 5
         /// Connections per host; requests beyond it queue (their deadlines still apply). Default unlimited.
         public var maxConnectionsPerHost: Int?
@@ -127,13 +133,13 @@ public final class CurlHTTPClient: HTTPClient {
     }
 
     private func logged(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard logger.logLevel <= .debug else { return try await engine.send(request) }
+        guard logger.logLevel <= .debug else { return try await followingRedirects(request) }
         let start = ContinuousClock.now
         var metadata: Logger.Metadata = [
             "method": "\(request.method.rawValue)", "target": "\(Self.logTarget(request.url))",
         ]
         do {
-            let response = try await engine.send(request)
+            let response = try await followingRedirects(request)
             metadata["status"] = "\(response.status)"
             metadata["ms"] = "\(Int((ContinuousClock.now - start).milliseconds.rounded()))"
             logger.debug("request", metadata: metadata)
@@ -144,6 +150,12 @@ public final class CurlHTTPClient: HTTPClient {
             logger.debug("request failed", metadata: metadata)
             throw error
         }
+    }
+
+    /// Sends `request`, following its redirects hop by hop under the transport's rule (see ``RedirectFollower``).
+    private func followingRedirects(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let engine = self.engine
+        return try await RedirectFollower(configuration: configuration).send(request) { try await engine.send($0) }
     }
 
     /// Scheme, host, port and path of `url`: its query (which may carry ids or tokens) is left out of logs.

@@ -1,0 +1,165 @@
+import AdMediation
+import AdMediationTesting
+import CurlTransport
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// A second loopback server that records what reaches it (the "other local service").
+final class RecordingTarget: Sendable {
+    /// The requests received, shared with the server's handler.
+    final class Log: Sendable {
+        let list = Mutex<[LoopbackHTTPServer.Request]>([])
+    }
+
+    let server: LoopbackHTTPServer
+    private let log: Log
+
+    init() throws {
+        let log = Log()
+        self.log = log
+        server = try LoopbackHTTPServer { request in
+            log.list.withLock { $0.append(request) }
+            return .respond(.text("admin"))
+        }
+    }
+
+    var requests: [LoopbackHTTPServer.Request] { log.list.withLock { $0 } }
+    deinit { server.stop() }
+}
+
+/// The transport's destination rule on request URLs and on every redirect hop; credentials and bodies stay with
+/// their origin (issue 31 items 4, 5).
+@Suite("Redirect and destination policy", .timeLimit(.minutes(1)))
+struct RedirectPolicyTests {
+    /// The odd spellings of 127.0.0.1 (and 0.0.0.0) that curl and getaddrinfo accept.
+    @Test(arguments: ["[::ffff:127.0.0.1]", "2130706433", "0.0.0.0", "0x7f.1", "127.1"])
+    func aRedirectToAnOddLoopbackSpellingIsRefusedAndNothingReachesIt(host: String) async throws {
+        let admin = try RecordingTarget()
+        let location = "http://\(host):\(admin.server.port)/admin/delete"
+        try await withServer({ _ in .respond(.init(status: 302, headers: [("Location", location)])) }) {
+            server, client in
+            let error = await transportError {
+                try await client.send(HTTPRequest(url: server.baseURL + "/notice", timeout: .seconds(5)))
+            }
+            #expect(error?.code == .insecureURL)
+            #expect(admin.requests.isEmpty)
+        }
+    }
+
+    @Test func aRequestToANameStartingWith127IsNotTreatedAsLoopback() async throws {
+        let client = CurlHTTPClient()
+        let error = await transportError {
+            try await client.send(HTTPRequest(url: "http://127.attacker.invalid/admin", timeout: .seconds(5)))
+        }
+        // Plain http to a name that is not loopback: refused before any DNS lookup (hostNotFound would mean it was
+        // looked up).
+        #expect(error?.code == .insecureURL)
+        await client.shutdown()
+    }
+
+    @Test(arguments: [
+        "http://2130706433/", "http://0.0.0.0:1/", "http://[::ffff:127.0.0.1]:1/", "http://u:p@127.0.0.1/",
+    ])
+    func aRequestURLWithAnOddOrReservedAddressIsRefused(url: String) async throws {
+        let client = CurlHTTPClient()
+        let error = await transportError { try await client.send(HTTPRequest(url: url, timeout: .seconds(5))) }
+        #expect(error?.code == .insecureURL)
+        await client.shutdown()
+    }
+
+    @Test func aTemporaryRedirectToAnotherOriginDoesNotForwardTheSignedBodyOrHeaders() async throws {
+        let other = try RecordingTarget()
+        try await withServer({ _ in
+            .respond(.init(status: 307, headers: [("Location", other.server.baseURL + "/collect")]))
+        }) { server, client in
+            let response = try await client.send(
+                HTTPRequest(
+                    method: .post, url: server.baseURL + "/banner/v1/load",
+                    headers: ["X-CB-App-Id": "app-1", "X-CB-Signature": "f00d", "Authorization": "Bearer k"],
+                    body: Data(#"{"secret":"body"}"#.utf8), timeout: .seconds(5)))
+            #expect(response.status == 307)
+            #expect(other.requests.isEmpty)
+        }
+    }
+
+    @Test func aRedirectToAnotherOriginCarriesNoCredentialHeaders() async throws {
+        let other = try RecordingTarget()
+        try await withServer({ _ in
+            .respond(.init(status: 302, headers: [("Location", other.server.baseURL + "/pixel")]))
+        }) { server, client in
+            let response = try await client.send(
+                HTTPRequest(
+                    url: server.baseURL + "/track",
+                    headers: [
+                        "X-CB-App-Id": "app-1", "X-CB-Signature": "f00d", "Authorization": "Bearer k",
+                        "X-API-Key": "k", "Accept": "image/png",
+                    ], timeout: .seconds(5)))
+            #expect(response.status == 200)
+            let request = try #require(other.requests.first)
+            for name in ["X-CB-App-Id", "X-CB-Signature", "Authorization", "X-API-Key"] {
+                #expect(request.header(name) == nil, "\(name) crossed to another origin")
+            }
+            #expect(request.header("Accept") == "image/png")
+        }
+    }
+
+    @Test func aRedirectWithinTheSameOriginKeepsHeadersAndA307KeepsTheBody() async throws {
+        let seen = Mutex<[LoopbackHTTPServer.Request]>([])
+        try await withServer({ request in
+            seen.withLock { $0.append(request) }
+            return request.path == "/end"
+                ? .respond(.text("ok")) : .respond(.init(status: 307, headers: [("Location", "/end")]))
+        }) { server, client in
+            let response = try await client.send(
+                HTTPRequest(
+                    method: .post, url: server.baseURL + "/start", headers: ["X-CB-Signature": "f00d"],
+                    body: Data("payload".utf8), timeout: .seconds(5)))
+            #expect(response.status == 200)
+            let last = try #require(seen.withLock { $0.last })
+            #expect(last.path == "/end" && last.method == "POST")
+            #expect(last.header("X-CB-Signature") == "f00d")
+            #expect(last.body == Array("payload".utf8))
+        }
+    }
+
+    @Test func a303ContinuesAsAGetWithoutTheBody() async throws {
+        let seen = Mutex<[LoopbackHTTPServer.Request]>([])
+        try await withServer({ request in
+            seen.withLock { $0.append(request) }
+            return request.path == "/done"
+                ? .respond(.text("ok")) : .respond(.init(status: 303, headers: [("Location", "/done")]))
+        }) { server, client in
+            _ = try await client.send(
+                HTTPRequest(method: .post, url: server.baseURL + "/form", body: Data("a=1".utf8), timeout: .seconds(5)))
+            let last = try #require(seen.withLock { $0.last })
+            #expect(last.method == "GET" && last.body.isEmpty)
+        }
+    }
+
+    @Test func withRedirectsOffTheRedirectResponseIsReturned() async throws {
+        var configuration = CurlHTTPClient.Configuration()
+        configuration.maxRedirects = 0
+        try await withServer(
+            configuration: configuration,
+            { _ in
+                .respond(.init(status: 302, headers: [("Location", "/elsewhere")]))
+            }
+        ) { server, client in
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(5)))
+            #expect(response.status == 302)
+            #expect(response.headers["Location"] == "/elsewhere")
+        }
+    }
+
+    @Test func aRedirectToAnotherSchemeIsRefused() async throws {
+        try await withServer({ _ in .respond(.init(status: 302, headers: [("Location", "file:///etc/passwd")])) }) {
+            server, client in
+            let error = await transportError {
+                try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(5)))
+            }
+            #expect(error?.code == .insecureURL)
+        }
+    }
+}
