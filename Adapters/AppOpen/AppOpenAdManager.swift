@@ -80,6 +80,9 @@ public actor AppOpenAdManager {
     private var ad: LoadedAd?
     private var validUntil: AdInstant?
     private var showing: LoadedAd?
+    /// The showing ad's events, decided by the core's ledger from what the app reports (``adDidPresent()`` is the
+    /// render signal, ``adDidClick()`` a tap, the dismissal the end): nothing is counted from the hand-over itself.
+    private var ledger: FullScreenLedger?
     private var loadTask: Task<Void, Never>?
     private var screen: Screen = .background
     /// The app reports its own life cycle (``applicationDidEnterBackground()`` or
@@ -295,6 +298,7 @@ public actor AppOpenAdManager {
         ad = nil
         validUntil = nil
         showing = ready
+        ledger = FullScreenLedger(contract: .standard, presentedAt: clock.now)
         lastShownAt = clock.now
         emit(.presenting(adID: ready.creative.id))
         return .present(ready)
@@ -309,32 +313,62 @@ public actor AppOpenAdManager {
 
     // MARK: Presentation inputs from the app
 
-    /// The ad is on screen: reports the impression (once).
+    /// The ad is on screen (it began to render): reports the impression (once).
     public func adDidPresent() async {
-        guard let current = showing else { return }
-        if (try? await current.report(.impression)) == true { emit(.impression(adID: current.creative.id)) }
+        await apply(.renderBegan)
     }
 
-    /// The user clicked the ad: reports the click (once).
+    /// The user clicked the ad: reports the click (once), only for an ad whose impression was counted — a click
+    /// reported before ``adDidPresent()`` or after the dismissal is not tracked.
     public func adDidClick() async {
-        guard let current = showing else { return }
-        if (try? await current.report(.click)) == true { emit(.click(adID: current.creative.id)) }
+        await apply(.tapped)
     }
 
-    /// The ad was dismissed: clears it, reports completion, loads the next.
-    public func adDidDismiss() {
+    /// The ad was dismissed: reports `ad_closed` when its impression was counted (networks that do not track it send
+    /// nothing), clears it, reports completion, loads the next.
+    public func adDidDismiss() async {
+        guard let current = showing, var decided = ledger else { return }
+        let outputs = decided.dismiss(at: clock.now)
+        ledger = decided
         finishShowing()
+        await deliver(outputs, for: current)
+        current.invalidate()
     }
 
-    /// The ad could not be presented: clears it, reports completion, loads the next.
+    /// The ad could not be presented: nothing more is counted for it; clears it, reports completion, loads the next.
     public func adDidFailToPresent(_ error: any Error) {
+        if var decided = ledger {
+            _ = decided.apply(.playbackFailed(reason: "\(error)"), at: clock.now)
+            ledger = decided
+        }
+        showing?.invalidate()
         finishShowing()
+    }
+
+    /// Applies one of the app's reports to the showing ad's ledger and delivers what it decided.
+    private func apply(_ signal: RendererSignal) async {
+        guard let current = showing, var decided = ledger else { return }
+        let outputs = decided.apply(signal, at: clock.now)
+        ledger = decided
+        await deliver(outputs, for: current)
+    }
+
+    private func deliver(_ outputs: [FullScreenLedger.Output], for current: LoadedAd) async {
+        for case .event(let event) in outputs {
+            let delivery = try? await current.deliver(event)
+            guard let delivery, delivery != .alreadyReported else { continue }
+            switch event {
+            case .impression: emit(.impression(adID: current.creative.id))
+            case .click: emit(.click(adID: current.creative.id))
+            default: break
+            }
+        }
     }
 
     private func finishShowing() {
-        guard let current = showing else { return }
-        current.invalidate()
+        guard showing != nil else { return }
         showing = nil
+        ledger = nil
         // The content behind the ad is the app's main content now.
         screen = .mainContent
         emit(.completed)

@@ -48,7 +48,9 @@ public actor GrowthCatClient {
         public var requestTimeout: Duration = .seconds(10)
         /// Cache catalogs for their TTL. Default true; turn off to measure the network (as `mediate compare` does).
         public var catalogCaching: Bool = true
-        /// Directory of the creative media cache; nil disables media caching.
+        /// Directory of the creative media cache, where `loadAd` pre-downloads `prefetch` creatives (the seed: "loadAd
+        /// … pre-downloads R2 creative assets to disk"). Default: `<queue file name without extension>-media` beside
+        /// the event queue file (``defaultMediaCacheDirectory(eventQueuePath:)``); nil disables media caching.
         public var mediaCacheDirectory: URL?
         /// The most disk the media cache may use; past it the least recently used creatives go. Default 50 MiB.
         public var mediaCacheMaxBytes: Int = 50 << 20
@@ -60,6 +62,17 @@ public actor GrowthCatClient {
             self.apiKey = apiKey
             self.baseURL = baseURL
             self.eventQueuePath = eventQueuePath
+            self.mediaCacheDirectory = Self.defaultMediaCacheDirectory(eventQueuePath: eventQueuePath)
+        }
+
+        /// The media cache beside the event queue file: `events.sqlite` → `events-media/` in the same directory; nil
+        /// for an empty or in-memory (`:memory:`) queue path.
+        public static func defaultMediaCacheDirectory(eventQueuePath: String) -> URL? {
+            guard !eventQueuePath.isEmpty, eventQueuePath != ":memory:" else { return nil }
+            let queue = URL(fileURLWithPath: eventQueuePath)
+            let name = queue.deletingPathExtension().lastPathComponent
+            guard !name.isEmpty else { return nil }
+            return queue.deletingLastPathComponent().appendingPathComponent(name + "-media", isDirectory: true)
         }
 
         /// The configuration with the API key redacted (`gc_test_…demo`).
@@ -112,8 +125,8 @@ public actor GrowthCatClient {
 
     /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush. A queue
     /// file that cannot be used (corrupt, read-only) is moved aside and a fresh one started (warned once): it
-    /// degrades this client's durability only, never the app. Throws only when the media cache directory cannot be
-    /// made, or no queue at all can be made.
+    /// degrades this client's durability only, never the app; a media cache directory that cannot be made turns
+    /// pre-downloading off (warned). Throws only when no queue at all can be made.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
         throws(AdError)
     {
@@ -123,11 +136,19 @@ public actor GrowthCatClient {
         do {
             (self.queue, self.queueRecovery) = try EventQueueStore.openRecovering(
                 path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
+        } catch {
+            throw AdError(.configuration, "local storage could not be opened: \(error)")
+        }
+        do {
             self.mediaCache = try configuration.mediaCacheDirectory.map {
                 try MediaCache(directory: $0, maxBytes: configuration.mediaCacheMaxBytes)
             }
         } catch {
-            throw AdError(.configuration, "local storage could not be opened: \(error)")
+            // Pre-downloading is an optimisation: without it ads render from their remote URL (the seed's fallback).
+            self.mediaCache = nil
+            configuration.logger.warning(
+                "the media cache directory could not be used: creatives are not pre-downloaded",
+                metadata: ["reason": "\(error)"])
         }
         switch queueRecovery {
         case .opened: break

@@ -92,12 +92,18 @@ public struct MarsNetwork: AdNetwork {
         error as? AdError ?? AdError(.network, "\(error)")
     }
 
-    private struct Callbacks: AdEventReporter {
+    /// MARS has callbacks for the impression, the click and a report: those are ``AdEventDelivery/delivered`` once
+    /// the callback answered 200; every other event (`ad_closed`, video events) is ``AdEventDelivery/notSent``.
+    private struct Callbacks: AdEventDelivering {
         let client: MozAdsClient
         let callbacks: MozAdsCallbacks
         let options: MozAdsCallbackOptions
 
         func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+            _ = try await deliver(event, for: ad)
+        }
+
+        func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
             do {
                 switch event {
                 case .impression: try await client.recordImpression(callbacks.impression, options: options)
@@ -114,8 +120,9 @@ public struct MarsNetwork: AdNetwork {
                     }
                     try await client.reportAd(url, reason: wire, options: options)
                 default:
-                    return
+                    return .notSent
                 }
+                return .delivered
             } catch {
                 throw MarsNetwork.adError(error)
             }

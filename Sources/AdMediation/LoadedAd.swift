@@ -78,7 +78,8 @@ public struct NoEventReporter: AdEventReporter {
 
 /// A filled ad: the creative, its price and expiry, and the one way to report its events.
 ///
-/// Thread-safe. Each event is delivered to the network at most once; events after ``invalidate()`` fail with
+/// Thread-safe. Each event is delivered to the network at most once (a `click` per tap where the network counts
+/// each); a `click` before the impression and any event after ``invalidate()`` fail with
 /// ``AdError/Code/invalidState``.
 public final class LoadedAd: Sendable, CustomStringConvertible {
     /// The id of the network that filled it.
@@ -162,16 +163,12 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     public var reportedEvents: Set<AdEvent> { state.withLock { $0.reported } }
 
     /// Reports `event` to the network once. Returns false, sending nothing, when it was already reported.
-    /// Throws ``AdError/Code/invalidState`` after invalidation, or the network's error when sending fails
-    /// (the event then counts as not reported, so it may be retried).
+    /// Throws ``AdError/Code/invalidState`` after invalidation or for a `click` before the ad's impression (only an ad
+    /// that was seen can be clicked), or the network's error when sending fails (the event then counts as not
+    /// reported, so it may be retried).
     @discardableResult
     public func report(_ event: AdEvent) async throws -> Bool {
-        let first: Bool = try state.withLock { s in
-            if s.invalidated {
-                throw AdError(.invalidState, "event \(event) for an invalidated ad \(creative.id) from \(networkID)")
-            }
-            return s.reported.insert(event).inserted
-        }
+        let first: Bool = try state.withLock { s in try Self.admit(event, into: &s, ad: self) }
         guard first else { return false }
         do {
             try await reporter.report(event, for: self)
@@ -187,12 +184,7 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     /// A reporter that is ``AdEventDelivering`` says whether the event was queued, delivered or not sent; any other is
     /// ``AdEventDelivery/reported``. Throws like ``report(_:)``.
     public func deliver(_ event: AdEvent, repeating: Bool = false) async throws -> AdEventDelivery {
-        let first: Bool = try state.withLock { s in
-            if s.invalidated {
-                throw AdError(.invalidState, "event \(event) for an invalidated ad \(creative.id) from \(networkID)")
-            }
-            return s.reported.insert(event).inserted
-        }
+        let first: Bool = try state.withLock { s in try Self.admit(event, into: &s, ad: self) }
         guard first || repeating else { return .alreadyReported }
         do {
             if let delivering = reporter as? any AdEventDelivering {
@@ -204,6 +196,22 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
             if first { _ = state.withLock { $0.reported.remove(event) } }
             throw error
         }
+    }
+
+    /// The ad's one event record: nothing after invalidation, a `click` only once the impression was reported (the
+    /// ad was seen: banners, tiles and app-open ads count clicks on what was on screen, never on an ad still waiting
+    /// or already replaced); whether `event` is reported for the first time.
+    private static func admit(_ event: AdEvent, into s: inout EventState, ad: LoadedAd) throws -> Bool {
+        if s.invalidated {
+            throw AdError(
+                .invalidState, "event \(event) for an invalidated ad \(ad.creative.id) from \(ad.networkID)")
+        }
+        if event == .click, !s.reported.contains(.impression) {
+            throw AdError(
+                .invalidState,
+                "click on ad \(ad.creative.id) from \(ad.networkID) before its impression: only a seen ad is clicked")
+        }
+        return s.reported.insert(event).inserted
     }
 
     /// How the auction ended for this ad, once ``settleAuction(_:)`` was called.

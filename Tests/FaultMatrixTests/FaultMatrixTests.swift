@@ -50,25 +50,39 @@ struct NetworkCase: Sendable, CustomStringConvertible {
         NetworkCase(name: "appopen", format: .appOpen, placement: "ca-app-pub-sandbox/app_open_main"),
     ]
 
+    /// The sandbox's base URL for this network.
+    func baseURL(_ sandbox: RunningSandbox) -> String {
+        switch name {
+        case "growthcat": sandbox.growthcatBaseURL
+        case "mars": sandbox.marsBaseURL
+        case "chartboost": sandbox.chartboostBaseURL
+        default: sandbox.appOpenBaseURL
+        }
+    }
+
     func make(_ sandbox: RunningSandbox, _ http: CurlHTTPClient, directory: URL) throws -> any AdNetwork {
+        try make(baseURL: baseURL(sandbox), http, directory: directory)
+    }
+
+    func make(baseURL: String, _ http: CurlHTTPClient, directory: URL) throws -> any AdNetwork {
         switch name {
         case "growthcat":
             var configuration = GrowthCatClient.Configuration(
-                apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL,
+                apiKey: "gc_test_demo", baseURL: baseURL,
                 eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
             configuration.catalogCaching = false
             return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
         case "mars":
             return MarsNetwork(
-                client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: sandbox.marsBaseURL)).build()
+                client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: baseURL)).build()
             )
         case "chartboost":
             return ChartboostNetwork(
                 configuration: .init(
-                    baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
+                    baseURL: baseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
                 http: http)
         default:
-            return AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http)
+            return AppOpenNetwork(configuration: .init(baseURL: baseURL), http: http)
         }
     }
 }
@@ -149,6 +163,55 @@ struct FaultMatrixTests {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(http.statistics.liveHandles == 0 && http.statistics.activeTransfers == 0)
+        await http.shutdown()
+        await sandbox.shutdown()
+    }
+}
+
+/// The rows the sandbox cannot inject, because the request never gets an HTTP answer: the URL is refused before
+/// anything is sent (plain `http://` to a host that is not loopback) or the TLS handshake fails (an `https://` URL
+/// to the sandbox, which speaks plain HTTP). Neither is "no fill" or "offline": a refused URL is the app's
+/// configuration, a failed handshake a network error (GrowthCat, whose seed reads transport errors as "offline",
+/// throws it as a configuration error so that it never starts the offline probe).
+let unreachableMatrix: [String: [String: String]] = [
+    "growthcat": ["insecure_url": "error:configuration", "tls": "error:configuration"],
+    "mars": ["insecure_url": "error:configuration", "tls": "error:network"],
+    "chartboost": ["insecure_url": "error:configuration", "tls": "error:network"],
+    "appopen": ["insecure_url": "error:configuration", "tls": "error:network"],
+]
+
+@Suite("Fault matrix: URLs refused and TLS failures, for every network", .timeLimit(.minutes(1)))
+struct UnreachableMatrixTests {
+    @Test(arguments: NetworkCase.all, ["insecure_url", "tls"])
+    func theLineEndsAsDocumentedAndTheNextLineStillFills(network: NetworkCase, fault: String) async throws {
+        let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 1))
+        let http = CurlHTTPClient()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "unreachable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sandboxURL = network.baseURL(sandbox)
+        let baseURL = fault == "tls" ? "https://" + sandboxURL.dropFirst("http://".count) : "http://ads.example.invalid"
+        let adapter = try network.make(baseURL: baseURL, http, directory: directory)
+        let backup = ScriptedAdNetwork(id: "backup", fallback: .fill(ecpm: 1))
+        let placement = PlacementConfiguration(
+            format: network.format, mode: .sequential,
+            lines: [
+                WaterfallLine(network: adapter.id, placement: network.placement, timeout: .milliseconds(5000)),
+                WaterfallLine(network: "backup", placement: "any", timeout: .milliseconds(500)),
+            ],
+            deadline: .milliseconds(12_000))
+        let mediator = try Mediator(
+            networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
+
+        let outcome = await mediator.loadWithTrace(AdRequest(placement: "p", format: network.format))
+
+        let cell = try #require(outcome.trace.lines.first).outcome
+        #expect(matrixCell(cell) == unreachableMatrix[network.name]?[fault], "\(network) under \(fault): \(cell)")
+        #expect(try outcome.result.get().ad?.networkID == "backup", "the next line got its chance and filled")
+        if fault == "insecure_url" {
+            #expect(sandbox.records.requestCounts.isEmpty, "a refused URL sends nothing anywhere")
+        }
         await http.shutdown()
         await sandbox.shutdown()
     }

@@ -48,20 +48,16 @@ final class AssetServer: Sendable {
     var assetRequests: Int { assetHits.withLock { $0 } }
 
     func client(_ curl: CurlHTTPClient) throws -> GrowthCatClient {
-        var configuration = GrowthCatClient.Configuration(
+        let configuration = GrowthCatClient.Configuration(
             apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
-        configuration.mediaCacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "media-\(UUID().uuidString)")
         return try GrowthCatClient(configuration: configuration, http: curl)
     }
 }
 
 @Suite("GrowthCat AdObject: every seed field, pre-downloaded creatives", .timeLimit(.minutes(1)))
 struct AdObjectTests {
-    func mediaFixture() async throws -> GCFixture {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)")
-        return try await gcFixture { $0.mediaCacheDirectory = directory }
-    }
+    /// The default configuration: the seed's "loadAd … pre-downloads R2 creative assets to disk" needs no set-up.
+    func mediaFixture() async throws -> GCFixture { try await gcFixture() }
 
     func assetRequests(_ f: GCFixture) -> Int {
         f.sandbox.records.requestCounts.filter { $0.key.contains("/assets/") }.values.reduce(0, +)

@@ -25,6 +25,9 @@ struct GCFixture {
     func close() async {
         await curl.shutdown()
         await sandbox.shutdown()
+        if let media = GrowthCatClient.Configuration.defaultMediaCacheDirectory(eventQueuePath: path) {
+            try? FileManager.default.removeItem(at: media)
+        }
     }
 }
 
@@ -383,12 +386,10 @@ struct GrowthCatMediaTests {
         var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
     }
 
+    /// The default media cache (beside the event queue), with a wall clock the test moves.
     func mediaFixture(wall: Wall) async throws -> (GCFixture, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("media-\(UUID().uuidString)")
-        let f = try await gcFixture { configuration in
-            configuration.mediaCacheDirectory = directory
-            configuration.now = wall.now
-        }
+        let f = try await gcFixture { $0.now = wall.now }
+        let directory = try #require(GrowthCatClient.Configuration.defaultMediaCacheDirectory(eventQueuePath: f.path))
         return (f, directory)
     }
 
