@@ -33,15 +33,6 @@ struct RewardedRulesTests {
         }
     }
 
-    /// Seed: "video_complete fires when video reaches the end" — progress from the renderer drives the quartiles
-    /// when the server sent no duration.
-    @Test func rendererProgressEmitsQuartilesWithoutADuration() {
-        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video"), at: t0)
-        #expect(s.playbackProgressed(to: 0.3, at: at(3)).map { $0.metadata["progress_pct"] } == ["25"])
-        #expect(s.playbackProgressed(to: 0.8, at: at(8)).map { $0.metadata["progress_pct"] } == ["50", "75"])
-        #expect(s.playbackProgressed(to: 1, at: at(10)).map(\.name) == [.videoComplete])
-    }
-
     @Test func theCloseAppearsAtTheVideosEndWhenTheMinimumViewTimeIsLonger() {
         let (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 10, reward: 30), at: t0)
         #expect(s.closeAvailableAt == at(10))

@@ -17,15 +17,17 @@ final class ServeLog: Sendable {
         }
     }
     func rewarded(_ token: String) { state.withLock { $0.tokens.append(token) } }
+    var serves: Int { state.withLock { $0.serves } }
     var rewardTokens: [String] { state.withLock { $0.tokens } }
 }
 
-/// A GrowthCat server that serves one creative, each time with a new allocation and token.
+/// A GrowthCat server that serves one creative, each time with a new allocation and token, in catalogs to be cached
+/// `cacheTTL` seconds.
 final class ReServingServer: Sendable {
     let server: LoopbackHTTPServer
     let log = ServeLog()
 
-    init() throws {
+    init(cacheTTL: Int = 0) throws {
         let log = log
         server = try LoopbackHTTPServer { request in
             if request.path.hasSuffix("/sdk/config") {
@@ -49,43 +51,52 @@ final class ReServingServer: Sendable {
                     + (#""campaign":{"id":"c"},"creative":{"id":"same_creative","creative_type":"image","#
                         + (#""public_asset_url":"https://x/a.png"},"#
                             + #""tracking":{"allocation_id":"alloc_\#(n)","token":"tok_\#(n)"}}"#)))
-            return .respond(.init(body: Array(#"{"cache_ttl_seconds":0,"ads":[\#(ad)]}"#.utf8)))
+            return .respond(.init(body: Array(#"{"cache_ttl_seconds":\#(cacheTTL),"ads":[\#(ad)]}"#.utf8)))
         }
     }
 }
 
 @Suite("GrowthCat: tracking data belongs to the served ad", .timeLimit(.minutes(1)))
 struct ServedAdTests {
-    /// A GrowthCat network over `s`, without the catalog cache (each load is a new serve).
-    func uncachedNetwork(_ s: ReServingServer) throws -> (GrowthCatNetwork, CurlHTTPClient) {
+    /// A GrowthCat network over `s` with the default configuration (the catalog cache on), as an app has it.
+    func defaultNetwork(_ s: ReServingServer) throws -> (GrowthCatNetwork, CurlHTTPClient) {
         let curl = CurlHTTPClient()
-        var configuration = GrowthCatClient.Configuration(
+        let configuration = GrowthCatClient.Configuration(
             apiKey: "k", baseURL: s.server.baseURL, eventQueuePath: queuePath())
-        configuration.catalogCaching = false
         return (GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl)), curl)
     }
 
+    /// A cached catalog (TTL 300 s) serves the first ad; its validation spends the token, so the next load is a new
+    /// serve of the same creative. Each served ad keeps its own allocation and token, whatever was served after it.
     @Test func twoServesOfOneCreativeKeepTheirOwnAllocationAndToken() async throws {
-        let s = try ReServingServer()
-        let (network, curl) = try uncachedNetwork(s)
+        let s = try ReServingServer(cacheTTL: 300)
+        let (network, curl) = try defaultNetwork(s)
         let first = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
-        let second = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
-        #expect(first.creative.id == second.creative.id)
+        let again = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
+        #expect(s.log.serves == 1, "the second load came from the cached catalog: the same serve")
+        #expect(network.growthCatAd(for: again)?.token == "tok_1")
         let firstAd = try #require(network.growthCatAd(for: first))
-        #expect(
-            firstAd.allocationID == "alloc_1" && firstAd.token == "tok_1",
-            "the second serve did not overwrite the first")
-        #expect(network.growthCatAd(for: second)?.token == "tok_2")
         _ = try await network.client.validateAdReward(
             for: firstAd, appUserID: "u", sessionID: nil, viewedSeconds: 2, completed: true)
-        #expect(s.log.rewardTokens == ["tok_1"], "the reward of the first ad is validated with its own token")
+        let second = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
+        #expect(s.log.serves == 2, "a spent token is never served again: a new serve")
+        #expect(first.creative.id == second.creative.id)
+        #expect(
+            network.growthCatAd(for: first)?.allocationID == "alloc_1"
+                && network.growthCatAd(for: first)?.token == "tok_1",
+            "the second serve did not overwrite the first")
+        let secondAd = try #require(network.growthCatAd(for: second))
+        #expect(secondAd.allocationID == "alloc_2" && secondAd.token == "tok_2")
+        _ = try await network.client.validateAdReward(
+            for: secondAd, appUserID: "u", sessionID: nil, viewedSeconds: 2, completed: true)
+        #expect(s.log.rewardTokens == ["tok_1", "tok_2"], "each reward is validated with its own serve's token")
         await curl.shutdown()
         s.server.stop()
     }
 
     @Test func theAdapterDataSurvivesTheMediator() async throws {
-        let s = try ReServingServer()
-        let (network, curl) = try uncachedNetwork(s)
+        let s = try ReServingServer(cacheTTL: 300)
+        let (network, curl) = try defaultNetwork(s)
         let mediator = try Mediator(
             networks: [network],
             configuration: MediationConfiguration(placements: [

@@ -1,0 +1,84 @@
+import AdMediation
+import AdMediationTesting
+import Foundation
+import GrowthCatAds
+import Testing
+
+/// A presenter that plays the test's script of renderer signals.
+private struct PlayingPresenter: FullScreenPresenter {
+    let script: @Sendable (FullScreenControls) async -> Void
+    func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
+}
+
+/// The quartiles through the API an app uses (`LoadedAd.presentFullScreen`) against a server that logs every event.
+@Suite("GrowthCat: video events through the mediated API", .timeLimit(.minutes(1)))
+struct MediatedQuartileTests {
+    /// A video interstitial whose server sent no duration: only the renderer knows the length.
+    static let videoWithoutDuration =
+        #"{"cache_ttl_seconds":300,"ads":[{"placement":{"key":"p","format":"interstitial"},"campaign":{"id":"c"},"#
+        + #""creative":{"id":"v1","creative_type":"video","public_asset_url":"https://x/v.mp4"},"#
+        + #""tracking":{"allocation_id":"a1","token":"t1"}}]}"#
+
+    /// `video_progress(25)` or the plain event name, as the server received them, in order.
+    func received(_ server: ScriptedGrowthCat) -> [String] {
+        server.received("/ads/events").filter { (200..<300).contains($0.status) }.flatMap { request -> [String] in
+            let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+            let events = object?["events"] as? [[String: Any]] ?? []
+            return events.map { event in
+                let name = event["event_name"] as? String ?? "?"
+                let percent = (event["metadata"] as? [String: Any])?["progress_pct"].map { "\($0)" }
+                return percent.map { "\(name)(\($0))" } ?? name
+            }
+        }
+    }
+
+    /// Seed: "video_start + impression fire when playback begins", "video_progress fires at 25%, 50%, and 75%",
+    /// "video_complete fires when video reaches the end" — with no duration from the server, the renderer's length
+    /// and played position drive them.
+    @Test func theRenderersProgressDrivesTheQuartilesOfAVideoWithoutADuration() async throws {
+        let server = try ScriptedGrowthCat()
+        server.script("/ads/catalog", [.init(status: 200, body: Self.videoWithoutDuration)])
+        let clock = ManualAdClock()
+        let (client, curl) = try scriptedClient(server, clock: clock)
+        let network = GrowthCatNetwork(client: client, clock: clock)
+        let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
+        let afterEachSignal = PlayingPresenter { controls in
+            await controls.renderBegan()
+            await controls.playbackStarted()
+            await controls.playbackProgressed(to: .seconds(3), of: .seconds(10))
+            await controls.playbackProgressed(to: .seconds(8), of: .seconds(10))
+            await controls.playbackEnded()
+            _ = await controls.closeTapped()
+        }
+        let result = try await ad.presentFullScreen(on: afterEachSignal, clock: clock)
+        #expect(result.log.filter(\.isFailure).isEmpty, "\(result.log)")
+        #expect(
+            received(server) == [
+                "impression", "video_start", "video_progress(25)", "video_progress(50)", "video_progress(75)",
+                "video_complete", "ad_closed",
+            ])
+        await curl.shutdown()
+        server.server.stop()
+    }
+
+    /// A video that stops at 40 % (the renderer fails) earns the 25 % quartile only: nothing more is reported.
+    @Test func aVideoThatFailsAtFortyPercentReportsOnlyTheQuartileItPlayed() async throws {
+        let server = try ScriptedGrowthCat()
+        server.script("/ads/catalog", [.init(status: 200, body: Self.videoWithoutDuration)])
+        let clock = ManualAdClock()
+        let (client, curl) = try scriptedClient(server, clock: clock)
+        let network = GrowthCatNetwork(client: client, clock: clock)
+        let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
+        let failing = PlayingPresenter { controls in
+            await controls.playbackStarted()
+            await controls.playbackProgressed(to: .seconds(4), of: .seconds(10))
+            await controls.playbackFailed("decoder error")
+            await controls.playbackEnded()
+            _ = await controls.closeTapped()
+        }
+        _ = try await ad.presentFullScreen(on: failing, clock: clock)
+        #expect(received(server) == ["impression", "video_start", "video_progress(25)", "ad_closed"])
+        await curl.shutdown()
+        server.server.stop()
+    }
+}
