@@ -39,6 +39,8 @@ public enum DemandSandbox {
             responder: CallbackResponder<SandboxContext> { request, context in
                 try await state.handle(request, context: context)
             },
+            // Accepted connections are released safely when the server stops before serving them (issue 31 item 7).
+            server: ShutdownSafeHTTP1Channel.builder(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in
                 portContinuation.yield((channel.localAddress?.port ?? 0, channel.closeFuture))
