@@ -21,13 +21,15 @@ extension GrowthCatClient {
     /// are dropped to make room (counted, logged) and a delivery is started.
     /// Throws ``AdError/Code/storage`` when the durable append failed even so (the event alone is larger than the
     /// queue, or the database cannot be written): the event is then not recorded, and the caller knows it.
+    /// `occurredAt` is when it happened (the renderer's signal); by default now.
     public func trackAdEvent(
         _ name: GrowthCatAdEventName, for ad: GrowthCatAd, placementKey: String?, appUserID: String? = nil,
-        sessionID: String? = nil, metadata: [String: String] = [:]
+        sessionID: String? = nil, metadata: [String: String] = [:], occurredAt: Date? = nil
     ) async throws(AdError) {
         let id = RandomID.uuidString()
         var event: [String: Any] = [
-            "sdk_event_id": id, "event_name": name.rawValue, "occurred_at": Date().formatted(.iso8601),
+            "sdk_event_id": id, "event_name": name.rawValue,
+            "occurred_at": (occurredAt ?? configuration.now()).formatted(.iso8601),
             "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID,
             "token": ad.token,
         ]

@@ -108,6 +108,16 @@ public struct GrowthCatNetwork: AdNetwork {
         func report(_ event: AdEvent, for loaded: LoadedAd) async throws { _ = try await deliver(event, for: loaded) }
 
         func deliver(_ event: AdEvent, for loaded: LoadedAd) async throws -> AdEventDelivery {
+            try await deliver(event, occurredAt: nil)
+        }
+
+        /// `occurred_at` is the signal's moment: the wall time now, less the event's age.
+        func deliver(_ event: AdEvent, for loaded: LoadedAd, age: Duration) async throws -> AdEventDelivery {
+            let happened = client.configuration.now().addingTimeInterval(-max(.zero, age).seconds)
+            return try await deliver(event, occurredAt: happened)
+        }
+
+        private func deliver(_ event: AdEvent, occurredAt: Date?) async throws -> AdEventDelivery {
             let name: GrowthCatAdEventName
             var metadata: [String: String] = [:]
             switch event {
@@ -124,7 +134,8 @@ public struct GrowthCatNetwork: AdNetwork {
                 metadata["reason"] = reason
             }
             try await client.trackAdEvent(
-                name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata)
+                name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata,
+                occurredAt: occurredAt)
             return .queued
         }
 

@@ -366,7 +366,7 @@ struct FullScreenDriver {
         let (jobs, outbox) = AsyncStream.makeStream(of: Job.self)
         let ad = ad, clock = clock, rules = rules
         let log = await withTaskGroup(of: [FullScreenLogEntry].self) { outer in
-            outer.addTask { await Self.report(jobs, ad: ad, rules: rules, controls: controls) }
+            outer.addTask { await Self.report(jobs, ad: ad, rules: rules, controls: controls, clock: clock) }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await presenter.present(ad, controls: controls)
@@ -450,7 +450,8 @@ struct FullScreenDriver {
 
     /// Reports the ledger's decisions in order; returns the log.
     static func report(
-        _ jobs: AsyncStream<Job>, ad: LoadedAd, rules: any FullScreenRules, controls: FullScreenControls
+        _ jobs: AsyncStream<Job>, ad: LoadedAd, rules: any FullScreenRules, controls: FullScreenControls,
+        clock: any AdClock
     ) async -> [FullScreenLogEntry] {
         var log: [FullScreenLogEntry] = []
         for await job in jobs {
@@ -459,7 +460,8 @@ struct FullScreenDriver {
                 log.append(entry)
             case .report(let event, let at, let repeating):
                 do {
-                    let delivery = try await ad.deliver(event, repeating: repeating)
+                    let age = max(.zero, clock.now - at)
+                    let delivery = try await ad.deliver(event, repeating: repeating, age: age)
                     log.append(FullScreenLogEntry(at: at, kind: .event(event, delivery: delivery)))
                 } catch let error as AdError {
                     log.append(FullScreenLogEntry(at: at, kind: .eventFailed(event, error)))

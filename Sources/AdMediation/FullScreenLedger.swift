@@ -408,4 +408,14 @@ public enum AdEventDelivery: Hashable, Sendable, CustomStringConvertible {
 public protocol AdEventDelivering: AdEventReporter {
     /// Sends (or queues) `event` for `ad`, and says how far it got.
     func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery
+    /// The same, for an event that happened `age` ago (at the renderer's signal, not at this call), for networks that
+    /// report when an event happened. By default ``deliver(_:for:)``.
+    func deliver(_ event: AdEvent, for ad: LoadedAd, age: Duration) async throws -> AdEventDelivery
+}
+
+extension AdEventDelivering {
+    /// Calls ``deliver(_:for:)``: the network does not report when events happened.
+    public func deliver(_ event: AdEvent, for ad: LoadedAd, age: Duration) async throws -> AdEventDelivery {
+        try await deliver(event, for: ad)
+    }
 }

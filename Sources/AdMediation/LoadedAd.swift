@@ -184,10 +184,17 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     /// A reporter that is ``AdEventDelivering`` says whether the event was queued, delivered or not sent; any other is
     /// ``AdEventDelivery/reported``. Throws like ``report(_:)``.
     public func deliver(_ event: AdEvent, repeating: Bool = false) async throws -> AdEventDelivery {
+        try await deliver(event, repeating: repeating, age: nil)
+    }
+
+    /// ``deliver(_:repeating:)`` for an event that happened `age` ago (at the renderer's signal), which a network that
+    /// reports event times sends instead of the moment of delivery; nil: it happens now.
+    public func deliver(_ event: AdEvent, repeating: Bool = false, age: Duration?) async throws -> AdEventDelivery {
         let first: Bool = try state.withLock { s in try Self.admit(event, into: &s, ad: self) }
         guard first || repeating else { return .alreadyReported }
         do {
             if let delivering = reporter as? any AdEventDelivering {
+                if let age { return try await delivering.deliver(event, for: self, age: age) }
                 return try await delivering.deliver(event, for: self)
             }
             try await reporter.report(event, for: self)

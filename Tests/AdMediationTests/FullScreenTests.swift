@@ -334,3 +334,45 @@ private final class GatedReporter: AdEventReporter {
         delivered.withLock { $0.append(event) }
     }
 }
+
+/// Holds every delivery until the gate opens, and records each event with the age the core gave it.
+private final class AgeRecordingReporter: AdEventDelivering {
+    let gate: Gate
+    let ages = Mutex<[(AdEvent, Duration)]>([])
+    init(gate: Gate) { self.gate = gate }
+    func report(_ event: AdEvent, for ad: LoadedAd) async throws { _ = try await deliver(event, for: ad) }
+    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
+        try await deliver(event, for: ad, age: .zero)
+    }
+    func deliver(_ event: AdEvent, for ad: LoadedAd, age: Duration) async throws -> AdEventDelivery {
+        await gate.wait()
+        ages.withLock { $0.append((event, age)) }
+        return .queued
+    }
+}
+
+@Suite("Full-screen events carry the moment of their signal", .timeLimit(.minutes(1)))
+struct FullScreenEventAgeTests {
+    /// Issue 29: an event's time is its renderer signal's, not the moment the network took it — a delivery held
+    /// 10 s by a slow events endpoint still reports a click that happened 10 s earlier.
+    @Test func anEventDeliveredLateCarriesHowLongAgoItsSignalCame() async throws {
+        let clock = ManualAdClock()
+        let gate = Gate()
+        let reporter = AgeRecordingReporter(gate: gate)
+        let ad = LoadedAd(
+            networkID: "net", placement: "p", format: .interstitial, creative: AdCreative(id: "c1", kind: "image"),
+            loadedAt: .zero, reporter: reporter)
+        _ = try await ad.presentFullScreen(
+            on: ScriptedPresenter { controls in
+                await controls.renderBegan()
+                await controls.tapped()
+                await clock.advance(by: .seconds(10))
+                _ = await controls.closeTapped()
+                gate.open()
+            }, clock: clock)
+        let ages = reporter.ages.withLock { $0 }
+        #expect(ages.map(\.0) == [.impression, .click, .closed])
+        #expect(ages.first { $0.0 == .click }?.1 == .seconds(10), "the click happened 10 s before it was delivered")
+        #expect(ages.first { $0.0 == .closed }?.1 == .zero, "the close happened at the end")
+    }
+}

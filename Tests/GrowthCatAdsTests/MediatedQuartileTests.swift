@@ -82,3 +82,25 @@ struct MediatedQuartileTests {
         server.server.stop()
     }
 }
+
+@Suite("GrowthCat: occurred_at is when it happened", .timeLimit(.minutes(1)))
+struct OccurredAtTests {
+    /// Seed (events): `occurred_at` — the event's own time: an event handed over 30 s after its signal carries the
+    /// signal's time, not the time it was queued.
+    @Test func anEventDeliveredWithAnAgeIsStampedWithItsSignalsTime() async throws {
+        let server = try ScriptedGrowthCat()
+        let wall = Date(timeIntervalSince1970: 1_800_000_000)
+        let (client, curl) = try scriptedClient(server) { $0.now = { wall } }
+        let network = GrowthCatNetwork(client: client)
+        let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
+        _ = try await ad.deliver(.impression, age: .seconds(30))
+        _ = await client.flushAdEvents()
+        let stamps = server.received("/ads/events").flatMap { request -> [String] in
+            let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+            return (object?["events"] as? [[String: Any]] ?? []).compactMap { $0["occurred_at"] as? String }
+        }
+        #expect(stamps == [wall.addingTimeInterval(-30).formatted(.iso8601)])
+        await curl.shutdown()
+        server.server.stop()
+    }
+}
