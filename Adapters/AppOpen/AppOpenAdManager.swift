@@ -8,7 +8,8 @@ import AdMediation
 ///
 /// Works over any ``AdNetwork`` — a single network or a ``Mediator``. There is no UI: the app renders the ad it is
 /// given and reports presentation back (``adDidPresent()``, ``adDidDismiss()``, ``adDidFailToPresent(_:)``,
-/// ``adDidClick()``). All time comes from the injected clock.
+/// ``adDidClick()``). All time comes from the injected clock, which must be the one the network loads on (an ad's
+/// `loadedAt` and `expiresAt` are read on it).
 public actor AppOpenAdManager {
     /// Best-practice policies.
     public struct Policy: Sendable, Hashable {
@@ -220,8 +221,10 @@ public actor AppOpenAdManager {
         }
         switch result {
         case .success(.filled(let loaded)):
+            // The 4 hours count from the moment the ad was loaded (the seed's `loadTime`), not from when the manager got
+            // round to it.
             let now = clock.now
-            var until = now + policy.maximumAge
+            var until = min(now, loaded.loadedAt) + policy.maximumAge
             if let expiry = loaded.expiresAt { until = min(until, expiry) }
             guard now < until else {
                 loaded.invalidate()
