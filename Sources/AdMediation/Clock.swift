@@ -20,14 +20,17 @@ public struct AdInstant: Hashable, Comparable, Sendable, Codable, CustomStringCo
     /// Orders instants.
     public static func < (lhs: AdInstant, rhs: AdInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
-    /// The instant `duration` later.
+    /// The instant `duration` later; saturates at the end of time (a caller's `.seconds(Int64.max)` is "very far",
+    /// never a wrap into the past).
     public static func + (lhs: AdInstant, rhs: Duration) -> AdInstant {
-        AdInstant(nanoseconds: lhs.nanoseconds &+ rhs.nanosecondsClamped)
+        let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(rhs.nanosecondsClamped)
+        return AdInstant(nanoseconds: overflow ? (rhs > .zero ? .max : .min) : sum)
     }
 
-    /// The instant `duration` earlier.
+    /// The instant `duration` earlier; saturates like ``+(_:_:)``.
     public static func - (lhs: AdInstant, rhs: Duration) -> AdInstant {
-        AdInstant(nanoseconds: lhs.nanoseconds &- rhs.nanosecondsClamped)
+        let (difference, overflow) = lhs.nanoseconds.subtractingReportingOverflow(rhs.nanosecondsClamped)
+        return AdInstant(nanoseconds: overflow ? (rhs > .zero ? .min : .max) : difference)
     }
 
     /// The time from `rhs` to `lhs`.

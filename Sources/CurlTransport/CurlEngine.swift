@@ -571,6 +571,16 @@ final class CurlEngine: @unchecked Sendable {
         case CURLE_URL_MALFORMAT:
             return HTTPClientError(.invalidURL, message)
         case CURLE_UNSUPPORTED_PROTOCOL:
+            // Our URLs are checked before libcurl sees them, so after a connection without a redirect this is the
+            // server's reply: a status line that is not HTTP/1.x (`HTTP/9.9`, `HTTP/1.1 abc`) — not the app's
+            // configuration (issue 31 item 8).
+            var port = 0
+            var redirects = 0
+            _ = curlshim_getinfo_long(transfer.easy, CURLINFO_PRIMARY_PORT, &port)
+            _ = curlshim_getinfo_long(transfer.easy, CURLINFO_REDIRECT_COUNT, &redirects)
+            if port > 0 && redirects == 0 {
+                return HTTPClientError(.invalidResponse, "\(message): the status line is not HTTP")
+            }
             return HTTPClientError(.insecureURL, message)
         case CURLE_BAD_CONTENT_ENCODING, CURLE_WEIRD_SERVER_REPLY:
             return HTTPClientError(.invalidResponse, message)

@@ -1,0 +1,43 @@
+import AdMediation
+import AdMediationTesting
+import CurlTransport
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 31 item 8, the transport's part: a server's bad status line is the server's fault, not the app's
+/// configuration; a caller's huge deadline means "very far", not "already past".
+@Suite("Transport: malformed status lines and huge deadlines", .timeLimit(.minutes(1)))
+struct SmallerItemsTests {
+    @Test(arguments: [
+        "HTTP/9.9 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 abc Weird\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 20 Short\r\nContent-Length: 2\r\n\r\nok",
+    ])
+    func aMalformedStatusLineIsAnInvalidResponseNotAConfigurationError(reply: String) async throws {
+        let server = try RawLoopbackServer(.reply(Array(reply.utf8)))
+        defer { server.stop() }
+        let client = CurlHTTPClient()
+        let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL + "/")) }
+        await client.shutdown()
+        #expect(error?.code == .invalidResponse, "\(reply.debugDescription): \(String(describing: error))")
+        if let error { #expect(AdError(error).code == .invalidResponse) }
+    }
+
+    @Test(arguments: [Duration.seconds(Int64.max), .seconds(Int64.max / 2), .milliseconds(Int64.max)])
+    func aHugeCallerDeadlineIsVeryFarNotAlreadyPast(timeout: Duration) async throws {
+        try await withServer({ _ in .respond(.text("ok")) }) { server, client in
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: timeout))
+            #expect(response.status == 200)
+        }
+    }
+
+    @Test func aHugeDefaultDeadlineIsVeryFarNotAlreadyPast() async throws {
+        var configuration = CurlHTTPClient.Configuration()
+        configuration.defaultTimeout = .seconds(Int64.max)
+        try await withServer(configuration: configuration, { _ in .respond(.text("ok")) }) { server, client in
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/"))
+            #expect(response.status == 200)
+        }
+    }
+}
