@@ -37,50 +37,34 @@ final class Latch: Sendable {
     }
 }
 
-/// Cancels one child of a task group from outside it, without an extra task: the child registers its own task while
-/// it runs, and ``cancel()`` cancels that task (or, if it has not registered yet, makes it cancel itself on
-/// registering).
+/// Cancels one child of a task group from outside it. ``run(_:)`` runs its body in a task group of its own, beside a
+/// watcher waiting on a ``Latch``: ``cancel()`` fires the latch, the watcher returns and the group cancels the body
+/// (now, or at once when it has not started yet). No task handle is stored or touched from outside its task.
 final class ChildCancellation: Sendable {
-    // `UnsafeCurrentTask` may only be used while its task is alive. It is stored only between `run`'s registration
-    // and the end of `run` (the child task is running throughout), and read only under the same lock, so `cancel()`
-    // never touches a task that has finished.
-    private struct State: @unchecked Sendable {
-        var task: UnsafeCurrentTask?
-        var cancelled = false
-    }
+    private let latch = Latch()
 
-    private let state = Mutex(State())
-
-    /// Runs `body` in the current task, which ``cancel()`` then cancels.
-    func run<T>(_ body: () async -> T) async -> T {
-        enter()
-        let result = await body()
-        leave()
-        return result
-    }
-
-    /// Registers the current task, which ``cancel()`` then cancels until ``leave()``.
-    func enter() {
-        withUnsafeCurrentTask { task in
-            state.withLock { state in
-                if state.cancelled { task?.cancel() } else { state.task = task }
+    /// Runs `body` in a child task that ``cancel()`` cancels, and returns its result (the body always finishes: a
+    /// cancelled body returns what it returns on cancellation).
+    func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
+        await withTaskGroup(of: T?.self, returning: T.self) { group in
+            group.addTask { await body() }
+            group.addTask { [latch] in
+                await latch.wait()
+                return nil
             }
+            var value: T?
+            for await next in group {
+                // Whichever ends first, the other is cancelled: the watcher stops waiting, the body is cancelled.
+                if let next { value = next }
+                group.cancelAll()
+            }
+            guard let value else { preconditionFailure("the body's child task always returns a value") }
+            return value
         }
     }
 
-    /// Unregisters the task ``enter()`` registered; called by that task before it ends.
-    func leave() {
-        state.withLock { $0.task = nil }
-    }
-
-    /// Cancels the task running ``run(_:)`` (now, or as soon as it registers).
-    func cancel() {
-        state.withLock { state in
-            state.cancelled = true
-            state.task?.cancel()
-            state.task = nil
-        }
-    }
+    /// Cancels the body of ``run(_:)`` (now, or as soon as it starts). Idempotent.
+    func cancel() { latch.fire() }
 }
 
 /// How many answers a task group's children have finished, read by the group's owner to tell whether its next

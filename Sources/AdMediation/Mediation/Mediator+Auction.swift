@@ -75,8 +75,9 @@ extension Mediator {
                 latest = max(latest, clock.now + min(bidder.timeout, remaining))
                 let cancellation = ChildCancellation()
                 running[index] = (cancellation, admission == .probe)
+                let sent = bidRequest
                 group.addTask {
-                    (index, await cancellation.run { await Self.tracedLoad(bidRequest, from: network, tracer: tracer) })
+                    (index, await cancellation.run { await Self.tracedLoad(sent, from: network, tracer: tracer) })
                 }
             }
             let timer = ChildCancellation()

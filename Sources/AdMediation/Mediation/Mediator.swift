@@ -408,15 +408,13 @@ public final class Mediator: AdNetwork {
                         let cancellation = ChildCancellation()
                         running[index] = (cancellation, admission)
                         group.addImmediateTask {
-                            // Flat on purpose: every async call level is a frame in the child's task allocator.
-                            cancellation.enter()
-                            let result =
+                            let result = await cancellation.run {
                                 if let tracer {
                                     await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
                                 } else {
                                     await Self.load(lineRequest, from: network)
                                 }
-                            cancellation.leave()
+                            }
                             ready.add()
                             return .answer(index, result)
                         }
