@@ -4,6 +4,9 @@ import Foundation
 
 /// The AdMob-style app-open network (`specs/app-open.md`) as an ``AdNetwork``. A request's placement is the ad
 /// unit id; the test unit ``testAdUnitID`` always fills.
+///
+/// URLs from an answer obey the network's ``DestinationPolicy``: a refused tracking URL makes the fill invalid
+/// (`invalidResponse`: the ad could not be counted), a refused creative URL too (it could not be shown).
 public struct AppOpenNetwork: AdNetwork {
     /// Settings of the adapter.
     public struct Configuration: Sendable {
@@ -15,6 +18,9 @@ public struct AppOpenNetwork: AdNetwork {
         public var maximumAge: Duration = .seconds(4 * 3600)
         /// Deadline of a load whose request sets none. Default 10 s.
         public var defaultTimeout: Duration = .seconds(10)
+        /// Where URLs from answers (tracking, creative) may go; nil: https to public hosts, or also http and loopback
+        /// when ``baseURL`` is loopback (``DestinationPolicy/forNetwork(baseURL:explicit:)``).
+        public var destinations: DestinationPolicy? = nil
 
         /// Creates a configuration for `baseURL`.
         public init(baseURL: String) { self.baseURL = baseURL }
@@ -98,6 +104,20 @@ public struct AppOpenNetwork: AdNetwork {
             throw AdError(.invalidResponse, "app-open ad for \(request.placement) could not be read: \(error)")
         }
         guard !wire.ad_id.isEmpty else { throw AdError(.invalidResponse, "app-open ad without ad_id") }
+        let destinations = DestinationPolicy.forNetwork(
+            baseURL: configuration.baseURL, explicit: configuration.destinations)
+        let outsideURLs: [(String?, OutsideURLKind)] = [
+            (wire.tracking.impression, .tracking), (wire.tracking.click, .tracking), (wire.creative.url, .asset),
+        ]
+        for (url, kind) in outsideURLs {
+            guard let url else { continue }
+            do throws(DestinationRefusal) {
+                try destinations.check(url, as: kind)
+            } catch {
+                DestinationPolicy.record(error, kind: kind, network: id)
+                throw AdError(.invalidResponse, "app-open ad for \(request.placement): \(error.message)")
+            }
+        }
         let now = clock.now
         var validity = configuration.maximumAge
         if let ttl = wire.ttl_seconds.flatMap({ OutsideValue.duration(seconds: $0) }) { validity = min(validity, ttl) }
