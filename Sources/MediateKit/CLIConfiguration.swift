@@ -49,12 +49,40 @@ package struct CLIConfiguration: Sendable {
         self.factories = factories
     }
 
+    /// The largest configuration file read (1 MiB), as `parse` bounds it.
+    package static let maxFileBytes = 1 << 20
+
+    /// Reads the file at `path`, at most ``maxFileBytes`` + 1 bytes: a larger file (or an endless one such as
+    /// `/dev/zero`) is refused after that many bytes, never read into memory whole (issue 31 item 8).
+    package static func read(path: String) throws(AdError) -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw AdError(.configuration, "--config: cannot read \(path)")
+        }
+        defer { try? handle.close() }
+        var data = Data()
+        do {
+            // read(upToCount:) may return less than asked before the end of the file: loop until EOF or the cap.
+            while data.count <= maxFileBytes {
+                guard let chunk = try handle.read(upToCount: maxFileBytes + 1 - data.count), !chunk.isEmpty else {
+                    break
+                }
+                data.append(chunk)
+            }
+        } catch {
+            throw AdError(.configuration, "--config: cannot read \(path): \(error.localizedDescription)")
+        }
+        guard data.count <= maxFileBytes else {
+            throw AdError(.configuration, "--config: \(path) is larger than the limit of \(maxFileBytes) bytes")
+        }
+        return data
+    }
+
     /// Reads and checks a configuration file: bounded JSON, each network's type, base URL and settings (checked by its
     /// factory), then the placements against the networks' formats. Errors name the field.
     package static func parse(_ data: Data, factories: [any AdNetworkFactory.Type] = factories) throws(AdError)
         -> CLIConfiguration
     {
-        if let violation = JSONLimits(maxBytes: 1 << 20, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000)
+        if let violation = JSONLimits(maxBytes: maxFileBytes, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000)
             .violation(in: data)
         {
             throw AdError(.configuration, "configuration: \(violation)")

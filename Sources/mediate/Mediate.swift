@@ -110,10 +110,7 @@ struct Environment {
         var sandbox: RunningSandbox?
         let data: Data
         if let path {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw AdError(.configuration, "--config: cannot read \(path)")
-            }
-            data = contents
+            data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
         } else {
             let arms = options.demo == .arms
             let started = try await DemandSandbox.start(scenario: arms ? Demo.armsScenario : Demo.scenario)
