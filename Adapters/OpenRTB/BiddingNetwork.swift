@@ -17,9 +17,13 @@ import Synchronization
 /// Notices: ``LoadedAd/settleAuction(_:)`` sends the win notice (`nurl`) or the loss notice (`lurl`); the first
 /// reported impression sends the billing notice (`burl`), and is refused once the bid's `exp` has passed. Each notice
 /// is sent at most once, with every standard macro of OpenRTB 2.6 §4.4 substituted (an empty string where the value is
-/// not known) and prices as exact decimals, a winner's never above its bid. Win and loss notices go through the
-/// network's own sender (retried on transport errors and 5xx, at most ``Configuration/noticeAttempts`` times);
-/// ``shutdown()`` sends what is queued and stops it.
+/// not known) and prices as exact decimals, a winner's never above its bid. An answer sends at most one loss notice
+/// per seat, carried by the seat's best-ranked losing bid (valid bids by price, then discarded ones in answer order),
+/// for at most ``Configuration/maxLossNoticesPerAnswer`` seats; the fill's own seat is told when the auction settles
+/// (on a win, its runner-up's loss notice goes with the win notice; on a loss, only the fill's). Win and loss notices
+/// go through the network's own bounded background sender (``Configuration/noticeQueueLimit`` waiting,
+/// ``Configuration/noticeConcurrency`` in flight, each within ``Configuration/noticeDeadline``), never holding an
+/// answer; ``shutdown()`` lets it drain for at most ``Configuration/noticeShutdownGrace``, then cancels the rest.
 public final class BiddingNetwork: AdNetwork {
     /// Settings of the bidder.
     public struct Configuration: Sendable {
@@ -47,10 +51,23 @@ public final class BiddingNetwork: AdNetwork {
         public var defaultExpiry: Duration = .seconds(300)
         /// The longest validity honoured, whatever `exp` says. Default 1 hour.
         public var maximumExpiry: Duration = .seconds(3600)
-        /// Attempts per win or loss notice (the first and its retries). Default 3.
+        /// Attempts per win or loss notice (the first and its retries, 1…10). Default 3.
         public var noticeAttempts: Int = 3
-        /// The timeout of one notice request. Default 5 s.
-        public var noticeTimeout: Duration = .seconds(5)
+        /// The timeout of one notice request (one attempt). Default 2 s.
+        public var noticeTimeout: Duration = .seconds(2)
+        /// All attempts of one notice together, backoffs included: no retry starts after it. Default 5 s.
+        public var noticeDeadline: Duration = .seconds(5)
+        /// Notices waiting to be sent (beyond those in flight); more are dropped and counted
+        /// (``BiddingNetwork/droppedNotices``). Default 64, at least 1.
+        public var noticeQueueLimit: Int = 64
+        /// Notices in flight at once. Default 4, at least 1.
+        public var noticeConcurrency: Int = 4
+        /// How long ``BiddingNetwork/shutdown()`` waits for queued notices, on the network's clock, before cancelling
+        /// them (counted as dropped). Default 2 s.
+        public var noticeShutdownGrace: Duration = .seconds(2)
+        /// Seats of one answer told of their loss when the answer is read (one notice each, best-ranked seats first;
+        /// the fill's seat, told when the auction settles, aside). Default 16.
+        public var maxLossNoticesPerAnswer: Int = 16
         /// The auction type announced in every request (`at`): first price (1, the default) or second price (2). The
         /// mediator does not tell its bidders how a placement clears: set this (or ``placementAuctions``) to match.
         public var auction: AuctionType = .firstPrice
@@ -85,20 +102,29 @@ public final class BiddingNetwork: AdNetwork {
             loadsWhileShowing: true,
             reportsPrice: true)
         self.notices = NoticeSender(
-            http: http, clock: clock, attempts: max(1, min(configuration.noticeAttempts, 10)),
-            timeout: configuration.noticeTimeout)
+            http: http, clock: clock,
+            limits: NoticeSender.Limits(
+                attempts: max(1, min(configuration.noticeAttempts, 10)), timeout: configuration.noticeTimeout,
+                deadline: configuration.noticeDeadline, queue: max(1, min(configuration.noticeQueueLimit, 100_000)),
+                concurrency: max(1, min(configuration.noticeConcurrency, 64)),
+                shutdownGrace: max(.zero, configuration.noticeShutdownGrace)))
     }
 
     deinit { notices.finish() }
 
-    /// Sends the queued win and loss notices, then stops the sender; notices settled afterwards are dropped.
+    /// Sends the queued win and loss notices for at most ``Configuration/noticeShutdownGrace`` (on the network's
+    /// clock), then cancels what is left and stops the sender; notices settled afterwards are dropped.
     public func shutdown() async { await notices.shutdown() }
 
-    /// Win and loss notices queued and not yet sent (or given up).
+    /// Win and loss notices queued or in flight.
     public var pendingNotices: Int { notices.pending }
 
-    /// Win and loss notices never sent because the queue was full (10 000) or the sender had been shut down.
+    /// Win and loss notices never sent: the queue was full (``Configuration/noticeQueueLimit``), the sender had been
+    /// shut down, or the shutdown grace cut them off.
     public var droppedNotices: Int { notices.dropped }
+
+    /// Win and loss notices sent and given up: every attempt failed, or ``Configuration/noticeDeadline`` passed.
+    public var failedNotices: Int { notices.failed }
 
     /// Asks the bidder for `request` and returns its best valid bid as a fill, or a no fill saying why.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
@@ -171,6 +197,10 @@ public final class BiddingNetwork: AdNetwork {
             throw AdError(.invalidResponse, "the bid response of \(id) could not be read: \(error)")
         }
         let bids = (wire.seatbid ?? []).flatMap { seat in (seat.bid ?? []).map { (seat: seat.seat, bid: $0) } }
+        let unreadable = (wire.seatbid ?? []).reduce(0) { $0 + $1.unreadable }
+        if bids.isEmpty && unreadable > 0 {
+            return .noFill(NoFill(reason: "invalid bid: \(unreadable) bid(s) not JSON objects"))
+        }
         if bids.isEmpty {
             let reason =
                 wire.nbr.flatMap { OutsideValue.integer($0, in: 0...100_000) }.map { "no bid (nbr \($0))" } ?? "no bid"
@@ -188,31 +218,58 @@ public final class BiddingNetwork: AdNetwork {
                 destinations: .forNetwork(baseURL: configuration.baseURL, explicit: configuration.destinations),
                 networkID: id)
         }
+        var discarded: [(bid: OpenRTB.Bid, seat: String?, rejection: Rejection)] = []
         for (seat, bid) in bids {
             switch validate(bid, responseID: wire.id, currency: wire.cur, auctionID: auctionID, request: request) {
             case .success(let expiry):
                 valid.append((bid, seat, expiry))
             case .failure(let rejection):
                 rejections.append(rejection.why)
-                notices.send(bid.lurl, context: context(bid, seat: seat), .discarded(rejection.reason))
+                discarded.append((bid, seat, rejection))
             }
         }
-        valid.sort { ($0.bid.price ?? 0) > ($1.bid.price ?? 0) }
-        guard let best = valid.first, let price = best.bid.price else {
-            return .noFill(NoFill(reason: "invalid bid: \(rejections.first ?? "none valid")"))
+        if unreadable > 0 { rejections.append("\(unreadable) bid(s) not JSON objects") }
+        // A stable ranking: by price, then in answer order.
+        valid = valid.enumerated().sorted {
+            let (left, right) = ($0.element.bid.price ?? 0, $1.element.bid.price ?? 0)
+            return left != right ? left > right : $0.offset < $1.offset
+        }.map(\.element)
+        let bestContext = valid.first.map { context($0.bid, seat: $0.seat) }
+        // One loss notice per seat: its best-ranked losing bid (valid losers by price, then discarded bids in answer
+        // order) carries it. The fill's seat is told when the auction settles.
+        var losers: [(bid: OpenRTB.Bid, seat: String?, reason: SeatLoss.Reason)] = []
+        for other in valid.dropFirst() { losers.append((other.bid, other.seat, .outbid)) }
+        for other in discarded { losers.append((other.bid, other.seat, .discarded(other.rejection.reason))) }
+        let fillSeat = valid.first.map { $0.seat ?? "" }
+        var seatLoss: SeatLoss? = nil
+        var told: Set<String> = []
+        for loser in losers {
+            let seat = loser.seat ?? ""
+            if seat == fillSeat {
+                if seatLoss == nil {
+                    seatLoss = SeatLoss(
+                        url: loser.bid.lurl, context: context(loser.bid, seat: loser.seat), loser.reason)
+                }
+                continue
+            }
+            guard told.count < configuration.maxLossNoticesPerAnswer, told.insert(seat).inserted else { continue }
+            let values: NoticeValues
+            switch loser.reason {
+            case .outbid: values = bestContext?.lost(.lostToHigherBid, winningPrice: bestContext?.bidPrice) ?? .init()
+            case .discarded(let reason): values = .discarded(reason)
+            }
+            notices.send(loser.bid.lurl, context: context(loser.bid, seat: loser.seat), values)
         }
-        let bestContext = context(best.bid, seat: best.seat)
-        for other in valid.dropFirst() {
-            notices.send(
-                other.bid.lurl, context: context(other.bid, seat: other.seat),
-                bestContext.lost(.lostToHigherBid, winningPrice: bestContext.bidPrice))
+        guard let best = valid.first, let price = best.bid.price, let bestContext else {
+            return .noFill(NoFill(reason: "invalid bid: \(rejections.first ?? "none valid")"))
         }
         let bid = best.bid
         let size = adRequest.format.bannerSize
         var fields: [String: String] = [:]
         if let domains = bid.adomain, !domains.isEmpty { fields["adomain"] = domains.prefix(8).joined(separator: ",") }
         if let seat = best.seat { fields["seat"] = seat }
-        let data = BidData(context: bestContext, price: price, nurl: bid.nurl, burl: bid.burl, lurl: bid.lurl)
+        let data = BidData(
+            context: bestContext, price: price, nurl: bid.nurl, burl: bid.burl, lurl: bid.lurl, seatLoss: seatLoss)
         return .filled(
             LoadedAd(
                 networkID: id,
@@ -260,7 +317,8 @@ public final class BiddingNetwork: AdNetwork {
         }
         guard bid.impid == "1" else { return reject("impid \(Self.quoted(bid.impid)) is not the requested impression") }
         guard let price = bid.price, price.isFinite, price >= 0, price <= 1_000_000 else {
-            return reject("price \(bid.price.map { "\($0)" } ?? "missing") is not a finite price 0…1000000")
+            let shown = bid.price.map { "\($0)" } ?? (bid.priceUnreadable ? "unreadable" : "missing")
+            return reject("price \(shown) is not a finite price 0…1000000")
         }
         if let floor = request.imp.first?.bidfloor, price < floor {
             return reject("price \(price) under the floor \(floor)", .belowFloor)
@@ -322,6 +380,29 @@ struct BidData: Sendable {
     var nurl: String?
     var burl: String?
     var lurl: String?
+    /// The loss notice of the fill's seat, sent with the win notice (on a loss, the fill's own notice is the seat's).
+    var seatLoss: SeatLoss?
+}
+
+/// The loss notice a seat's best-ranked losing bid carries.
+struct SeatLoss: Sendable {
+    /// Why the bid lost.
+    enum Reason: Sendable {
+        /// A valid bid under the answer's best.
+        case outbid
+        /// Discarded before the auction, for this reason.
+        case discarded(AuctionLossReason)
+    }
+
+    var url: String?
+    var context: NoticeContext
+    var reason: Reason
+
+    init(url: String?, context: NoticeContext, _ reason: Reason) {
+        self.url = url
+        self.context = context
+        self.reason = reason
+    }
 }
 
 /// A served bid's events: the billing notice on the first impression (refused after `exp`); win or loss when the
@@ -359,6 +440,15 @@ private struct BidReporter: AdEventReporter {
         switch result {
         case .won(let clearing):
             notices.send(data.nurl, context: data.context, data.context.won(clearing))
+            guard let seatLoss = data.seatLoss else { return }
+            switch seatLoss.reason {
+            case .outbid:
+                notices.send(
+                    seatLoss.url, context: seatLoss.context,
+                    seatLoss.context.lost(.lostToHigherBid, winningPrice: data.context.clearing(clearing)))
+            case .discarded(let reason):
+                notices.send(seatLoss.url, context: seatLoss.context, .discarded(reason))
+            }
         case .lost(let reason, let winningPrice):
             notices.send(
                 data.lurl, context: data.context,

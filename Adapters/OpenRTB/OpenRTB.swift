@@ -116,13 +116,17 @@ enum OpenRTB {
     struct SeatBid: Decodable, Sendable {
         var seat: String?
         var bid: [Bid]?
+        /// Elements of `bid` that are not objects: each is discarded alone.
+        var unreadable = 0
 
         private enum Key: String, CodingKey { case seat, bid }
 
         init(from decoder: any Decoder) throws {
             let fields = try decoder.container(keyedBy: Key.self)
             seat = fields.string(.seat)
-            bid = ((try? fields.decodeIfPresent([Lossy<Bid>].self, forKey: .bid)) ?? nil)?.compactMap(\.value)
+            let all = (try? fields.decodeIfPresent([Lossy<Bid>].self, forKey: .bid)) ?? nil
+            bid = all?.compactMap(\.value)
+            unreadable = (all?.count ?? 0) - (bid?.count ?? 0)
         }
     }
 
@@ -131,6 +135,8 @@ enum OpenRTB {
         var impid: String?
         /// The price as a number, for the checks and the fill's eCPM.
         var price: Double?
+        /// `price` is present but not a number a `Double` holds (a string, `1e400`, an object…).
+        var priceUnreadable = false
         /// The price exactly as its JSON text (up to 38 digits, beyond them truncated), for notices.
         var exactPrice: Decimal?
         var adid: String?
@@ -155,6 +161,8 @@ enum OpenRTB {
             id = fields.string(.id)
             impid = fields.string(.impid)
             price = (try? fields.decodeIfPresent(Double.self, forKey: .price)) ?? nil
+            priceUnreadable =
+                price == nil && fields.contains(.price) && (try? fields.decodeNil(forKey: .price)) == false
             exactPrice = (try? fields.decodeIfPresent(Decimal.self, forKey: .price)) ?? nil
             adid = fields.string(.adid)
             adm = fields.string(.adm)

@@ -181,6 +181,7 @@ struct BiddingNetworkTests {
         #expect(bidder.notices("/loss").count == 1)
     }
 
+    /// Seat y's bid is told at once; seat x's lower bid when x's winning bid's auction settles.
     @Test func theHighestOfSeveralBidsFillsAndTheOthersGetLossNotices() async throws {
         let bidder = try ScriptedBidder { request, base in
             let id = request["id"] as? String ?? ""
@@ -202,6 +203,7 @@ struct BiddingNetworkTests {
         }
         let (network, curl) = Self.network(bidder)
         let ad = try #require(try await network.load(banner).ad)
+        #expect(ad.settleAuction(.won(clearingPrice: 3.0)))
         await network.shutdown()
         await curl.shutdown()
         bidder.server.stop()

@@ -61,7 +61,8 @@ struct WireContractTests {
     }
 
     /// Spec: "its `mtype` (1 banner, 2 video, 3 audio, 4 native) is not a format the `imp` offered … One bad bid never
-    /// discards the other bids of the same answer." A native bid at 1.20 must not beat a banner bid at 0.50.
+    /// discards the other bids of the same answer." A native bid at 1.20 must not beat a banner bid at 0.50; being the
+    /// seat's losing bid, it carries the seat's loss notice once the banner bid wins.
     @Test func aNativeBidNeverBeatsAValidBannerBidOfTheSameAnswer() async throws {
         let bidder = try ScriptedBidder { request, base in
             let bid = { (id: String, price: Double, mtype: Int) -> [String: Any] in
@@ -80,13 +81,14 @@ struct WireContractTests {
         }
         let (network, curl) = BiddingNetworkTests.network(bidder)
         let ad = try await network.load(banner).ad
+        #expect(ad?.settleAuction(.won(clearingPrice: 0.5)) == true)
         await Self.stop(network, curl, bidder)
         #expect(ad?.ecpm == 0.5 && ad?.creative.markup == "<banner/>")
         #expect(bidder.notices("/loss") == ["/loss?b=native&r=204"])
     }
 
     /// Spec: "One bad bid never discards the other bids of the same answer" — a bid whose `mtype` is not even a number
-    /// is filtered by format on its own, and the answer's valid bid still fills.
+    /// is filtered by format on its own, and the answer's valid bid still fills (and wins: the seat's loss notice goes).
     @Test func aBidWithAnUnreadableMarkupTypeIsDiscardedAloneNotTheWholeAnswer() async throws {
         let bidder = try ScriptedBidder { request, base in
             let id = request["id"] as? String ?? ""
@@ -100,6 +102,7 @@ struct WireContractTests {
         }
         let (network, curl) = BiddingNetworkTests.network(bidder)
         let ad = try await network.load(banner).ad
+        #expect(ad?.settleAuction(.won(clearingPrice: 1)) == true)
         await Self.stop(network, curl, bidder)
         #expect(ad?.creative.markup == "<good/>")
         #expect(bidder.notices("/loss") == ["/loss?r=204"])
@@ -205,7 +208,7 @@ struct WireContractTests {
     }
 
     /// Spec: "`${AUCTION_PRICE}` is replaced by the clearing price" — the lower bids of an answer are told the winning
-    /// bid's exact price.
+    /// bid's exact price (the same seat's: told when the winner's auction settles).
     @Test func theLowerBidsOfAnAnswerAreToldTheWinningPriceExactly() async throws {
         let bidder = try ScriptedBidder { request, base in
             let id = request["id"] as? String ?? ""
@@ -218,6 +221,7 @@ struct WireContractTests {
         }
         let (network, curl) = BiddingNetworkTests.network(bidder)
         let ad = try await network.load(banner).ad
+        #expect(ad?.settleAuction(.won(clearingPrice: 1.16346)) == true)
         await Self.stop(network, curl, bidder)
         #expect(ad?.ecpm == 1.16346)
         #expect(bidder.notices("/loss") == ["/loss?p=1.16346"])
