@@ -31,7 +31,7 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
         self.drift = drift
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case fillRate = "fill_rate", ecpm, latencyMs = "latency_ms", faults, drift
     }
 
@@ -46,6 +46,7 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         fillRate = try c.decodeIfPresent(Double.self, forKey: .fillRate) ?? 1
         ecpm = try c.decodeIfPresent(Distribution.self, forKey: .ecpm) ?? .uniform(min: 0.5, max: 5)
@@ -78,10 +79,13 @@ public struct DriftPhase: Codable, Sendable, Hashable {
         self.ecpm = ecpm
     }
 
-    enum CodingKeys: String, CodingKey { case afterRequests = "after_requests", fillRate = "fill_rate", ecpm }
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case afterRequests = "after_requests", fillRate = "fill_rate", ecpm
+    }
 
     /// Decodes and checks a phase.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let after = try c.decode(Double.self, forKey: .afterRequests)
         guard let whole = OutsideValue.integer(after, in: 0...1_000_000_000) else {
@@ -112,18 +116,23 @@ public enum Distribution: Codable, Sendable, Hashable {
     /// Log-normal with the given median and sigma (of the underlying normal).
     case logNormal(median: Double, sigma: Double)
 
-    enum CodingKeys: String, CodingKey { case fixed, uniform, logNormal = "log_normal" }
+    enum CodingKeys: String, CodingKey, CaseIterable { case fixed, uniform, logNormal = "log_normal" }
     struct Range: Codable {
         var min: Double
         var max: Double
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case min, max }
     }
     struct LogNormal: Codable {
         var median: Double
         var sigma: Double
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case median, sigma }
     }
 
     /// Decodes one of the three shapes.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if let value = try c.decodeIfPresent(Double.self, forKey: .fixed) {
             self = .fixed(value)
@@ -230,10 +239,11 @@ public struct Fault: Codable, Sendable, Hashable {
         self.retryAfterS = retryAfterS
     }
 
-    enum CodingKeys: String, CodingKey { case kind, rate, status, retryAfterS = "retry_after_s" }
+    enum CodingKeys: String, CodingKey, CaseIterable { case kind, rate, status, retryAfterS = "retry_after_s" }
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         kind = try c.decode(Kind.self, forKey: .kind)
         rate = try c.decodeIfPresent(Double.self, forKey: .rate) ?? 1
@@ -279,8 +289,11 @@ public struct SandboxScenario: Codable, Sendable, Hashable {
         self.placements = placements
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case seed, networks, placements }
+
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? 42
         networks = try c.decodeIfPresent([String: NetworkScenario].self, forKey: .networks) ?? [:]
@@ -333,4 +346,22 @@ struct Draw: Sendable {
     var fills: Bool
     var ecpm: Double
     var latency: Duration
+}
+
+extension Distribution.Range {
+    /// Decodes `{"min", "max"}`; any other key is an error naming the nearest.
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(min: try c.decode(Double.self, forKey: .min), max: try c.decode(Double.self, forKey: .max))
+    }
+}
+
+extension Distribution.LogNormal {
+    /// Decodes `{"median", "sigma"}`; any other key is an error naming the nearest.
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(median: try c.decode(Double.self, forKey: .median), sigma: try c.decode(Double.self, forKey: .sigma))
+    }
 }

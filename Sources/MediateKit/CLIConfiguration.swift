@@ -107,6 +107,12 @@ package struct CLIConfiguration: Sendable {
             guard let networkFactory = Self.factory(type, in: factories) else {
                 throw AdError(.configuration, "\(path).type: unknown type \"\(type.prefix(40))\" (one of \(types))")
             }
+            let unknownKey = "unknown key for type \(type)"
+            let allowed = ["type", "base_url"] + networkFactory.settingKeys.map { String($0.prefix { $0 != "." }) }
+            for key in object.keys.sorted() where !allowed.contains(key) {
+                let message = ConfigurationKeys.unknownKey(key, valid: allowed, what: unknownKey)
+                throw AdError(.configuration, "\(path).\(key): \(message)")
+            }
             guard let base = object["base_url"] as? String, let url = URL(string: base), url.scheme != nil,
                 url.host != nil
             else {
@@ -116,6 +122,12 @@ package struct CLIConfiguration: Sendable {
             for (key, setting) in object where key != "type" && key != "base_url" {
                 if let nested = setting as? [String: Any] {
                     // A nested object of strings, such as MARS's {"ohttp": {"relay": …, "config": …}}: `ohttp.relay`, …
+                    let subKeys = networkFactory.settingKeys.filter { $0.hasPrefix(key + ".") }
+                        .map { String($0.dropFirst(key.count + 1)) }
+                    for sub in nested.keys.sorted() where !subKeys.contains(sub) {
+                        let message = ConfigurationKeys.unknownKey(sub, valid: subKeys)
+                        throw AdError(.configuration, "\(path).\(key).\(sub): \(message)")
+                    }
                     for (sub, inner) in nested {
                         guard let text = inner as? String else {
                             throw AdError(.configuration, "\(path).\(key).\(sub): expected a string")
@@ -129,15 +141,6 @@ package struct CLIConfiguration: Sendable {
                 case let n as NSNumber where OutsideValue.bool(n) == nil: values[key] = n.stringValue
                 default: throw AdError(.configuration, "\(path).\(key): expected a string or a number")
                 }
-            }
-            let allowed = networkFactory.settingKeys
-            for key in values.keys.sorted() where !allowed.contains(key) {
-                let known = allowed.sorted().joined(separator: ", ")
-                throw AdError(
-                    .configuration,
-                    "\(path).\(key): not a setting of type \(type) "
-                        + "(\(known.isEmpty ? "it has none" : "settings: \(known)"))"
-                )
             }
             let settings = NetworkSettings(id: id, type: type, baseURL: base, values: values)
             try networkFactory.validate(settings)

@@ -56,7 +56,9 @@ struct AdapterRegistryTests {
     @Test func aSettingTheFactoryDoesNotKnowIsRefusedNamingIt() {
         let file = Data(
             #"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpn": 7}}, "placements": {}}"#.utf8)
-        #expect(throws: AdError(.configuration, "networks.e.ecpn: not a setting of type echo (settings: ecpm)")) {
+        #expect(
+            throws: AdError(.configuration, #"networks.e.ecpn: unknown key for type echo; did you mean "ecpm"?"#)
+        ) {
             try CLIConfiguration.parse(file, factories: [EchoFactory.self])
         }
     }

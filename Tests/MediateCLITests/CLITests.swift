@@ -161,7 +161,7 @@ struct CLITests {
         let run = try await mediate(["load", "--config", config, "--placement", "launch"])
         #expect(run.code != 0)
         #expect(
-            run.err.contains("networks.ao.ohttp.config: not a setting of type appopen (it has none)"),
+            run.err.contains("networks.ao.ohttp: unknown key for type appopen (valid keys: base_url, type)"),
             "stderr: \(run.err)")
     }
 

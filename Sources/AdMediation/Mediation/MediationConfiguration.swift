@@ -1,7 +1,9 @@
 import Foundation
 
 /// The mediator's configuration: placements with their waterfalls, plus breaker settings. `Codable` with
-/// snake_case keys; every field but `placements` and each placement's `format` and `lines` has a default.
+/// snake_case keys; every field but `placements` and each placement's `format` and `lines` has a default. A key no
+/// type here knows is an error at its path, naming the nearest valid key (`placements.p.lines[0].floor_ecmp: unknown
+/// key; did you mean "floor_ecpm"?`), never a silently defaulted field.
 public struct MediationConfiguration: Codable, Sendable, Hashable {
     /// Mediated placements by id.
     public var placements: [String: PlacementConfiguration]
@@ -14,13 +16,14 @@ public struct MediationConfiguration: Codable, Sendable, Hashable {
         self.circuitBreaker = circuitBreaker
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case placements
         case circuitBreaker = "circuit_breaker"
     }
 
     /// Decodes with defaults for missing optional fields.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         placements = try container.decode([String: PlacementConfiguration].self, forKey: .placements)
         circuitBreaker =
@@ -126,7 +129,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         self.minInterval = minInterval
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case format, size, mode, lines
         case maxInFlight = "max_in_flight"
         case deadlineMs = "deadline_ms"
@@ -139,6 +142,7 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         format = try Self.decodeFormat(c)
         mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
@@ -305,10 +309,11 @@ public struct PlacementArm: Codable, Sendable, Hashable {
         self.optimizer = optimizer
     }
 
-    enum CodingKeys: String, CodingKey { case label, weight, lines, bidders, auction, optimizer }
+    enum CodingKeys: String, CodingKey, CaseIterable { case label, weight, lines, bidders, auction, optimizer }
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         label = try c.decode(String.self, forKey: .label)
         weight = try c.decodeIfPresent(Double.self, forKey: .weight) ?? 1
@@ -357,7 +362,7 @@ public struct BidderLine: Codable, Sendable, Hashable {
         self.timeout = timeout
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case network, placement
         case floorEcpm = "floor_ecpm"
         case timeoutMs = "timeout_ms"
@@ -365,6 +370,7 @@ public struct BidderLine: Codable, Sendable, Hashable {
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         network = try c.decode(String.self, forKey: .network)
         placement = try c.decode(String.self, forKey: .placement)
@@ -405,13 +411,14 @@ public struct OptimizerConfiguration: Codable, Sendable, Hashable {
         self.seed = seed
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case exploration, pinned, seed
         case halfLifeRequests = "half_life_requests"
     }
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         exploration = try c.decodeIfPresent(Double.self, forKey: .exploration) ?? 0.1
         pinned = try c.decodeIfPresent([Int].self, forKey: .pinned) ?? []
@@ -460,7 +467,7 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         self.timeout = timeout
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case network, placement
         case floorEcpm = "floor_ecpm"
         case timeoutMs = "timeout_ms"
@@ -469,6 +476,7 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         network = try c.decode(String.self, forKey: .network)
         placement = try c.decode(String.self, forKey: .placement)
@@ -513,13 +521,14 @@ public struct CircuitBreakerConfiguration: Codable, Sendable, Hashable {
         self.coolDown = coolDown
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case failureThreshold = "failure_threshold"
         case coolDownS = "cool_down_s"
     }
 
     /// Decodes with defaults.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         failureThreshold = try c.decodeWholeIfPresent(forKey: .failureThreshold) ?? 5
         coolDown = try c.decodeSecondsIfPresent(forKey: .coolDownS, zeroAllowed: true) ?? .seconds(30)

@@ -1,0 +1,93 @@
+import Foundation
+
+extension Decoder {
+    /// Refuses an object with a key that `Keys` does not list (nor `besides`): throws `DecodingError.dataCorrupted` at
+    /// the key's path, naming the nearest valid key (`unknown key; did you mean "floor_ecpm"?`) or, when none is near,
+    /// every valid key. Call it first in an `init(from:)`, so that a misspelt key is never read as the default value
+    /// (a floor silently 0). A value that is not an object is left to the caller's own decoding to report.
+    public func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type, besides: [String] = []) throws {
+        try rejectUnknownKeys(allowing: keys.allCases.map(\.stringValue) + besides)
+    }
+
+    /// ``rejectUnknownKeys(_:besides:)`` with the valid keys as strings; `what` starts the message (`unknown key for
+    /// type chartboost`).
+    package func rejectUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
+        guard let object = try? container(keyedBy: ConfigurationKey.self) else { return }
+        let known = Set(valid)
+        let unknown = object.allKeys.map(\.stringValue).filter { !known.contains($0) }.sorted()
+        guard let key = unknown.first else { return }
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: codingPath + [ConfigurationKey(ConfigurationKeys.shown(key))],
+                debugDescription: ConfigurationKeys.unknownKey(key, valid: valid, what: what)))
+    }
+}
+
+/// Any key of a configuration object (for objects keyed by names the file chooses, and for error paths).
+package struct ConfigurationKey: CodingKey, Hashable, Sendable {
+    package let stringValue: String
+    package var intValue: Int? { nil }
+
+    /// The key `name`.
+    package init(_ name: String) { stringValue = name }
+    package init?(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { nil }
+}
+
+/// The messages for an unknown key: the nearest valid key by edit distance, or the list of valid keys.
+package enum ConfigurationKeys {
+    /// `unknown key; did you mean "floor_ecpm"?`, or `unknown key (valid keys: a, b)` when no valid key is within two
+    /// edits (case ignored).
+    package static func unknownKey(_ key: String, valid: [String], what: String = "unknown key") -> String {
+        if let near = nearest(to: key, in: valid) { return "\(what); did you mean \"\(near)\"?" }
+        let list = Set(valid).sorted()
+        return list.isEmpty ? "\(what) (it has none)" : "\(what) (valid keys: \(list.joined(separator: ", ")))"
+    }
+
+    /// The valid key nearest to `key` within two edits (Damerau–Levenshtein, optimal string alignment: insertions,
+    /// deletions, substitutions and swaps of neighbours; case ignored), preferring the first in sorted order on a tie;
+    /// else a valid key that is `key` with a unit suffix (`timeout` → `timeout_ms`). Nil when none is that near, or
+    /// when `key` is no longer than the distance (a one-letter key suggests nothing).
+    package static func nearest(to key: String, in valid: [String]) -> String? {
+        if let near = nearestByEdits(to: key, in: valid) { return near }
+        let stem = key.lowercased() + "_"
+        return key.isEmpty ? nil : Set(valid).sorted().first { $0.lowercased().hasPrefix(stem) }
+    }
+
+    private static func nearestByEdits(to key: String, in valid: [String]) -> String? {
+        let typed = Array(key.lowercased().unicodeScalars)
+        var best: (key: String, distance: Int)?
+        for candidate in Set(valid).sorted() {
+            let target = Array(candidate.lowercased().unicodeScalars)
+            guard abs(typed.count - target.count) <= 2 else { continue }
+            let distance = distance(typed, target)
+            if distance <= 2, distance < typed.count, distance < (best?.distance ?? Int.max) {
+                best = (candidate, distance)
+            }
+        }
+        return best?.key
+    }
+
+    /// The optimal-string-alignment distance between `a` and `b`.
+    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        // Three rows: the one before the previous (for swaps), the previous and the current.
+        var before = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { value = min(value, before[j - 2] + 1) }
+                current[j] = value
+            }
+            (before, previous, current) = (previous, current, before)
+        }
+        return previous[b.count]
+    }
+
+    /// A key as an error shows it: at most 64 characters.
+    static func shown(_ key: String) -> String { key.count <= 64 ? key : key.prefix(64) + "…" }
+}
