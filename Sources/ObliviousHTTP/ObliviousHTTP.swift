@@ -50,24 +50,41 @@ public struct ObliviousHTTPKeyConfiguration: Sendable, Hashable {
         }
     }
 
-    /// Reads an `application/ohttp-keys` body: key configurations, each with a 2-byte length prefix. Configurations
-    /// of an unknown KEM are skipped; a malformed one fails the whole body.
+    /// Reads an `application/ohttp-keys` body: key configurations, each with a 2-byte length prefix (RFC 9458 §3.2).
+    /// Configurations of a KEM other than X25519 are skipped (their length prefix says where the next one starts;
+    /// their public key's size depends on their KEM); the X25519 ones are returned in order. A malformed list, a
+    /// malformed X25519 configuration, or a list with no X25519 configuration fails.
     public static func list(decoding data: Data) throws(ObliviousHTTPError) -> [ObliviousHTTPKeyConfiguration] {
         guard data.count <= 64 << 10 else {
             throw ObliviousHTTPError(.badKeyConfiguration, "key configurations of \(data.count) bytes")
         }
         var reader = ByteReader([UInt8](data))
         var configurations: [ObliviousHTTPKeyConfiguration] = []
+        var skipped: [UInt16] = []
         while !reader.isAtEnd {
             let length = try reader.uint16("configuration length")
-            var one = ByteReader(try reader.take(Int(length), "key configuration"))
+            let bytes = try reader.take(Int(length), "key configuration")
+            guard bytes.count >= 3 else {
+                throw ObliviousHTTPError(.badKeyConfiguration, "a key configuration of \(bytes.count) bytes")
+            }
+            let kem = UInt16(bytes[1]) << 8 | UInt16(bytes[2])
+            guard kem == x25519KEM else {
+                skipped.append(kem)
+                continue
+            }
+            var one = ByteReader(bytes)
             let configuration = try read(&one)
             guard one.isAtEnd else {
                 throw ObliviousHTTPError(.badKeyConfiguration, "\(one.left) bytes after a key configuration")
             }
             configurations.append(configuration)
         }
-        guard !configurations.isEmpty else { throw ObliviousHTTPError(.badKeyConfiguration, "no key configuration") }
+        guard !configurations.isEmpty else {
+            let kems = skipped.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
+            throw ObliviousHTTPError(
+                .badKeyConfiguration,
+                skipped.isEmpty ? "no key configuration" : "no X25519 key configuration (only KEM ids \(kems))")
+        }
         return configurations
     }
 
