@@ -9,13 +9,13 @@ deps:
 	@./scripts/ensure-deps.sh
 
 build: deps
-	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) ./scripts/build-strict.sh
 
 demo: deps
 	$(SWIFT) run mediate compare
 
 test: deps
-	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) ./scripts/build-strict.sh
 	$(SWIFT) test --skip-build --skip TimingTests
 	$(SWIFT) test --skip-build --filter TimingTests
 

@@ -32,7 +32,7 @@ public struct AppOpenNetwork: AdNetwork {
     /// The network id.
     public var id: String { configuration.id }
     /// App-open ads, priced.
-    public let capabilities = AdNetworkCapabilities(formats: [.appOpen], loadsWhileShowing: true, reportsPrice: true)
+    public let capabilities = AdNetworkCapabilities(formats: [.appOpen], reportsPrice: true)
     private let configuration: Configuration
     private let http: any HTTPClient
     private let clock: any AdClock

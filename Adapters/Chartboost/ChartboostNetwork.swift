@@ -49,7 +49,7 @@ public struct ChartboostNetwork: AdNetwork {
     /// The network id.
     public var id: String { configuration.id }
     /// Banners, priced.
-    public let capabilities = AdNetworkCapabilities(formats: [.banner], loadsWhileShowing: true, reportsPrice: true)
+    public let capabilities = AdNetworkCapabilities(formats: [.banner], reportsPrice: true)
     private let configuration: Configuration
     private let http: any HTTPClient
     private let clock: any AdClock

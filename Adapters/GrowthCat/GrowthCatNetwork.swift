@@ -9,7 +9,7 @@ public struct GrowthCatNetwork: AdNetwork {
     public let id: String
     /// Banners, interstitials and rewarded ads, priced when the server says.
     public let capabilities = AdNetworkCapabilities(
-        formats: [.banner, .interstitial, .rewarded], loadsWhileShowing: true, reportsPrice: true)
+        formats: [.banner, .interstitial, .rewarded], reportsPrice: true)
     /// The client underneath.
     public let client: GrowthCatClient
     private let clock: any AdClock

@@ -11,7 +11,7 @@ public struct MarsNetwork: AdNetwork {
     public let id: String
     /// Tiles, spocs and images; unpriced.
     public let capabilities = AdNetworkCapabilities(
-        formats: [.tile, .spoc, .image], loadsWhileShowing: true, reportsPrice: false)
+        formats: [.tile, .spoc, .image], reportsPrice: false)
     private let client: MozAdsClient
     private let clock: any AdClock
     private let adTTL: Duration

@@ -99,7 +99,6 @@ public final class BiddingNetwork: AdNetwork {
         self.clock = clock
         self.capabilities = AdNetworkCapabilities(
             formats: configuration.formats.intersection([.banner, .interstitial, .rewarded]),
-            loadsWhileShowing: true,
             reportsPrice: true)
         self.notices = NoticeSender(
             http: http, clock: clock,

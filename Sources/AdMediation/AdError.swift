@@ -107,13 +107,6 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `"timeout: line 2 did not answer within 300 ms"`.
     public var description: String { "\(code.name): \(message)" }
 
-    /// Whether retrying the same request later may succeed.
-    public var isRetryable: Bool {
-        if code.isRateLimited { return true }
-        if code.isServer { return (code.status ?? 500) >= 500 }
-        return code == .network || code == .timeout
-    }
-
     /// Maps an HTTP status the contract calls an error onto the taxonomy (400/401/403/429/5xx; others → server).
     public static func http(status: Int, retryAfter: Duration? = nil, message: String) -> AdError {
         switch status {

@@ -26,15 +26,12 @@ public enum AdLoadResult: Sendable {
 public struct AdNetworkCapabilities: Hashable, Sendable {
     /// The formats it serves.
     public var formats: Set<AdFormat.Kind>
-    /// It can load the next ad while one is showing.
-    public var loadsWhileShowing: Bool
     /// Its fills carry a price.
     public var reportsPrice: Bool
 
     /// Creates capabilities.
-    public init(formats: Set<AdFormat.Kind>, loadsWhileShowing: Bool = true, reportsPrice: Bool = false) {
+    public init(formats: Set<AdFormat.Kind>, reportsPrice: Bool = false) {
         self.formats = formats
-        self.loadsWhileShowing = loadsWhileShowing
         self.reportsPrice = reportsPrice
     }
 

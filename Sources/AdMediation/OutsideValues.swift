@@ -64,9 +64,6 @@ public enum OutsideValue {
         return value
     }
 
-    /// A JSON value as a string; `nil` for every other type.
-    public static func string(_ value: Any?) -> String? { value as? String }
-
     /// A JSON value as a boolean; `nil` for numbers, strings and every other type.
     public static func bool(_ value: Any?) -> Bool? {
         guard let value else { return nil }

@@ -57,7 +57,6 @@ public final class Mediator: AdNetwork {
         self.tracer = tracer
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format.kind)),
-            loadsWhileShowing: true,
             reportsPrice: byID.values.contains { $0.capabilities.reportsPrice })
         self.breakers = byID.mapValues { _ in
             Guarded(
