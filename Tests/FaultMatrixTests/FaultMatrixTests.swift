@@ -71,6 +71,9 @@ struct NetworkCase: Sendable, CustomStringConvertible {
                 apiKey: "gc_test_demo", baseURL: baseURL,
                 eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
             configuration.catalogCaching = false
+            // The seed's 5xx back-off (1 s, then 2 s) is kept, but shorter here: three attempts must end well inside
+            // the line's 5 s on a busy machine, or a server error would read as a timeout.
+            configuration.retryBaseDelay = .milliseconds(200)
             return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
         case "mars":
             return MarsNetwork(
