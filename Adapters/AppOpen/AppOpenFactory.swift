@@ -6,15 +6,13 @@ public enum AppOpenFactory: AdNetworkFactory {
     public static let type = "appopen"
     /// App-open ads.
     public static let formats: Set<AdFormat.Kind> = [.appOpen]
-    /// No settings beyond the base URL.
-    public static let settingKeys: Set<String> = []
 
-    /// An ``AppOpenNetwork`` with the configured id.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+    /// An ``AppOpenNetwork`` with the configured id (no settings beyond the base URL).
+    public static func make(_ network: NetworkConfiguration<NoNetworkSettings>, context: AdNetworkFactoryContext)
+        throws(AdError) -> any AdNetwork
     {
-        var configuration = AppOpenNetwork.Configuration(baseURL: settings.baseURL)
-        configuration.id = settings.id
+        var configuration = AppOpenNetwork.Configuration(baseURL: network.baseURL)
+        configuration.id = network.id
         return AppOpenNetwork(configuration: configuration, http: context.http, clock: context.clock)
     }
 }

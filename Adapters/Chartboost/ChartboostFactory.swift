@@ -7,23 +7,43 @@ public enum ChartboostFactory: AdNetworkFactory {
     public static let type = "chartboost"
     /// Banners.
     public static let formats: Set<AdFormat.Kind> = [.banner]
-    /// `app_id`, `app_signature`.
-    public static let settingKeys: Set<String> = ["app_id", "app_signature"]
 
-    /// Both settings are present.
-    public static func validate(_ settings: NetworkSettings) throws(AdError) {
-        _ = try settings.required("app_id")
-        _ = try settings.required("app_signature")
+    /// A Chartboost network's settings: `app_id` and `app_signature`, both required and non-empty.
+    public struct Settings: AdNetworkSettings, Hashable {
+        /// The app's id (`app_id`).
+        public var appID: String
+        /// The app's signature, the HMAC key (`app_signature`): a secret, never printed.
+        public var appSignature: String
+
+        /// Creates settings.
+        public init(appID: String, appSignature: String) {
+            self.appID = appID
+            self.appSignature = appSignature
+        }
+
+        /// The keys: `app_id`, `app_signature`.
+        public enum Key: String, CodingKey, CaseIterable {
+            /// `app_id`.
+            case appID = "app_id"
+            /// `app_signature`.
+            case appSignature = "app_signature"
+        }
+
+        /// Decodes both settings (a missing or empty one: `required for type chartboost`).
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            appID = try c.decodeRequiredSetting(forKey: .appID, type: ChartboostFactory.type)
+            appSignature = try c.decodeRequiredSetting(forKey: .appSignature, type: ChartboostFactory.type)
+        }
     }
 
     /// A ``ChartboostNetwork`` with the configured id.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+    public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
+        throws(AdError) -> any AdNetwork
     {
         var configuration = ChartboostNetwork.Configuration(
-            baseURL: settings.baseURL, appID: try settings.required("app_id"),
-            appSignature: try settings.required("app_signature"))
-        configuration.id = settings.id
+            baseURL: network.baseURL, appID: network.settings.appID, appSignature: network.settings.appSignature)
+        configuration.id = network.id
         return ChartboostNetwork(configuration: configuration, http: context.http, clock: context.clock)
     }
 }

@@ -4,42 +4,70 @@ import Foundation
 
 /// Builds ``GrowthCatNetwork``s from a configuration file: `api_key` (a secret) is required; `queue_path` is the
 /// durable event queue (default: `<id>-<hash>-events.sqlite` in the state directory, so events queued while offline are
-/// replayed by the next run); `catalog_cache: "false"` turns the catalog TTL cache off.
+/// replayed by the next run); `catalog_cache: false` turns the catalog TTL cache off.
 public enum GrowthCatFactory: AdNetworkFactory {
     /// `growthcat`.
     public static let type = "growthcat"
     /// Banners, interstitials and rewarded ads.
     public static let formats: Set<AdFormat.Kind> = [.banner, .interstitial, .rewarded]
-    /// `api_key`, `queue_path`, `catalog_cache`.
-    public static let settingKeys: Set<String> = ["api_key", "queue_path", "catalog_cache"]
+    /// A GrowthCat network's settings: `api_key` (required, a secret), `queue_path`, `catalog_cache`.
+    public struct Settings: AdNetworkSettings, Hashable {
+        /// The API key (`api_key`): a secret, never printed.
+        public var apiKey: String
+        /// The durable event queue's SQLite file (`queue_path`); default: in the state directory.
+        public var queuePath: String?
+        /// Whether the catalog TTL cache is on (`catalog_cache`: `true`/`false`, or the strings). Default on.
+        public var catalogCache: Bool
 
-    /// The API key is present.
-    public static func validate(_ settings: NetworkSettings) throws(AdError) {
-        _ = try settings.required("api_key")
+        /// Creates settings.
+        public init(apiKey: String, queuePath: String? = nil, catalogCache: Bool = true) {
+            self.apiKey = apiKey
+            self.queuePath = queuePath
+            self.catalogCache = catalogCache
+        }
+
+        /// The keys: `api_key`, `queue_path`, `catalog_cache`.
+        public enum Key: String, CodingKey, CaseIterable {
+            /// `api_key`.
+            case apiKey = "api_key"
+            /// `queue_path`.
+            case queuePath = "queue_path"
+            /// `catalog_cache`.
+            case catalogCache = "catalog_cache"
+        }
+
+        /// Decodes the settings (a missing or empty API key: `required for type growthcat`).
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            apiKey = try c.decodeRequiredSetting(forKey: .apiKey, type: GrowthCatFactory.type)
+            queuePath = try c.decodeSettingText(forKey: .queuePath)
+            catalogCache = try c.decodeFlagSetting(forKey: .catalogCache) ?? true
+        }
     }
 
     /// A ``GrowthCatNetwork`` over a `GrowthCatClient` with its durable queue.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+    public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
+        throws(AdError) -> any AdNetwork
     {
+        let settings = network.settings
         let queuePath: String
-        if let configured = settings["queue_path"] {
+        if let configured = settings.queuePath {
             queuePath = configured
         } else {
             queuePath = try defaultQueuePath(
-                networkID: settings.id, baseURL: settings.baseURL, apiKey: try settings.required("api_key"),
+                networkID: network.id, baseURL: network.baseURL, apiKey: settings.apiKey,
                 stateDirectory: context.stateDirectory)
         }
         var configuration = GrowthCatClient.Configuration(
-            apiKey: try settings.required("api_key"), baseURL: settings.baseURL, eventQueuePath: queuePath)
-        configuration.catalogCaching = settings["catalog_cache"] != "false"
+            apiKey: settings.apiKey, baseURL: network.baseURL, eventQueuePath: queuePath)
+        configuration.catalogCaching = settings.catalogCache
         do {
             return GrowthCatNetwork(
-                id: settings.id,
+                id: network.id,
                 client: try GrowthCatClient(configuration: configuration, http: context.http, clock: context.clock),
                 clock: context.clock)
         } catch {
-            throw AdError(.configuration, "\(settings.path).queue_path: \(error.message)")
+            throw AdError(.configuration, "\(network.path).queue_path: \(error.message)")
         }
     }
 

@@ -8,41 +8,92 @@ public enum MarsFactory: AdNetworkFactory {
     public static let type = "mars"
     /// Tiles, sponsored stories and images.
     public static let formats: Set<AdFormat.Kind> = [.tile, .spoc, .image]
-    /// `cache_path`, `cache_ttl_s`, `cache_max_mib`, `ohttp.relay`, `ohttp.config`.
-    public static let settingKeys: Set<String> = [
-        "cache_path", "cache_ttl_s", "cache_max_mib", "ohttp.relay", "ohttp.config",
-    ]
 
-    /// The cache numbers are in range; an `ohttp` object has both URLs.
-    public static func validate(_ settings: NetworkSettings) throws(AdError) {
-        _ = try settings.wholeNumber("cache_ttl_s", in: 1...604_800)
-        _ = try settings.wholeNumber("cache_max_mib", in: 1...100)
-        if settings["ohttp.relay"] != nil || settings["ohttp.config"] != nil {
-            for part in ["ohttp.relay", "ohttp.config"] where try settings.absoluteURL(part) == nil {
-                throw AdError(.configuration, "\(settings.path).\(part): required, an absolute URL")
+    /// A MARS network's settings, all optional.
+    public struct Settings: AdNetworkSettings, Hashable {
+        /// The SQLite file of the HTTP cache (`cache_path`); without it, no cache.
+        public var cachePath: String?
+        /// The cache's default TTL in seconds, 1 … 604 800 (`cache_ttl_s`).
+        public var cacheTTLSeconds: Int?
+        /// The cache's size in MiB, 1 … 100 (`cache_max_mib`).
+        public var cacheMaxMiB: Int?
+        /// Oblivious HTTP: every ad request and callback through this relay (`ohttp`).
+        public var ohttp: OHTTP?
+
+        /// `{"relay": URL, "config": URL}`: the relay and the gateway's key configuration, both absolute URLs.
+        public struct OHTTP: Decodable, Sendable, Hashable {
+            /// The relay's URL (`relay`).
+            public var relay: String
+            /// The gateway key configuration's URL (`config`).
+            public var config: String
+
+            /// Creates OHTTP settings.
+            public init(relay: String, config: String) {
+                self.relay = relay
+                self.config = config
             }
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case relay, config }
+
+            /// Decodes both URLs; any other key is refused, naming the nearest.
+            public init(from decoder: any Decoder) throws {
+                try decoder.rejectUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                relay = try c.decodeURLSetting(forKey: .relay, required: true) ?? ""
+                config = try c.decodeURLSetting(forKey: .config, required: true) ?? ""
+            }
+        }
+
+        /// Creates settings.
+        public init(cachePath: String? = nil, cacheTTLSeconds: Int? = nil, cacheMaxMiB: Int? = nil, ohttp: OHTTP? = nil)
+        {
+            self.cachePath = cachePath
+            self.cacheTTLSeconds = cacheTTLSeconds
+            self.cacheMaxMiB = cacheMaxMiB
+            self.ohttp = ohttp
+        }
+
+        /// The keys: `cache_path`, `cache_ttl_s`, `cache_max_mib`, `ohttp`.
+        public enum Key: String, CodingKey, CaseIterable {
+            /// `cache_path`.
+            case cachePath = "cache_path"
+            /// `cache_ttl_s`.
+            case cacheTTLSeconds = "cache_ttl_s"
+            /// `cache_max_mib`.
+            case cacheMaxMiB = "cache_max_mib"
+            /// `ohttp`.
+            case ohttp
+        }
+
+        /// Decodes the settings, checking the cache numbers' ranges and the OHTTP URLs.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            cachePath = try c.decodeSettingText(forKey: .cachePath)
+            cacheTTLSeconds = try c.decodeWholeSetting(forKey: .cacheTTLSeconds, in: 1...604_800)
+            cacheMaxMiB = try c.decodeWholeSetting(forKey: .cacheMaxMiB, in: 1...100)
+            ohttp = try c.decodeIfPresent(OHTTP.self, forKey: .ohttp)
         }
     }
 
     /// A ``MarsNetwork`` over a `MozAdsClient` with the configured cache and OHTTP mode, recording its telemetry as
     /// swift-metrics counters and logs (``MetricsMozAdsTelemetry``).
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+    public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
+        throws(AdError) -> any AdNetwork
     {
-        try validate(settings)
+        let settings = network.settings
         // The mediator opts in to telemetry (the builder's default records nothing): the counters are part of the
         // library's documented metrics, and swift-metrics / swift-log cost nothing until the app bootstraps them.
-        var builder = MozAdsClientBuilder(httpClient: context.http).environment(.custom(baseURL: settings.baseURL))
+        var builder = MozAdsClientBuilder(httpClient: context.http).environment(.custom(baseURL: network.baseURL))
             .telemetry(MetricsMozAdsTelemetry())
-        if let path = settings["cache_path"] {
+        if let path = settings.cachePath {
             builder = builder.cacheConfig(
                 MozAdsCacheConfig(
-                    dbPath: path,
-                    defaultCacheTtlSeconds: try settings.wholeNumber("cache_ttl_s", in: 1...604_800).map(UInt64.init),
-                    maxSizeMib: try settings.wholeNumber("cache_max_mib", in: 1...100).map(UInt64.init)))
+                    dbPath: path, defaultCacheTtlSeconds: settings.cacheTTLSeconds.flatMap(UInt64.init(exactly:)),
+                    maxSizeMib: settings.cacheMaxMiB.flatMap(UInt64.init(exactly:))))
         }
-        let ohttp = settings["ohttp.relay"].flatMap { relay in settings["ohttp.config"].map { (relay, $0) } }
-        if let (relay, config) = ohttp { builder = builder.ohttp(relayURL: relay, keyConfigurationURL: config) }
-        return MarsNetwork(id: settings.id, client: builder.build(), clock: context.clock, ohttp: ohttp != nil)
+        if let ohttp = settings.ohttp {
+            builder = builder.ohttp(relayURL: ohttp.relay, keyConfigurationURL: ohttp.config)
+        }
+        return MarsNetwork(id: network.id, client: builder.build(), clock: context.clock, ohttp: settings.ohttp != nil)
     }
 }

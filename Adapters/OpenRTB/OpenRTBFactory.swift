@@ -7,38 +7,63 @@ public enum OpenRTBFactory: AdNetworkFactory {
     public static let type = "openrtb"
     /// Banners, interstitials and rewarded ads.
     public static let formats: Set<AdFormat.Kind> = [.banner, .interstitial, .rewarded]
-    /// `app_bundle`, `app_id`, `auction`.
-    public static let settingKeys: Set<String> = ["app_bundle", "app_id", "auction"]
 
-    /// Checks that `auction`, when present, is `first_price` or `second_price`.
-    public static func validate(_ settings: NetworkSettings) throws(AdError) {
-        _ = try auction(settings)
+    /// A bidder's settings: `app_bundle`, `app_id` and `auction`, all optional.
+    public struct Settings: AdNetworkSettings, Hashable {
+        /// The app's `app.bundle` in bid requests (default: the bidder configuration's).
+        public var appBundle: String?
+        /// The app's `app.id` in bid requests.
+        public var appID: String?
+        /// The auction type its requests announce (default: the bidder configuration's, first price).
+        public var auction: AuctionType?
+
+        /// Creates settings.
+        public init(appBundle: String? = nil, appID: String? = nil, auction: AuctionType? = nil) {
+            self.appBundle = appBundle
+            self.appID = appID
+            self.auction = auction
+        }
+
+        /// The keys: `app_bundle`, `app_id`, `auction`.
+        public enum Key: String, CodingKey, CaseIterable {
+            /// `app_bundle`.
+            case appBundle = "app_bundle"
+            /// `app_id`.
+            case appID = "app_id"
+            /// `auction`.
+            case auction
+        }
+
+        /// Decodes the settings; `auction` must be `first_price` or `second_price`.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Key.self)
+            appBundle = try c.decodeSettingText(forKey: .appBundle)
+            appID = try c.decodeSettingText(forKey: .appID)
+            auction = try c.decodeSettingText(forKey: .auction).map { text in
+                guard let auction = AuctionType(rawValue: text) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .auction, in: c,
+                        debugDescription: "must be first_price or second_price, got \"\(text.prefix(40))\"")
+                }
+                return auction
+            }
+        }
     }
 
     /// A ``BiddingNetwork`` with the configured id.
-    public static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+    public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
+        throws(AdError) -> any AdNetwork
     {
-        var configuration = BiddingNetwork.Configuration(baseURL: settings.baseURL)
-        configuration.id = settings.id
-        if let bundle = settings["app_bundle"] { configuration.appBundle = bundle }
-        configuration.appID = settings["app_id"]
-        if let auction = try auction(settings) { configuration.auction = auction }
+        var configuration = BiddingNetwork.Configuration(baseURL: network.baseURL)
+        configuration.id = network.id
+        if let bundle = network.settings.appBundle { configuration.appBundle = bundle }
+        configuration.appID = network.settings.appID
+        if let auction = network.settings.auction { configuration.auction = auction }
         return BiddingNetwork(configuration: configuration, http: context.http, clock: context.clock)
     }
 
     /// Sends the bidder's queued notices and stops its sender.
     public static func shutdown(_ network: any AdNetwork) async {
         await (network as? BiddingNetwork)?.shutdown()
-    }
-
-    private static func auction(_ settings: NetworkSettings) throws(AdError) -> AuctionType? {
-        guard let text = settings["auction"] else { return nil }
-        guard let auction = AuctionType(rawValue: text) else {
-            throw AdError(
-                .configuration,
-                "\(settings.path).auction: must be first_price or second_price, got \"\(text.prefix(40))\"")
-        }
-        return auction
     }
 }

@@ -1,62 +1,45 @@
 import Foundation
 
-/// One network's settings from a configuration file (`networks.<id>` of `mediate`'s JSON): its id, type, base URL
-/// and every other setting as a string (numbers as written; a nested object's strings under `key.sub`). The
-/// helpers throw ``AdError/Code/configuration`` errors that name the field (`networks.cb.app_id: required for type
-/// chartboost`).
-public struct NetworkSettings: Sendable, Hashable {
+/// A network type's own settings, as its object in a configuration file spells them (`{"type": "chartboost",
+/// "base_url": …, "app_id": …}`: everything but `type` and `base_url`). Each factory declares one
+/// (``AdNetworkFactory/Settings``); decoding errors name the field (`DecodingError` coding paths), and a key that
+/// ``Key`` does not list is refused before decoding, naming the nearest valid key.
+public protocol AdNetworkSettings: Decodable, Sendable {
+    /// Every key the settings accept (usually their `CodingKeys`). A nested object checks its own keys
+    /// (``Swift/Decoder/rejectUnknownKeys(_:besides:)``).
+    associatedtype Key: CodingKey & CaseIterable
+}
+
+/// The settings of a network type that has none beyond its base URL: any other key is refused.
+public struct NoNetworkSettings: AdNetworkSettings, Hashable {
+    /// No key.
+    public enum Key: CodingKey, CaseIterable {}
+
+    /// No settings.
+    public init() {}
+
+    /// Reads nothing (the keys were checked against ``Key``, which has none).
+    public init(from decoder: any Decoder) throws {}
+}
+
+/// One configured network: its id, its base URL and its type's settings.
+public struct NetworkConfiguration<Settings: AdNetworkSettings>: Sendable {
     /// The network's id (its key under `networks`).
-    public let id: String
-    /// Its `type`.
-    public let type: String
+    public var id: String
     /// Its `base_url`, an absolute URL.
-    public let baseURL: String
-    /// Every other setting, by key.
-    public let values: [String: String]
+    public var baseURL: String
+    /// Its type's own settings.
+    public var settings: Settings
 
-    /// Creates settings.
-    public init(id: String, type: String, baseURL: String, values: [String: String] = [:]) {
+    /// Creates a network configuration.
+    public init(id: String, baseURL: String, settings: Settings) {
         self.id = id
-        self.type = type
         self.baseURL = baseURL
-        self.values = values
+        self.settings = settings
     }
 
-    /// `networks.<id>`, the prefix of every error about these settings.
+    /// `networks.<id>`, the prefix of every error about this network (`networks.gc.queue_path: …`).
     public var path: String { "networks.\(id)" }
-
-    /// The setting `key`, if present.
-    public subscript(key: String) -> String? { values[key] }
-
-    /// The setting `key`; a missing or empty one is an error.
-    public func required(_ key: String) throws(AdError) -> String {
-        guard let value = values[key], !value.isEmpty else {
-            throw AdError(.configuration, "\(path).\(key): required for type \(type)")
-        }
-        return value
-    }
-
-    /// The setting `key` as a whole number in `range`, if present.
-    public func wholeNumber(_ key: String, in range: ClosedRange<Int>) throws(AdError) -> Int? {
-        guard let text = values[key] else { return nil }
-        guard let value = OutsideValue.integer(text, in: range) else {
-            throw AdError(
-                .configuration,
-                "\(path).\(key): must be a whole number \(range.lowerBound)…\(range.upperBound), got "
-                    + "\"\(text.prefix(40))\""
-            )
-        }
-        return value
-    }
-
-    /// The setting `key` as an absolute URL (with a scheme and a host), if present.
-    public func absoluteURL(_ key: String) throws(AdError) -> String? {
-        guard let text = values[key] else { return nil }
-        guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
-            throw AdError(.configuration, "\(path).\(key): required, an absolute URL")
-        }
-        return text
-    }
 }
 
 /// What a factory builds networks with.
@@ -76,26 +59,24 @@ public struct AdNetworkFactoryContext: Sendable {
     }
 }
 
-/// How a configuration file names, checks and builds one kind of network. Each adapter module provides one
-/// (`MarsFactory`, `GrowthCatFactory`, …); `mediate` keeps a list of them and has no code of its own per network.
+/// How a configuration file names, reads and builds one kind of network. Each adapter module provides one
+/// (`MarsFactory`, `GrowthCatFactory`, …) with its ``Settings`` type; `mediate` keeps a list of them and has no code of
+/// its own per network.
 public protocol AdNetworkFactory: Sendable {
+    /// The network's own settings (a `Decodable` with field-path errors; ``NoNetworkSettings`` when it has none).
+    associatedtype Settings: AdNetworkSettings
     /// The `type` in the configuration file (`mars`).
     static var type: String { get }
     /// The formats its networks serve (placements are checked against them before anything is built).
     static var formats: Set<AdFormat.Kind> { get }
-    /// The settings it accepts besides `type` and `base_url` (a nested object's as `key.sub`); any other is an error.
-    static var settingKeys: Set<String> { get }
-    /// Checks the settings when the file is read. Throws ``AdError/Code/configuration`` naming the field.
-    static func validate(_ settings: NetworkSettings) throws(AdError)
-    /// Builds the network.
-    static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork
+    /// Builds the network. Throws ``AdError/Code/configuration`` naming the field (`networks.gc.queue_path: …`).
+    static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
     /// Ends what a network of this type runs in the background (default: nothing to end).
     static func shutdown(_ network: any AdNetwork) async
 }
 
 extension AdNetworkFactory {
-    /// Accepts any settings of ``settingKeys``.
-    public static func validate(_ settings: NetworkSettings) throws(AdError) {}
     /// Nothing to end.
     public static func shutdown(_ network: any AdNetwork) async {}
 }

@@ -91,3 +91,62 @@ package enum ConfigurationKeys {
     /// A key as an error shows it: at most 64 characters.
     static func shown(_ key: String) -> String { key.count <= 64 ? key : key.prefix(64) + "…" }
 }
+
+/// Reading a network's settings the way `mediate`'s file always accepted them: text settings are strings (a number
+/// is taken as written), whole numbers may be written as numbers or digits in a string. Errors are `DecodingError`s at
+/// the field (`networks.m.cache_ttl_s: must be a whole number 1…604800, got "0"`).
+extension KeyedDecodingContainer {
+    /// The setting at `key` as text: a string, or a number as written (`123`); nil when absent. Anything else (an
+    /// object, a boolean, null) is an error.
+    package func decodeSettingText(forKey key: Key) throws -> String? {
+        guard contains(key) else { return nil }
+        if let text = try? decode(String.self, forKey: key) { return text }
+        if let whole = try? decode(Int64.self, forKey: key) { return String(whole) }
+        if let number = try? decode(Double.self, forKey: key) { return "\(number)" }
+        throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected a string or a number")
+    }
+
+    /// The setting at `key`, which networks of `type` need: absent or empty is an error (`required for type
+    /// chartboost`).
+    package func decodeRequiredSetting(forKey key: Key, type: String) throws -> String {
+        guard let text = try decodeSettingText(forKey: key), !text.isEmpty else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: codingPath + [key], debugDescription: "required for type \(type)"))
+        }
+        return text
+    }
+
+    /// The setting at `key` as a whole number in `range` (a number, or its digits in a string); nil when absent.
+    package func decodeWholeSetting(forKey key: Key, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try decodeSettingText(forKey: key) else { return nil }
+        guard let value = OutsideValue.integer(text, in: range) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self,
+                debugDescription: "must be a whole number \(range.lowerBound)…\(range.upperBound), got "
+                    + "\"\(text.prefix(40))\"")
+        }
+        return value
+    }
+
+    /// The setting at `key` as an absolute URL (with a scheme and a host); nil when absent, unless `required`.
+    package func decodeURLSetting(forKey key: Key, required: Bool = false) throws -> String? {
+        let text = try decodeSettingText(forKey: key)
+        if text == nil && !required { return nil }
+        guard let text, let url = URL(string: text), url.scheme != nil, url.host != nil else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "required, an absolute URL")
+        }
+        return text
+    }
+
+    /// The setting at `key` as a boolean: `true`/`false`, or the strings `"true"`/`"false"`; nil when absent.
+    package func decodeFlagSetting(forKey key: Key) throws -> Bool? {
+        guard contains(key) else { return nil }
+        if let flag = try? decode(Bool.self, forKey: key) { return flag }
+        switch try? decode(String.self, forKey: key) {
+        case "true": return true
+        case "false": return false
+        default:
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "must be true or false")
+        }
+    }
+}

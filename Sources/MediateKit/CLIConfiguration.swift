@@ -34,14 +34,16 @@ package struct CLIConfiguration: Sendable {
         factories.first { $0.type == type }
     }
 
-    /// The configured networks' settings, by id.
-    package var networks: [String: NetworkSettings]
+    /// The configured networks, by id: each with its type's typed settings, ready to build.
+    package var networks: [String: ConfiguredNetwork]
+    /// The placements and the breaker.
     package var mediation: MediationConfiguration
     /// The factories this file was read with.
     package var factories: [any AdNetworkFactory.Type]
 
+    /// Creates a configuration.
     package init(
-        networks: [String: NetworkSettings], mediation: MediationConfiguration,
+        networks: [String: ConfiguredNetwork], mediation: MediationConfiguration,
         factories: [any AdNetworkFactory.Type] = Self.factories
     ) {
         self.networks = networks
@@ -77,8 +79,9 @@ package struct CLIConfiguration: Sendable {
         return data
     }
 
-    /// Reads and checks a configuration file: bounded JSON, each network's type, base URL and settings (checked by its
-    /// factory), then the placements against the networks' formats. Errors name the field.
+    /// Reads and checks a configuration file, decoding it once (``FileForm``): bounded JSON, each network's type, base
+    /// URL and typed settings (its factory's `Settings`), then the placements against the networks' formats. Errors
+    /// name the field; an unknown key names the nearest valid one.
     package static func parse(_ data: Data, factories: [any AdNetworkFactory.Type] = factories) throws(AdError)
         -> CLIConfiguration
     {
@@ -87,73 +90,24 @@ package struct CLIConfiguration: Sendable {
         {
             throw AdError(.configuration, "configuration: \(violation)")
         }
-        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw AdError(.configuration, "configuration: not a JSON object")
+        let decoder = JSONDecoder()
+        if let key = FileForm.factoriesKey { decoder.userInfo[key] = FileForm.Factories(list: factories) }
+        let file: FileForm
+        do {
+            file = try decoder.decode(FileForm.self, from: data)
+        } catch let error as DecodingError {
+            // At the root: unreadable JSON, or not an object.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw AdError(.configuration, "configuration: not a JSON object")
+            }
+            throw AdError(.configuration, ConfigurationPath.describe(error))
+        } catch {
+            throw AdError(.configuration, "configuration: \(error)")
         }
-        guard let networksObject = root["networks"] as? [String: Any], !networksObject.isEmpty else {
-            throw AdError(.configuration, "networks: required, an object of named networks")
-        }
-        // A closure, not `\.type`: a key path to a static member through an existential metatype crashes this compiler.
-        let types = factories.map { $0.type }.joined(separator: ", ")
-        var networks: [String: NetworkSettings] = [:]
-        for (id, value) in networksObject.sorted(by: { $0.key < $1.key }) {
-            let path = "networks.\(id)"
-            guard let object = value as? [String: Any] else {
-                throw AdError(.configuration, "\(path): expected an object")
-            }
-            guard let type = object["type"] as? String else {
-                throw AdError(.configuration, "\(path).type: required (one of \(types))")
-            }
-            guard let networkFactory = Self.factory(type, in: factories) else {
-                throw AdError(.configuration, "\(path).type: unknown type \"\(type.prefix(40))\" (one of \(types))")
-            }
-            let unknownKey = "unknown key for type \(type)"
-            let allowed = ["type", "base_url"] + networkFactory.settingKeys.map { String($0.prefix { $0 != "." }) }
-            for key in object.keys.sorted() where !allowed.contains(key) {
-                let message = ConfigurationKeys.unknownKey(key, valid: allowed, what: unknownKey)
-                throw AdError(.configuration, "\(path).\(key): \(message)")
-            }
-            guard let base = object["base_url"] as? String, let url = URL(string: base), url.scheme != nil,
-                url.host != nil
-            else {
-                throw AdError(.configuration, "\(path).base_url: required, an absolute URL")
-            }
-            var values: [String: String] = [:]
-            for (key, setting) in object where key != "type" && key != "base_url" {
-                if let nested = setting as? [String: Any] {
-                    // A nested object of strings, such as MARS's {"ohttp": {"relay": …, "config": …}}: `ohttp.relay`, …
-                    let subKeys = networkFactory.settingKeys.filter { $0.hasPrefix(key + ".") }
-                        .map { String($0.dropFirst(key.count + 1)) }
-                    for sub in nested.keys.sorted() where !subKeys.contains(sub) {
-                        let message = ConfigurationKeys.unknownKey(sub, valid: subKeys)
-                        throw AdError(.configuration, "\(path).\(key).\(sub): \(message)")
-                    }
-                    for (sub, inner) in nested {
-                        guard let text = inner as? String else {
-                            throw AdError(.configuration, "\(path).\(key).\(sub): expected a string")
-                        }
-                        values["\(key).\(sub)"] = text
-                    }
-                    continue
-                }
-                switch setting {
-                case let s as String: values[key] = s
-                case let n as NSNumber where OutsideValue.bool(n) == nil: values[key] = n.stringValue
-                default: throw AdError(.configuration, "\(path).\(key): expected a string or a number")
-                }
-            }
-            let settings = NetworkSettings(id: id, type: type, baseURL: base, values: values)
-            try networkFactory.validate(settings)
-            networks[id] = settings
-        }
-        var mediationRoot = root
-        mediationRoot.removeValue(forKey: "networks")
-        let mediationData = (try? JSONSerialization.data(withJSONObject: mediationRoot)) ?? Data()
-        let mediation = try MediationConfiguration.decode(json: mediationData)
         var formats: [String: Set<AdFormat.Kind>] = [:]
-        for (id, settings) in networks { formats[id] = Self.formats(of: settings.type, in: factories) }
-        try mediation.validate(networks: formats)
-        return CLIConfiguration(networks: networks, mediation: mediation, factories: factories)
+        for (id, network) in file.networks { formats[id] = network.factory.formats }
+        try file.mediation.validate(networks: formats)
+        return CLIConfiguration(networks: file.networks, mediation: file.mediation, factories: factories)
     }
 
     /// The per-user state directory of `mediate`: `$XDG_STATE_HOME/mediate`, else `~/.local/state/mediate`.
@@ -178,8 +132,7 @@ package struct CLIConfiguration: Sendable {
     /// Ends what the networks run in the background (a bidder's notice sender sends what is queued first).
     package func shutdown(_ built: [String: any AdNetwork]) async {
         for (id, network) in built {
-            guard let type = networks[id]?.type, let factory = Self.factory(type, in: factories) else { continue }
-            await factory.shutdown(network)
+            await networks[id]?.factory.shutdown(network)
         }
     }
 
@@ -192,11 +145,8 @@ package struct CLIConfiguration: Sendable {
         let context = AdNetworkFactoryContext(
             http: http, clock: clock, stateDirectory: Self.stateDirectory(environment: environment))
         var built: [String: any AdNetwork] = [:]
-        for (id, settings) in networks {
-            guard let factory = Self.factory(settings.type, in: factories) else {
-                throw AdError(.unsupported, "networks.\(id).type: unknown adapter \(settings.type)")
-            }
-            built[id] = try factory.make(settings, context: context)
+        for (id, network) in networks {
+            built[id] = try network.make(context: context)
         }
         return built
     }

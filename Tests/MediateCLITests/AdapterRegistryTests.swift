@@ -10,15 +10,22 @@ import Testing
 enum EchoFactory: AdNetworkFactory {
     static let type = "echo"
     static let formats: Set<AdFormat.Kind> = [.interstitial]
-    static let settingKeys: Set<String> = ["ecpm"]
 
-    static func validate(_ settings: NetworkSettings) throws(AdError) {
-        _ = try settings.wholeNumber("ecpm", in: 0...1000)
+    /// `ecpm`, a whole number 0…1000.
+    struct Settings: AdNetworkSettings {
+        var ecpm: Int?
+        enum Key: String, CodingKey, CaseIterable { case ecpm }
+        init(from decoder: any Decoder) throws {
+            ecpm = try decoder.container(keyedBy: Key.self).decodeWholeSetting(forKey: .ecpm, in: 0...1000)
+        }
     }
 
-    static func make(_ settings: NetworkSettings, context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork {
-        let ecpm = Double(try settings.wholeNumber("ecpm", in: 0...1000) ?? 1)
-        return ScriptedAdNetwork(id: settings.id, formats: formats, clock: context.clock, fallback: .fill(ecpm: ecpm))
+    static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
+        -> any AdNetwork
+    {
+        ScriptedAdNetwork(
+            id: network.id, formats: formats, clock: context.clock,
+            fallback: .fill(ecpm: Double(network.settings.ecpm ?? 1)))
     }
 }
 

@@ -154,18 +154,18 @@ struct WireContractTests {
     @Test func theFactorysAuctionSettingAnnouncesSecondPrice() async throws {
         let bidder = try ScriptedBidder { _, _ in (204, "") }
         let curl = CurlHTTPClient()
-        let settings = NetworkSettings(
-            id: "rtb", type: "openrtb", baseURL: bidder.server.baseURL, values: ["auction": "second_price"])
-        try OpenRTBFactory.validate(settings)
-        let network = try OpenRTBFactory.make(settings, context: AdNetworkFactoryContext(http: curl))
+        let settings = try JSONDecoder().decode(
+            OpenRTBFactory.Settings.self, from: Data(#"{"auction": "second_price"}"#.utf8))
+        let network = try OpenRTBFactory.make(
+            NetworkConfiguration(id: "rtb", baseURL: bidder.server.baseURL, settings: settings),
+            context: AdNetworkFactoryContext(http: curl))
         _ = try await network.load(banner)
         await OpenRTBFactory.shutdown(network)
         await curl.shutdown()
         bidder.server.stop()
         #expect(bidder.auctionBodies.map { $0["at"] as? Int } == [2])
-        #expect(throws: AdError.self) {
-            try OpenRTBFactory.validate(
-                NetworkSettings(id: "rtb", type: "openrtb", baseURL: "http://x", values: ["auction": "vickrey"]))
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(OpenRTBFactory.Settings.self, from: Data(#"{"auction": "vickrey"}"#.utf8))
         }
     }
 

@@ -622,8 +622,10 @@ extension Duration {
     var wholeMilliseconds: Int64 { nanosecondsClamped / 1_000_000 }
 }
 
-enum ConfigurationPath {
-    static func describe(_ error: DecodingError) -> String {
+/// How configuration errors name their field: a `DecodingError` as `a.b[2].c: problem`.
+package enum ConfigurationPath {
+    /// The error as `path: problem` (`placements.home.lines[1].timeout_ms: expected a number`).
+    package static func describe(_ error: DecodingError) -> String {
         switch error {
         case .typeMismatch(let type, let context):
             return "\(path(context.codingPath)): expected \(typeName(type)) (\(context.debugDescription))"
