@@ -28,12 +28,32 @@ struct Sample: Sendable {
 
     init(error: AdError) { self.error = error }
 
+    /// When every line and bidder of a mediated request failed (an error, a timeout, or skipped by an open breaker,
+    /// which only failures open), the error of the first one that answered with an error (a timeout's is `timeout`;
+    /// `network` when every line was skipped by its breaker): a request nobody could answer is an error of the
+    /// waterfall, not a no-fill. Nil when any line or bidder answered, filled or not.
+    static func everyLineFailed(_ trace: MediationTrace) -> AdError? {
+        let outcomes = trace.lines.map(\.outcome) + trace.bids.map(\.outcome)
+        guard !outcomes.isEmpty else { return nil }
+        var first: AdError?
+        for outcome in outcomes {
+            switch outcome {
+            case .error(let error): first = first ?? error
+            case .timeout: first = first ?? AdError(.timeout, "timed out")
+            case .skipped(.breakerOpen): continue
+            default: return nil
+            }
+        }
+        return first ?? AdError(.network, "every line skipped: circuit breaker open")
+    }
+
     /// A mediated request's sample: its fill (invalidated: it is never shown), winning line, error and A/B label.
     init(_ outcome: MediationOutcome) {
         switch outcome.result {
         case .success(let result):
             result.ad?.invalidate()
             self.init(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
+            if result.ad == nil, let failure = Self.everyLineFailed(outcome.trace) { error = failure }
         case .failure(let error):
             self.init(error: error)
         }

@@ -41,6 +41,9 @@ struct Compare: AsyncParsableCommand {
             }
         }
         guard concurrency > 0 else { throw ValidationError("--concurrency must be positive, got \(concurrency)") }
+        if let output, let problem = OutputPath.problem(output, option: "--output") {
+            throw ValidationError(problem)
+        }
     }
 
     func run() async throws {
@@ -84,6 +87,34 @@ struct Compare: AsyncParsableCommand {
         let reports = await runner.run(placements: chosen)
         await env.close()
         try emit(Reports.render(reports, as: format), progress: progress)
+        try Self.checkFailures(reports)
+    }
+
+    /// Warns on stderr (even with `--quiet`) about every source whose requests all failed; when every request of
+    /// the run failed, says so and exits 3: a run where nothing answered is not a 0 % fill result.
+    static func checkFailures(_ reports: [PlacementReport]) throws {
+        var total = 0
+        var failed = 0
+        var codes: [String: Int] = [:]
+        for report in reports {
+            let sources =
+                [("\(report.id) (waterfall)", report.mediated)]
+                + report.lines.map { ("\(report.id) → \($0.network)/\($0.placement)", $0.tally) }
+            for (label, tally) in sources {
+                let errors = tally.errors.values.reduce(0, +)
+                total += tally.requests
+                failed += errors
+                for (code, count) in tally.errors { codes[code, default: 0] += count }
+                if tally.requests > 0, errors == tally.requests {
+                    warn("warning: \(label): every request failed (\(Reports.errorsText(tally.errors)))")
+                }
+            }
+        }
+        guard total > 0, failed == total else { return }
+        warn(
+            "error: every request failed (\(Reports.errorsText(codes))): nothing answered; check that the server at "
+                + "each network's base_url is running")
+        throw ExitCode(3)
     }
 
     /// Writes `text` to `--output`, or prints it.

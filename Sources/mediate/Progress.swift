@@ -42,3 +42,8 @@ final class ProgressCounter: Sendable {
         progress.say(String(format: "  %@: %d requests in %.2f s", label, total, seconds))
     }
 }
+
+/// Writes `text` to stderr as one line, its control characters escaped (text from outside cannot drive the terminal).
+func warn(_ text: String) {
+    FileHandle.standardError.write(Data((TerminalText.escaped(text) + "\n").utf8))
+}

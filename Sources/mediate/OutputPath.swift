@@ -1,0 +1,31 @@
+import Foundation
+
+/// An output file named on the command line (`--output`), checked before any work so a bad path fails at once
+/// instead of after the run (issue 33 item 4).
+enum OutputPath {
+    /// Why `path` cannot be written (as `option: …`, naming the path), or nil when it can: its directory must exist
+    /// and be writable, and the path itself must not be a directory nor an existing file that cannot be written.
+    /// Nothing is created.
+    static func problem(_ path: String, option: String) -> String? {
+        let shown = TerminalText.escaped(path)
+        guard !path.isEmpty else { return "\(option): an empty path" }
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        if files.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { return "\(option): \(shown) is a directory, not a file" }
+            return files.isWritableFile(atPath: path) ? nil : "\(option): \(shown) is not writable"
+        }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        guard files.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            return "\(option): cannot write \(shown): the directory \(TerminalText.escaped(directory)) does not exist"
+        }
+        guard isDirectory.boolValue else {
+            return "\(option): cannot write \(shown): \(TerminalText.escaped(directory)) is not a directory"
+        }
+        guard files.isWritableFile(atPath: directory) else {
+            return "\(option): cannot write \(shown): the directory \(TerminalText.escaped(directory)) is not writable"
+        }
+        return nil
+    }
+}

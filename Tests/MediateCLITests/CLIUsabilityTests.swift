@@ -1,0 +1,84 @@
+import AdMediationTesting
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// A configuration whose one network listens nowhere (port 9 on loopback refuses connections).
+func unreachableConfig() throws -> String {
+    try writeConfig(
+        """
+        {"networks": {"ao": {"type": "appopen", "base_url": "http://127.0.0.1:9/appopen"}},
+         "placements": {"launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "x", \
+        "timeout_ms": 2000}]}}}
+        """)
+}
+
+/// `mediate` as a new user meets it (issue 33): failures that say so, results kept, errors that point at the fix.
+@Suite("mediate CLI: usability (issue 33)", .serialized, .timeLimit(.minutes(2)))
+struct CLIUsabilityTests {
+    // MARK: item 2 — total failure
+
+    @Test func compareExitsThreeWithAWarningWhenEveryRequestFails() async throws {
+        let run = try await mediate(["compare", "--config", try unreachableConfig(), "--requests", "5", "--quiet"])
+        #expect(run.code == 3, "stderr: \(run.err)")
+        #expect(run.err.contains("error: every request failed (network:"), "stderr: \(run.err)")
+        #expect(run.out.contains("waterfall"), "the table is still printed")
+    }
+
+    @Test func theWaterfallRowCountsTheErrorsWhenEveryLineFailed() async throws {
+        let run = try await mediate([
+            "compare", "--config", try unreachableConfig(), "--requests", "5", "--quiet", "--format", "json",
+        ])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let placement = try #require((root["placements"] as? [[String: Any]])?.first)
+        #expect(placement["errors"] as? [String: Int] == ["network": 5], "\(run.out)")
+    }
+
+    // MARK: item 4 — --output is checked before the run
+
+    /// A loopback app-open server that counts the requests it gets (and answers each with no fill).
+    static func countingServer() throws -> (server: LoopbackHTTPServer, count: @Sendable () -> Int) {
+        let hits = Atomic<Int>(0)
+        let server = try LoopbackHTTPServer { _ in
+            hits.add(1, ordering: .relaxed)
+            return .respond(.text("", status: 204))
+        }
+        return (server, { hits.load(ordering: .relaxed) })
+    }
+
+    static func countingConfig(_ server: LoopbackHTTPServer) throws -> String {
+        try writeConfig(
+            """
+            {"networks": {"ao": {"type": "appopen", "base_url": "\(server.baseURL)"}},
+             "placements": {"launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "x", \
+            "timeout_ms": 2000}]}}}
+            """)
+    }
+
+    @Test func anOutputInAMissingDirectoryFailsBeforeAnyRequest() async throws {
+        let (server, count) = try Self.countingServer()
+        defer { server.stop() }
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-dir-\(UUID().uuidString)")
+        let path = missing.appendingPathComponent("r.json").path
+        let run = try await mediate([
+            "compare", "--config", try Self.countingConfig(server), "--requests", "50", "--output", path,
+        ])
+        #expect(run.code == 2)
+        #expect(run.err.contains("--output: cannot write \(path): the directory"), "stderr: \(run.err)")
+        #expect(count() == 0, "no request before the check")
+    }
+
+    @Test func anOutputUnderAFileFailsBeforeAnyRequest() async throws {
+        let (server, count) = try Self.countingServer()
+        defer { server.stop() }
+        let file = try writeConfig("{}")
+        let path = file + "/r.json"
+        let run = try await mediate([
+            "compare", "--config", try Self.countingConfig(server), "--requests", "50", "--output", path,
+        ])
+        #expect(run.code == 2)
+        #expect(run.err.contains("--output: cannot write \(path): \(file) is not a directory"), "stderr: \(run.err)")
+        #expect(count() == 0, "no request before the check")
+    }
+}
