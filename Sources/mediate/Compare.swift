@@ -178,24 +178,42 @@ struct CompareRunner {
     let requests: Int
     let concurrency: Int
     let progress: Progress
+    /// Ctrl-C: once requested, no request is started; what ran is reported.
+    var interruption: Interruption? = nil
+
+    private var interrupted: Bool { interruption?.isRequested ?? false }
+
+    /// The phases `run(placements:)` will measure: per placement, the waterfall and each line whose network exists.
+    func phaseCount(placements: [String]) -> Int {
+        placements.reduce(0) { count, id in
+            guard let placement = configuration.mediation.placements[id] else { return count }
+            return count + 1 + placement.lines.filter { networks[$0.network] != nil }.count
+        }
+    }
 
     func run(placements: [String]) async -> [PlacementReport] {
         var reports: [PlacementReport] = []
+        let phases = phaseCount(placements: placements)
+        var phase = 0
         for id in placements {
-            guard let placement = configuration.mediation.placements[id] else {
+            guard let placement = configuration.mediation.placements[id], !interrupted else {
                 continue
             }
             let format = placement.format
             let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
-            let mediated = await measure(label: "\(id) (waterfall)") { () async -> Sample in
+            phase += 1
+            let mediated = await measure(label: "\(id) (waterfall)", phase: (phase, phases)) { () async -> Sample in
                 Sample(await mediator.loadWithTrace(mediatedRequest))
             }
             var lines: [(String, String, Tally)] = []
+            guard mediated.requests > 0 else { continue }
             for line in placement.lines {
-                guard let network = networks[line.network] else { continue }
+                guard let network = networks[line.network], !interrupted else { continue }
                 let request = AdRequest(
                     placement: line.placement, format: format, testMode: true, timeout: line.timeout)
-                let tally = await measure(label: "\(id) → \(line.network)/\(line.placement)") { () async -> Sample in
+                phase += 1
+                let label = "\(id) → \(line.network)/\(line.placement)"
+                let tally = await measure(label: label, phase: (phase, phases)) { () async -> Sample in
                     do {
                         let result = try await network.load(request)
                         result.ad?.invalidate()
@@ -206,7 +224,7 @@ struct CompareRunner {
                         return Sample(error: AdError(.network, "\(error)"))
                     }
                 }
-                lines.append((line.network, line.placement, tally))
+                if tally.requests > 0 { lines.append((line.network, line.placement, tally)) }
             }
             reports.append(PlacementReport(id: id, mediated: mediated, lines: lines))
         }
@@ -214,17 +232,21 @@ struct CompareRunner {
     }
 
     /// Runs `requests` calls of `call` with `concurrency` workers, recording latency, fill, errors and winners.
-    private func measure(label: String, _ call: @escaping @Sendable () async -> Sample) async -> Tally {
+    /// Stops starting requests once ``interruption`` is requested.
+    private func measure(
+        label: String, phase: (index: Int, count: Int), _ call: @escaping @Sendable () async -> Sample
+    ) async -> Tally {
         let total = requests
         let workers = max(1, min(concurrency, total))
-        let counter = ProgressCounter(total: total, label: label, progress: progress)
+        let counter = ProgressCounter(total: total, label: label, phase: phase, progress: progress)
         let runStart = ContinuousClock.now
+        let interruption = self.interruption
         return await withTaskGroup(of: Tally.self) { group in
             for worker in 0..<workers {
                 group.addTask {
                     var tally = Tally()
                     var i = worker
-                    while i < total {
+                    while i < total, !(interruption?.isRequested ?? false) {
                         let start = ContinuousClock.now
                         let sample = await call()
                         let end = ContinuousClock.now
@@ -237,7 +259,7 @@ struct CompareRunner {
             }
             var merged = Tally()
             for await part in group { merged.merge(part) }
-            counter.finish()
+            counter.finish(interrupted: merged.requests < total)
             return merged
         }
     }

@@ -10,6 +10,14 @@ import Logging
 import MediateKit
 import Tracing
 
+/// `--progress`: how progress is drawn on stderr.
+enum ProgressStyle: String, CaseIterable, Sendable, ExpressibleByArgument {
+    /// Redrawn in place on a terminal, plain otherwise.
+    case auto
+    /// One line per phase, and at most one every `--progress-interval` while a phase runs.
+    case plain
+}
+
 struct Compare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
@@ -24,6 +32,14 @@ struct Compare: AsyncParsableCommand {
     @Option(name: .long, help: "Output format.") var format: ReportFormat = .table
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
+    @Option(
+        name: .customLong("progress"),
+        help: "Progress style: auto (one line per phase redrawn in place on a terminal, plain otherwise) or plain.")
+    var progressStyle: ProgressStyle = .auto
+    @Option(
+        name: .customLong("progress-interval"),
+        help: "Plain progress: at most one line per running phase every this many seconds (a line per phase's end).")
+    var progressInterval: Double = 10
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -41,13 +57,17 @@ struct Compare: AsyncParsableCommand {
             }
         }
         guard concurrency > 0 else { throw ValidationError("--concurrency must be positive, got \(concurrency)") }
+        guard progressInterval.isFinite, progressInterval > 0, progressInterval <= 86_400 else {
+            throw ValidationError("--progress-interval: seconds in (0, 86400], got \(progressInterval)")
+        }
         if let output, let problem = OutputPath.problem(output, option: "--output") {
             throw ValidationError(problem)
         }
     }
 
     func run() async throws {
-        let progress = Progress(enabled: !quiet)
+        let progress = Progress.forStderr(
+            enabled: !quiet, plain: progressStyle == .plain, interval: .milliseconds(Int(progressInterval * 1000)))
         let env = try await Environment.load(options, progress: progress)
         let all = env.configuration.mediation.placements.keys.sorted()
         for id in placement where !all.contains(id) {
@@ -81,11 +101,24 @@ struct Compare: AsyncParsableCommand {
             return
         }
         progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
+        // Ctrl-C stops starting requests; what ran is reported (marked partial) and written, then exit 130.
+        let interruption = Interruption {
+            warn("\ninterrupted: finishing the requests in flight, then reporting what ran (Ctrl-C again to quit now)")
+        }
         let runner = CompareRunner(
             configuration: env.configuration, networks: env.networks, mediator: env.mediator,
-            requests: requests, concurrency: concurrency, progress: progress)
+            requests: requests, concurrency: concurrency, progress: progress, interruption: interruption)
+        let planned = runner.phaseCount(placements: chosen) * requests
         let reports = await runner.run(placements: chosen)
         await env.close()
+        if interruption.isRequested {
+            let partial = PartialRun(
+                done: reports.reduce(0) { $0 + $1.mediated.requests + $1.lines.reduce(0) { $0 + $1.tally.requests } },
+                planned: planned)
+            try emit(Reports.render(reports, as: format, partial: partial), progress: progress)
+            warn(partial.text)
+            throw ExitCode(130)
+        }
         try emit(Reports.render(reports, as: format), progress: progress)
         try Self.checkFailures(reports)
     }

@@ -9,7 +9,7 @@ extension Reports {
     /// A fixed palette; the waterfall is always the first colour.
     static let colours = ["#1f5fbf", "#d0762a", "#3b9c4b", "#b8403b", "#7d5cb5", "#8a6a4f", "#c65ba3", "#6f6f6f"]
 
-    static func html(_ reports: [PlacementReport]) -> String {
+    static func html(_ reports: [PlacementReport], partial: PartialRun? = nil) -> String {
         var body = ""
         for (position, report) in reports.enumerated() {
             var sources: [(name: String, tally: Tally, wins: Int?, wonRevenue: Double?)] = [
@@ -84,7 +84,7 @@ extension Reports {
             0}td,th{border:1px solid #ccc;padding:4px \
             8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}</style>
             </head><body><h1>mediate compare</h1>
-            \(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
+            \(partial.map { "<p class=\"partial\"><strong>\(escape($0.text))</strong></p>\n" } ?? "")\(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
             </body></html>
             """
     }

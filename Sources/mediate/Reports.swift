@@ -8,13 +8,26 @@ enum ReportFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
     case table, json, csv, html
 }
 
+/// A run stopped early (Ctrl-C): how many requests ran of how many planned.
+struct PartialRun: Sendable {
+    var done: Int
+    var planned: Int
+
+    /// `partial: interrupted after 1 234 of 20 000 requests`.
+    var text: String {
+        "partial: interrupted after \(ProgressCounter.grouped(done)) of \(ProgressCounter.grouped(planned)) requests"
+    }
+}
+
 enum Reports {
-    static func render(_ reports: [PlacementReport], as format: ReportFormat) -> String {
+    /// The report; a partial run is marked: a first line of the table, `"partial": {"requests_done",
+    /// "requests_planned"}` in JSON, a note at the top of the HTML (CSV keeps its shape; stderr says it).
+    static func render(_ reports: [PlacementReport], as format: ReportFormat, partial: PartialRun? = nil) -> String {
         switch format {
-        case .table: table(reports)
-        case .json: json(reports)
+        case .table: (partial.map { $0.text + "\n" } ?? "") + table(reports)
+        case .json: json(reports, partial: partial)
         case .csv: csv(reports)
-        case .html: html(reports)
+        case .html: html(reports, partial: partial)
         }
     }
 
@@ -72,10 +85,12 @@ enum Reports {
         ]
     }
 
-    static func json(_ reports: [PlacementReport]) -> String {
+    static func json(_ reports: [PlacementReport], partial: PartialRun? = nil) -> String {
+        var object = jsonObject(reports)
+        if let partial { object["partial"] = ["requests_done": partial.done, "requests_planned": partial.planned] }
         let data =
             (try? JSONSerialization.data(
-                withJSONObject: jsonObject(reports), options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
+                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
             ?? Data()
         return String(decoding: data, as: UTF8.self)
     }

@@ -81,4 +81,45 @@ struct CLIUsabilityTests {
         #expect(run.err.contains("--output: cannot write \(path): \(file) is not a directory"), "stderr: \(run.err)")
         #expect(count() == 0, "no request before the check")
     }
+
+    // MARK: item 3 — Ctrl-C keeps the work done
+
+    /// Runs `mediate` (the demo, far more requests than it will finish) and sends SIGINT once the first plain
+    /// progress line of phase 1 shows requests done.
+    static func interruptedCompare(_ extra: [String]) async throws -> ChildResult {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("mediate")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] =
+            FileManager.default.temporaryDirectory.appendingPathComponent("mediate-state-\(UUID().uuidString)").path
+        let arguments =
+            ["compare", "--requests", "1000000", "--progress", "plain", "--progress-interval", "0.2"] + extra
+        return try await ChildProcess.run(
+            binary.path, arguments, environment: environment,
+            interruptWhen: { $0.contains("phase 1 of") && $0.contains("req/s · ETA") }, deadline: .seconds(60))
+    }
+
+    @Test func ctrlCWritesThePartialReportToOutputAndExits130() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("partial-\(UUID().uuidString).json")
+            .path
+        let run = try await Self.interruptedCompare(["--format", "json", "--output", path])
+        #expect(!run.timedOut && !run.signalled, "stderr: \(run.err)")
+        #expect(run.status == 130, "stderr: \(run.err)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let partial = try #require(root["partial"] as? [String: Int])
+        let done = try #require(partial["requests_done"])
+        #expect(done > 0 && done < 1_000_000, "\(partial)")
+        let placement = try #require((root["placements"] as? [[String: Any]])?.first)
+        #expect(placement["requests"] as? Int == done, "only phase 1 ran, and it is reported")
+        #expect(!run.err.contains("phase 2 of"), "no phase started after Ctrl-C")
+    }
+
+    @Test func ctrlCPrintsTheTableOfWhatRanMarkedPartial() async throws {
+        let run = try await Self.interruptedCompare([])
+        #expect(run.status == 130, "stderr: \(run.err)")
+        #expect(run.out.hasPrefix("partial: interrupted after "), "stdout: \(run.out)")
+        #expect(run.out.contains("waterfall"), "the table of what ran")
+        #expect(run.err.contains("interrupted: finishing the requests in flight"), "stderr: \(run.err)")
+    }
 }

@@ -33,16 +33,19 @@ public enum ChildProcess {
     /// Runs `executable` (a path, or a name looked up in `PATH`) to its end, reading stdout and stderr fully.
     /// `killAfter`: send SIGKILL at that moment of the child's life (crash tests). `deadline`: kill it then and report
     /// `timedOut`. `killWhen`: SIGKILL as soon as stdout so far satisfies it (a server that prints and runs on).
+    /// `interruptWhen`: SIGINT (once) as soon as stderr so far satisfies it (Ctrl-C mid-run).
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         killAfter: Duration? = nil, killWhen: (@Sendable (String) -> Bool)? = nil,
-        deadline: Duration = .seconds(120)
+        interruptWhen: (@Sendable (String) -> Bool)? = nil, deadline: Duration = .seconds(120)
     ) async throws -> ChildResult {
         let spawned = try spawn(executable, arguments, environment: environment, capture: true)
         return await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(
-                    returning: watch(spawned, killAfter: killAfter, killWhen: killWhen, deadline: deadline))
+                    returning: watch(
+                        spawned, killAfter: killAfter, killWhen: killWhen, interruptWhen: interruptWhen,
+                        deadline: deadline))
             }
             thread.start()
         }
@@ -137,12 +140,13 @@ public enum ChildProcess {
     /// Reads both pipes to their end with `poll` (never blocking on one while the other fills), kills at `killAfter`
     /// or at the deadline, then reaps the child.
     static func watch(
-        _ child: Spawned, killAfter: Duration?, killWhen: (@Sendable (String) -> Bool)?, deadline: Duration
+        _ child: Spawned, killAfter: Duration?, killWhen: (@Sendable (String) -> Bool)?,
+        interruptWhen: (@Sendable (String) -> Bool)? = nil, deadline: Duration
     ) -> ChildResult {
         let start = ContinuousClock.now
         var out = [UInt8](), err = [UInt8]()
         var open: [Int32] = [child.out, child.err]
-        var killed = false, timedOut = false
+        var killed = false, timedOut = false, interrupted = false
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !open.isEmpty {
             let elapsed = ContinuousClock.now - start
@@ -178,6 +182,10 @@ public enum ChildProcess {
                         }
                     } else {
                         err += buffer[0..<count]
+                        if let interruptWhen, !interrupted, interruptWhen(String(decoding: err, as: UTF8.self)) {
+                            _ = kill(child.pid, SIGINT)
+                            interrupted = true
+                        }
                     }
                 } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
                     close(entry.fd)
