@@ -156,6 +156,8 @@ struct AuctionTests {
             [a, hang], bidders: [Self.line("a", 0), BidderLine(network: "hang", placement: "h")], clock: clock)
         let task = Task { await mediator.loadWithTrace(interstitial) }
         await clock.waitForSleepers(2)
+        // The bid is in hand before the caller gives up (the sleepers alone do not say that "a" has answered).
+        await until { a.loadCount == 1 && a.requestsInFlight == 0 }
         task.cancel()
         let outcome = await task.value
         if case .failure(let error) = outcome.result {

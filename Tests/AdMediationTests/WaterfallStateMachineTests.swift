@@ -2,7 +2,7 @@ import Testing
 
 @testable import AdMediation
 
-/// Decision rules, driven with explicit instants (no tasks, no clock).
+/// The waterfall mode of the decision engine (no bidders), driven with explicit instants (no tasks, no clock).
 @Suite("Waterfall decisions", .timeLimit(.minutes(2)))
 struct WaterfallStateMachineTests {
     let t0 = AdInstant.zero
@@ -10,10 +10,15 @@ struct WaterfallStateMachineTests {
 
     func machine(
         _ count: Int, maxInFlight: Int = 4, timeoutMs: Int = 1000, floors: [Double?]? = nil, deadlineMs: Int = 5000
-    ) -> WaterfallStateMachine {
-        WaterfallStateMachine(
-            lines: (0..<count).map { .init(floor: floors?[$0], timeout: .milliseconds(timeoutMs)) },
-            maxInFlight: maxInFlight, startedAt: t0, deadline: t0 + .milliseconds(deadlineMs))
+    ) -> DecisionEngine {
+        let lines = (0..<count).map {
+            WaterfallLine(
+                network: "n", placement: "x\($0)", floorEcpm: floors?[$0], timeout: .milliseconds(timeoutMs))
+        }
+        return DecisionEngine(
+            placement: PlacementConfiguration(
+                format: .interstitial, lines: lines, maxInFlight: maxInFlight, deadline: .milliseconds(deadlineMs)),
+            startedAt: t0)
     }
 
     func ad(_ id: String, ecpm: Double? = nil, expiresAt: AdInstant? = nil) -> LoadedAd {
@@ -22,21 +27,20 @@ struct WaterfallStateMachineTests {
             ecpm: ecpm, loadedAt: t0, expiresAt: expiresAt)
     }
 
-    func started(_ actions: [WaterfallStateMachine.Action]) -> [Int] {
+    func started(_ actions: [DecisionEngine.Action]) -> [Int] {
         actions.compactMap { if case .start(let i) = $0 { i } else { nil } }
     }
 
-    func cancelled(_ actions: [WaterfallStateMachine.Action]) -> [Int] {
+    func cancelled(_ actions: [DecisionEngine.Action]) -> [Int] {
         actions.compactMap { if case .cancel(let i) = $0 { i } else { nil } }
     }
 
-    func invalidated(_ actions: [WaterfallStateMachine.Action]) -> [String] {
+    func invalidated(_ actions: [DecisionEngine.Action]) -> [String] {
         actions.compactMap { if case .invalidate(let ad) = $0 { ad.creative.id } else { nil } }
     }
 
-    func outcome(_ m: WaterfallStateMachine, _ i: Int, at now: AdInstant) -> LineOutcome {
-        m.trace(placement: "p", lines: Array(repeating: (network: "n", placement: "x"), count: 4), at: now).lines[i]
-            .outcome
+    func outcome(_ m: DecisionEngine, _ i: Int, at now: AdInstant) -> LineOutcome {
+        m.trace(placement: "p", at: now).lines[i].outcome
     }
 
     @Test func parallelModeStartsLinesUpToTheInFlightBound() {
@@ -61,7 +65,7 @@ struct WaterfallStateMachineTests {
         #expect(m.isFinished)
         #expect(m.winnerIndex == 1)
         #expect(
-            m.trace(placement: "p", lines: [("a", "1"), ("b", "2"), ("c", "3")], at: ms(120)).duration
+            m.trace(placement: "p", at: ms(120)).duration
                 == .milliseconds(120))
     }
 
@@ -143,7 +147,7 @@ struct WaterfallStateMachineTests {
     @Test func callerCancellationCancelsEveryRunningLine() {
         var m = machine(3, maxInFlight: 2)
         _ = m.begin(at: t0)
-        let actions = m.cancelAll(at: ms(30))
+        let actions = m.callerCancelled(at: ms(30))
         #expect(cancelled(actions) == [0, 1])
         #expect(m.isFinished && m.winner == nil)
         #expect(outcome(m, 2, at: ms(30)) == .skipped(.notReached))

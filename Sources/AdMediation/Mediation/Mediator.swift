@@ -133,158 +133,80 @@ public final class Mediator: AdNetwork {
         return outcome
     }
 
-    /// Decides `request`; `tracer` is nil when spans would record nothing.
+    /// Decides `request`; `tracer` is nil when spans would record nothing. A ``DecisionEngine`` decides and
+    /// ``run(_:request:format:tracer:)`` executes its actions; here only what the engine cannot own: the placement's
+    /// arm, the shared pacing and optimizer state, and the ad handed to the app.
     private func decide(_ request: AdRequest, tracer: (any Tracer)?) async -> MediationOutcome {
         let now = clock.now
         guard let configured = configuration.placements[request.placement] else {
-            return MediationOutcome(
-                result: .failure(AdError(.configuration, "unknown placement \"\(request.placement)\"")),
-                trace: MediationTrace(placement: request.placement, lines: [], winnerIndex: nil, duration: .zero))
+            return Self.refused(request, AdError(.configuration, "unknown placement \"\(request.placement)\""))
         }
         let (placement, optimizerKey) = Self.arm(of: configured, id: request.placement, userID: request.userID)
-        let format = placement.format
-        if format.kind != request.format.kind {
-            return MediationOutcome(
-                result: .failure(
-                    AdError(
-                        .configuration, "placement \"\(request.placement)\" serves \(format), not \(request.format)")),
-                trace: MediationTrace(placement: request.placement, lines: [], winnerIndex: nil, duration: .zero))
+        if placement.format.kind != request.format.kind {
+            let message = "placement \"\(request.placement)\" serves \(placement.format), not \(request.format)"
+            return Self.refused(request, AdError(.configuration, message))
         }
-
-        // Frequency cap and pacing: every line is skipped, and the answer is no fill.
-        let window = placement.frequencyWindow
-        let minInterval = placement.minInterval
-        if let reason = pacing[request.placement]?.withLock({
-            $0.block(at: now, cap: placement.frequencyCap, window: window, minInterval: minInterval)
-        }) {
-            let lines = placement.lines.map {
-                LineTrace(
-                    network: $0.network, placement: $0.placement, outcome: .skipped(reason), latency: nil, ecpm: nil)
-            }
-            return MediationOutcome(
-                result: .success(.noFill(NoFill(reason: reason.rawValue))),
-                trace: MediationTrace(
-                    placement: request.placement, lines: lines, winnerIndex: nil, duration: .zero,
-                    abLabel: placement.abLabel))
+        // Frequency cap and pacing: the engine then decides at once (every line skipped, no fill).
+        let blocked = pacing[request.placement]?.withLock {
+            $0.block(
+                at: now, cap: placement.frequencyCap, window: placement.frequencyWindow,
+                minInterval: placement.minInterval)
         }
-
-        var deadline = now + min(max(placement.deadline, .milliseconds(1)), .milliseconds(Limits.maxMilliseconds))
-        if let timeout = request.timeout { deadline = min(deadline, now + timeout) }
-
-        // 1. Bids, collected in parallel; the best valid one sets the price a line must beat.
-        var bids: [BidTrace] = []
-        var valid: [(index: Int, ad: LoadedAd, price: Double)] = []
-        if !placement.bidders.isEmpty {
-            let answers = await collectBids(
-                request, format: format, placement: placement, deadline: deadline, tracer: tracer)
-            (bids, valid) = Self.classify(answers, bidders: placement.bidders, at: clock.now)
-            valid.sort { $0.price != $1.price ? $0.price > $1.price : $0.index < $1.index }
-        }
-        let bestBid = valid.first
-
-        // 2. The waterfall: the optimizer's order (or the configured one), lines that cannot beat the best bid left
-        // out.
         let order =
-            placement.optimizer == nil
-            ? Array(placement.lines.indices)
-            : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) } ?? Array(placement.lines.indices)
-        // Without bids or an optimizer, every line in the configured order (the array itself, not a copy).
-        let eligible = bestBid.map { bid in order.filter { Self.price(of: placement.lines[$0]) > bid.price } } ?? order
-        let lines =
-            placement.optimizer == nil && bestBid == nil ? placement.lines : eligible.map { placement.lines[$0] }
-        var machine = WaterfallStateMachine(
-            lines: lines.map { .init(floor: $0.floorEcpm, timeout: $0.timeout) },
-            maxInFlight: placement.mode == .sequential ? 1 : placement.maxInFlight,
-            startedAt: now,
-            deadline: deadline)
-        var cancelled = Task.isCancelled
-        if !cancelled {
-            cancelled = await drive(
-                &machine, request: request, format: format, lines: lines, deadline: deadline, tracer: tracer)
+            placement.optimizer == nil || blocked != nil
+            ? nil : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) }
+        var engine = DecisionEngine(
+            placement: placement, order: order, blocked: blocked, startedAt: now, timeout: request.timeout)
+        if !engine.isFinished, Task.isCancelled {
+            var actions: [DecisionEngine.Action] = []
+            engine.callerCancelled(at: now, into: &actions)
+            Self.perform(actions)
+        } else if !engine.isFinished {
+            engine = await run(engine, request: request, format: placement.format, tracer: tracer)
         }
-        let end = clock.now
-        let tried = machine.trace(
-            placement: request.placement, lines: lines.map { ($0.network, $0.placement) }, at: end)
-        var traced = placement.lines.map {
-            LineTrace(
-                network: $0.network, placement: $0.placement, outcome: .skipped(bestBid == nil ? .notReached : .outbid),
-                latency: nil, ecpm: nil)
-        }
-        for (position, index) in eligible.enumerated() { traced[index] = tried.lines[position] }
-        var trace = MediationTrace(
-            placement: request.placement, lines: traced, winnerIndex: nil, duration: tried.duration,
-            abLabel: placement.abLabel, bids: bids,
-            order: order)
-        if placement.optimizer != nil {
+        let trace = engine.trace(placement: request.placement, at: clock.now)
+        if placement.optimizer != nil, blocked == nil {
             optimizers.withLock { $0[optimizerKey]?.observe(trace, lines: placement.lines) }
         }
+        return MediationOutcome(result: result(of: engine, request: request, placement: placement), trace: trace)
+    }
 
-        // 3. The highest price that filled wins.
-        func settleBids(except winner: Int?, _ result: AuctionResult) {
-            for bid in valid where bid.index != winner {
-                bid.ad.settleAuction(result)
-                bid.ad.invalidate()
-                trace.bids[bid.index].auction = result
-            }
-        }
-        if cancelled {
-            machine.winner?.invalidate()
-            settleBids(except: nil, .lost(reason: .internalError, winningPrice: nil))
-            return MediationOutcome(
-                result: .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled")),
-                trace: trace)
-        }
-        let lineWinner = machine.winner.flatMap { ad in tried.winnerIndex.map { (index: eligible[$0], ad: ad) } }
-        let linePrice = lineWinner.map {
-            $0.ad.ecpm ?? placement.lines[$0.index].ecpm ?? placement.lines[$0.index].floorEcpm ?? 0
-        }
-        if let bid = bestBid, linePrice.map({ bid.price > $0 }) ?? true {
-            lineWinner?.ad.invalidate()
-            let clearing = Self.clearingPrice(
-                of: bid, among: valid, auction: placement.auction, floor: placement.bidders[bid.index].floorEcpm)
-            bid.ad.settleAuction(.won(clearingPrice: clearing))
-            trace.bids[bid.index].auction = .won(clearingPrice: clearing)
-            trace.winningBid = bid.index
-            settleBids(except: bid.index, .lost(reason: .lostToHigherBid, winningPrice: clearing))
-            let bidder = placement.bidders[bid.index]
+    /// A request refused before any decision (unknown placement, wrong format), with an empty trace.
+    private static func refused(_ request: AdRequest, _ error: AdError) -> MediationOutcome {
+        MediationOutcome(
+            result: .failure(error),
+            trace: MediationTrace(placement: request.placement, lines: [], winnerIndex: nil, duration: .zero))
+    }
+
+    /// The engine's decision as the caller's result: the winner wrapped for the app, no fill, or the error.
+    private func result(
+        of engine: DecisionEngine, request: AdRequest, placement: PlacementConfiguration
+    ) -> Result<AdLoadResult, AdError> {
+        switch engine.decision {
+        case .filled(let ad, let slot, let ecpm, let precision):
+            let spec = engine.slots[slot]
+            let (index, isBid) =
+                switch spec.role {
+                case .bidder(let index): (index, true)
+                case .line(let index): (index, false)
+                }
             let winning = WinningLine(
-                index: bid.index, network: bidder.network, networkPlacement: bidder.placement,
-                abLabel: placement.abLabel)
-            return MediationOutcome(
-                result: .success(
-                    .filled(
-                        wrap(
-                            bid.ad, request: request, placement: placement, ecpm: clearing, precision: .exact,
-                            winning: winning, isBid: true))),
-                trace: trace)
-        }
-        guard let winner = lineWinner, let price = linePrice else {
-            if end >= deadline {
-                let ms = Int((deadline - now).milliseconds)
-                return MediationOutcome(
-                    result: .failure(
-                        AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline")),
-                    trace: trace)
-            }
-            return MediationOutcome(result: .success(.noFill(NoFill(reason: "waterfall exhausted"))), trace: trace)
-        }
-        trace.winnerIndex = winner.index
-        winner.ad.settleAuction(.won(clearingPrice: price))
-        settleBids(except: nil, .lost(reason: .lostToHigherBid, winningPrice: price))
-        // A fill the network did not price takes the line's publisher-defined price, if the line has one.
-        let line = placement.lines[winner.index]
-        let (ecpm, precision) =
-            winner.ad.ecpm != nil
-            ? (winner.ad.ecpm, winner.ad.pricePrecision) : (line.ecpm, RevenuePrecision.publisherDefined)
-        let winning = WinningLine(
-            index: winner.index, network: line.network, networkPlacement: line.placement, abLabel: placement.abLabel)
-        return MediationOutcome(
-            result: .success(
+                index: index, network: spec.network, networkPlacement: spec.placement, abLabel: placement.abLabel)
+            return .success(
                 .filled(
                     wrap(
-                        winner.ad, request: request, placement: placement, ecpm: ecpm, precision: precision,
-                        winning: winning, isBid: false))),
-            trace: trace)
+                        ad, request: request, placement: placement, ecpm: ecpm, precision: precision,
+                        winning: winning, isBid: isBid)))
+        case .noFill(let reason):
+            return .success(.noFill(NoFill(reason: reason)))
+        case .timeout:
+            let ms = Int((engine.deadline - engine.startedAt).milliseconds)
+            return .failure(AdError(.timeout, "no line of \(request.placement) filled within the \(ms) ms deadline"))
+        case .cancelled:
+            return .failure(AdError(.cancelled, "the request for \(request.placement) was cancelled"))
+        case nil:
+            return .success(.noFill(NoFill(reason: "waterfall exhausted")))
+        }
     }
 
     /// The ad handed to the app: the winner's creative under the mediated placement, with its price and winning line;
@@ -320,7 +242,7 @@ public final class Mediator: AdNetwork {
     }
 
     /// Feeds a network's breaker, logging a change of phase.
-    func recordBreaker(_ networkID: String, probe: Bool, _ event: WaterfallStateMachine.BreakerEvent) {
+    func recordBreaker(_ networkID: String, probe: Bool, _ event: DecisionEngine.BreakerEvent) {
         let now = clock.now
         guard let breaker = breakers[networkID] else { return }
         let (before, after) = breaker.withLock { breaker in
@@ -333,197 +255,6 @@ public final class Mediator: AdNetwork {
             return (before, breaker.state)
         }
         if Self.phase(before) != Self.phase(after) { breakerChanged(networkID, to: after) }
-    }
-
-    private enum Input: Sendable {
-        case answer(Int, Result<AdLoadResult, AdError>)
-        /// The timer of generation `generation` reached its instant.
-        case tick(generation: UInt64)
-        /// A timer that was replaced or stopped ended without ticking.
-        case timerStopped
-        /// The calling task was cancelled.
-        case callerCancelled
-        /// The cancellation watcher ended because the waterfall finished.
-        case watcherStopped
-    }
-
-    /// Runs `machine` until it finishes. Every line load, the one timer for the next deadline and a watcher for the
-    /// caller's cancellation are child tasks of the caller (one task group), so priority and task-local values flow
-    /// into the adapters and the caller's cancellation reaches every line. A line the machine gives up on (a higher
-    /// line won, its timeout passed) is cancelled through its own ``ChildCancellation``; the group then waits for it to
-    /// return, which a conforming adapter does within 100 ms (the kit's rule). Every fill that is not delivered is
-    /// invalidated. Returns true when the caller cancelled.
-    ///
-    /// Lines start as immediate child tasks: each runs on the caller's thread until it first suspends, so a line that
-    /// answers without suspending costs no thread hand-off. The timer and the watcher are only started before the loop
-    /// really waits (no answer is ready), so a waterfall whose lines all answer at once starts neither.
-    private func drive(
-        _ machine: inout WaterfallStateMachine,
-        request: AdRequest,
-        format: AdFormat,
-        lines: [WaterfallLine],
-        deadline: AdInstant,
-        tracer: (any Tracer)?
-    ) async -> Bool {
-        var state = machine
-        let cancelled = await withTaskGroup(of: Input.self, returning: Bool.self) { group in
-            // Per line while it runs: how to cancel it, and how its breaker admitted it.
-            var running = [(cancellation: ChildCancellation, admission: CircuitBreaker.Admission)?](
-                repeating: nil, count: lines.count)
-            var timer: (at: AdInstant, generation: UInt64, cancellation: ChildCancellation)?
-            var timerGeneration: UInt64 = 0
-            var callerCancelled = false
-            var watcher: Latch?
-            // Answers finished but not yet read: a line child counts its answer before it returns.
-            let ready = AnswerCount()
-            var answersRead = 0
-
-            var actions: [WaterfallStateMachine.Action] = []
-            actions.reserveCapacity(2 * lines.count + 2)
-
-            /// Runs one step of the machine and applies its actions, and those of lines skipped on the way, in one
-            /// buffer reused by every step.
-            func step(_ body: (inout WaterfallStateMachine, inout [WaterfallStateMachine.Action]) -> Void) {
-                actions.removeAll(keepingCapacity: true)
-                body(&state, &actions)
-                var next = 0
-                while next < actions.count {
-                    let action = actions[next]
-                    next += 1
-                    switch action {
-                    case .start(let index):
-                        let line = lines[index]
-                        // Read per line: an earlier line started at once may have run for a while.
-                        let now = clock.now
-                        let admission = breakers[line.network]?.withLock { $0.admit(at: now) } ?? .allowed
-                        if admission == .probe { breakerChanged(line.network, to: .halfOpen(probing: true)) }
-                        if admission == .rejected {
-                            state.skip(index, reason: .breakerOpen, at: now, into: &actions)
-                            continue
-                        }
-                        guard let network = networks[line.network] else { continue }
-                        let lineRequest = Self.request(
-                            request, for: line, format: format, timeout: min(line.timeout, deadline - now))
-                        let cancellation = ChildCancellation()
-                        running[index] = (cancellation, admission)
-                        group.addImmediateTask {
-                            let result = await cancellation.run {
-                                if let tracer {
-                                    await Self.tracedLoad(lineRequest, from: network, tracer: tracer)
-                                } else {
-                                    await Self.load(lineRequest, from: network)
-                                }
-                            }
-                            ready.add()
-                            return .answer(index, result)
-                        }
-                    case .cancel(let index):
-                        running[index]?.cancellation.cancel()
-                    case .invalidate(let ad):
-                        ad.invalidate()
-                    case .breaker(let index, let event):
-                        recordBreaker(lines[index].network, probe: running[index]?.admission == .probe, event)
-                    case .finish:
-                        break
-                    }
-                }
-            }
-
-            /// Keeps exactly one timer, for the machine's next wake-up. A replaced timer is cancelled, and a tick from
-            /// any generation but the current one is ignored, so a late tick never starts a second timer.
-            func armTimer() {
-                guard let next = state.nextWakeUp else {
-                    timer?.cancellation.cancel()
-                    timer = nil
-                    return
-                }
-                if let current = timer, current.at == next { return }
-                timer?.cancellation.cancel()
-                timerGeneration &+= 1
-                let generation = timerGeneration
-                let cancellation = ChildCancellation()
-                timer = (next, generation, cancellation)
-                group.addTask { [clock] in
-                    await cancellation.run {
-                        do {
-                            try await clock.sleep(until: next)
-                            return .tick(generation: generation)
-                        } catch {
-                            return .timerStopped
-                        }
-                    }
-                }
-            }
-
-            /// Before a wait that may suspend: the timer for the next wake-up, and the watcher once.
-            func prepareToWait() {
-                armTimer()
-                guard watcher == nil else { return }
-                let latch = Latch()
-                watcher = latch
-                group.addImmediateTask {
-                    await latch.wait()
-                    return Task.isCancelled ? .callerCancelled : .watcherStopped
-                }
-            }
-
-            let begin = clock.now
-            step { $0.begin(at: begin, into: &$1) }
-            while !state.isFinished {
-                // An answer already counted is read without suspending; otherwise the loop may wait, and only then
-                // needs the timer and the watcher.
-                if ready.value <= answersRead { prepareToWait() }
-                guard let input = await group.next() else { break }
-                let now = clock.now
-                // The caller's cancellation reaches the lines at once; it is seen here before any of their answers.
-                if !callerCancelled, Task.isCancelled {
-                    callerCancelled = true
-                    step { $0.cancelAll(at: now, into: &$1) }
-                    if state.isFinished { break }
-                }
-                switch input {
-                case .answer(let index, let result):
-                    answersRead += 1
-                    step { $0.answer(index, result, at: now, into: &$1) }
-                    running[index] = nil
-                case .tick(let generation):
-                    guard generation == timer?.generation else { continue }
-                    timer = nil
-                    step { $0.advance(to: now, into: &$1) }
-                case .callerCancelled:
-                    if !callerCancelled {
-                        callerCancelled = true
-                        step { $0.cancelAll(at: now, into: &$1) }
-                    }
-                case .timerStopped, .watcherStopped:
-                    continue
-                }
-                if state.isFinished { break }
-            }
-            // The waterfall is decided: stop the timer, the watcher and any line still running, then wait for them,
-            // invalidating fills nobody will read.
-            timer?.cancellation.cancel()
-            watcher?.fire()
-            for line in running { line?.cancellation.cancel() }
-            for await input in group {
-                if case .answer(_, .success(.filled(let ad))) = input { ad.invalidate() }
-            }
-            return callerCancelled
-        }
-        machine = state
-        return cancelled
-    }
-
-    /// A line's request: the caller's, for the line's placement and floor, with the line's time left.
-    private static func request(
-        _ request: AdRequest, for line: WaterfallLine, format: AdFormat, timeout: Duration
-    ) -> AdRequest {
-        var lineRequest = request
-        lineRequest.placement = line.placement
-        lineRequest.format = format
-        lineRequest.timeout = timeout
-        lineRequest.floorEcpm = line.floorEcpm
-        return lineRequest
     }
 
     /// Loads one line inside an `ad line` span, a child of the mediation span (the line runs in a child task, so the
