@@ -27,8 +27,10 @@ struct Compare: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "Placements to compare (repeatable; default: all).") var placement: [String] = []
-    @Option(name: .long, help: "Requests per placement and per line.") var requests: Int = 200
-    @Option(name: .long, help: "Requests in flight at once.") var concurrency: Int = 8
+    // `.unconditional`: `--requests -5` reads -5 (and is refused as negative) instead of "Missing value".
+    @Option(name: .long, parsing: .unconditional, help: "Requests per placement and per line.")
+    var requests: Int = 200
+    @Option(name: .long, parsing: .unconditional, help: "Requests in flight at once.") var concurrency: Int = 8
     @Option(name: .long, help: "Output format.") var format: ReportFormat = .table
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false

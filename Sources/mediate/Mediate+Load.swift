@@ -38,7 +38,8 @@ struct Load: AsyncParsableCommand {
         defer { Task { await env.close() } }
         guard let placementConfig = env.configuration.mediation.placements[placement] else {
             await env.close()
-            throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
+            let known = env.configuration.mediation.placements.keys.sorted().joined(separator: ", ")
+            throw AdError(.configuration, "--placement: unknown placement \"\(placement)\" (configured: \(known))")
         }
         let format = placementConfig.format
         var trace: [[String: Any]] = []

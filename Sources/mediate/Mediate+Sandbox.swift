@@ -19,7 +19,7 @@ struct SandboxCommand: AsyncParsableCommand {
     var demo = false
     @Option(name: .long, help: "Write the demo's configuration, pointing at this sandbox, to this file (for --config).")
     var writeConfig: String?
-    @Option(name: .long, help: "Port (0 = any free port).") var port: Int = 0
+    @Option(name: .long, parsing: .unconditional, help: "Port (0 = any free port).") var port: Int = 0
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
@@ -38,7 +38,16 @@ struct SandboxCommand: AsyncParsableCommand {
         }
         var configuration = SandboxConfiguration()
         configuration.port = port
-        let sandbox = try await DemandSandbox.start(scenario: loaded, configuration: configuration)
+        let sandbox: RunningSandbox
+        do { sandbox = try await DemandSandbox.start(scenario: loaded, configuration: configuration) } catch {
+            // The listener's error names library internals (`bind(descriptor:ptr:bytes:)`, errno 98): said plainly.
+            if "\(error)".contains("Address already in use") {
+                throw AdError(
+                    .configuration,
+                    "--port \(port): the port is already in use on 127.0.0.1; choose another, or 0 for any free port")
+            }
+            throw error
+        }
         print("growthcat  \(sandbox.growthcatBaseURL)")
         print("mars       \(sandbox.marsBaseURL)")
         print("chartboost \(sandbox.chartboostBaseURL)")

@@ -22,23 +22,55 @@ struct Mediate: AsyncParsableCommand {
 
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let unknown = unknownCommand(arguments) { throw ValidationError(unknown) }
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch let error as AdError {
-            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+            // Messages carry text from outside (paths, names, server answers): escaped, so they cannot drive the
+            // terminal.
+            FileHandle.standardError.write(Data("error: \(TerminalText.escaped(error.message))\n".utf8))
             Foundation.exit(error.code == .configuration || error.code == .unsupported ? 2 : 1)
         } catch {
             let code = exitCode(for: error)
-            if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
+            if code == .success { exit(withError: error) }  // --help, --version
+            // Each line escaped (argument parser's messages span lines; an argument may hold control characters).
+            let message = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
+                .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
+            if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
+    }
+
+    /// A first argument that is neither an option nor a command, but within two edits of a command (`compre`): the
+    /// message names the command meant. Nil otherwise (argument parser reports the rest).
+    static func unknownCommand(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName ?? $0._commandName }
+        guard !names.contains(first) else { return nil }
+        let scored = names.map { ($0, editDistance(first, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }
+        guard let (nearest, _) = scored else { return nil }
+        return "unknown command \"\(first)\" (did you mean \"\(nearest)\"?); commands: \(names.joined(separator: ", "))"
+    }
+
+    /// Levenshtein distance between two short strings.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 }
 

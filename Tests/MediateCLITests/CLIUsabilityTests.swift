@@ -122,4 +122,54 @@ struct CLIUsabilityTests {
         #expect(run.out.contains("waterfall"), "the table of what ran")
         #expect(run.err.contains("interrupted: finishing the requests in flight"), "stderr: \(run.err)")
     }
+
+    // MARK: item 8 — errors that mislead
+
+    /// No control character but newline in `text`.
+    static func controlCharacters(_ text: String) -> [UInt32] {
+        text.unicodeScalars.filter { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) }
+            .map(\.value)
+    }
+
+    @Test func aNegativeRequestCountSaysWhatIsWrongWithIt() async throws {
+        let run = try await mediate(["compare", "--requests", "-5"])
+        #expect(run.code == 2)
+        #expect(run.err.contains("--requests must be positive, got -5"), "stderr: \(run.err)")
+    }
+
+    @Test func aPortInUseIsSaidPlainlyWithoutLibraryInternals() async throws {
+        let taken = try LoopbackHTTPServer { _ in .respond(.text("")) }
+        defer { taken.stop() }
+        let run = try await mediate(["sandbox", "--port", "\(taken.port)"], timeout: .seconds(30))
+        #expect(run.code == 2)
+        #expect(run.err.contains("--port \(taken.port): the port is already in use"), "stderr: \(run.err)")
+        #expect(!run.err.contains("bind(") && !run.err.contains("errno"), "stderr: \(run.err)")
+    }
+
+    @Test func anErrorNamingAPathEscapesItsControlCharacters() async throws {
+        let path = "/nonexistent/evil\u{1B}]0;pwned\u{07}.json"
+        let run = try await mediate(["compare", "--config", path])
+        #expect(run.code == 2)
+        #expect(Self.controlCharacters(run.err).isEmpty, "stderr: \(run.err)")
+        #expect(run.err.contains(#"evil\u{1B}]0;pwned\u{07}.json"#), "shown escaped: \(run.err)")
+    }
+
+    @Test func aUsageErrorEscapesTheControlCharactersOfTheArgument() async throws {
+        let run = try await mediate(["compare", "--format", "x\u{1B}[2J\u{9B}"])
+        #expect(run.code == 2)
+        #expect(Self.controlCharacters(run.err).isEmpty, "stderr: \(run.err)")
+        #expect(run.err.contains(#"x\u{1B}[2J\u{9B}"#), "shown escaped: \(run.err)")
+    }
+
+    @Test func loadWithAnUnknownPlacementListsTheConfiguredOnes() async throws {
+        let run = try await mediate(["load", "--placement", "nope"])
+        #expect(run.code == 2)
+        #expect(run.err.contains(#"unknown placement "nope" (configured: feed_story, home_tile"#), "\(run.err)")
+    }
+
+    @Test func aMistypedCommandSuggestsTheNearestOne() async throws {
+        let run = try await mediate(["compre", "--requests", "1"])
+        #expect(run.code == 2)
+        #expect(run.err.contains(#"unknown command "compre" (did you mean "compare"?)"#), "stderr: \(run.err)")
+    }
 }
