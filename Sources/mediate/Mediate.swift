@@ -134,9 +134,11 @@ struct Environment {
     let sandbox: RunningSandbox?
     let store: SQLiteStateStore?
 
-    static func load(_ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil) async throws
-        -> Environment
-    {
+    /// `scenario`: without `--config`, the sandbox serves it instead of the demo's (the demo configuration still
+    /// points at it).
+    static func load(
+        _ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil, scenario: SandboxScenario? = nil
+    ) async throws -> Environment {
         options.bootstrapLogging()
         let path = options.config
         var sandbox: RunningSandbox?
@@ -145,7 +147,8 @@ struct Environment {
             data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
         } else {
             let arms = options.demo == .arms
-            let started = try await DemandSandbox.start(scenario: arms ? Demo.armsScenario : Demo.scenario)
+            let started = try await DemandSandbox.start(
+                scenario: scenario ?? (arms ? Demo.armsScenario : Demo.scenario))
             progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(started.rootURL)")
             sandbox = started
             data = arms ? Demo.armsConfiguration(started) : Demo.configuration(started)

@@ -1,4 +1,5 @@
 import AdMediationTesting
+import DemandSandbox
 import Foundation
 import Synchronization
 import TestSupport
@@ -171,5 +172,35 @@ struct CLIUsabilityTests {
         let run = try await mediate(["compre", "--requests", "1"])
         #expect(run.code == 2)
         #expect(run.err.contains(#"unknown command "compre" (did you mean "compare"?)"#), "stderr: \(run.err)")
+    }
+
+    // MARK: item 1 — conformance against the project's own demo
+
+    @Test(arguments: ["mars", "chartboost", "appopen", "growthcat"])
+    func conformanceAgainstTheDemoPassesForEachNetwork(network: String) async throws {
+        let run = try await mediate(["conformance", "--network", network])
+        #expect(run.code == 0, "\(run.out)\(run.err)")
+        #expect(!run.out.contains("FAIL"), "\(run.out)")
+    }
+
+    @Test func conformanceCountsSkippedScenariosApartFromPassedOnes() async throws {
+        let run = try await mediate(["conformance", "--network", "appopen"])
+        let summary = run.out.split(separator: "\n").last.map(String.init) ?? ""
+        let skips = run.out.split(separator: "\n").filter { $0.hasPrefix("SKIP") }.count
+        #expect(skips > 0)
+        #expect(summary == "\(10 - skips) passed, \(skips) skipped, 0 failed", "\(run.out)")
+    }
+
+    @Test func conformanceAsksMarsOnlyForThePrivacyFieldItCarries() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(
+            """
+            {"networks": {"mars": {"type": "mars", "base_url": "\(sandbox.marsBaseURL)"}},
+             "placements": {"tile": {"format": "tile", "lines": [{"network": "mars", "placement": "mock_tile_1", \
+            "timeout_ms": 2000}]}}}
+            """)
+        let run = try await mediate(["conformance", "--config", config, "--network", "mars"])
+        await sandbox.shutdown()
+        #expect(run.out.contains("PASS  privacySignalsReachTheWire"), "\(run.out)")
     }
 }
