@@ -203,4 +203,52 @@ struct CLIUsabilityTests {
         await sandbox.shutdown()
         #expect(run.out.contains("PASS  privacySignalsReachTheWire"), "\(run.out)")
     }
+
+    // MARK: item 5 — progress
+
+    /// A loopback app-open server answering every request with no fill after `delay`, and a one-line configuration.
+    static func slowServerConfig(delay: Duration) throws -> (server: LoopbackHTTPServer, config: String) {
+        let server = try LoopbackHTTPServer { _ in .respond(.text("", status: 204, delay: delay)) }
+        return (server, try countingConfig(server))
+    }
+
+    @Test func plainProgressPrintsOneLinePerPhase() async throws {
+        let (server, config) = try Self.slowServerConfig(delay: .zero)
+        defer { server.stop() }
+        let run = try await mediate(["compare", "--config", config, "--requests", "100", "--progress", "plain"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let lines = run.err.split(separator: "\n")
+        #expect(lines.count == 3, "the run's line and one per phase: \(run.err)")
+        #expect(lines.last?.hasPrefix("phase 2 of 2 · launch → ao/x · 100 requests in ") == true, "\(run.err)")
+    }
+
+    @Test func plainProgressOfALongPhaseShowsRateAndETA() async throws {
+        let (server, config) = try Self.slowServerConfig(delay: .milliseconds(20))
+        defer { server.stop() }
+        let run = try await mediate([
+            "compare", "--config", config, "--requests", "30", "--concurrency", "1", "--progress", "plain",
+            "--progress-interval", "0.1",
+        ])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let pattern = #/phase 1 of 2 · launch \(waterfall\) · \d+ % · [\d ]+ req/s · ETA \d+ s/#
+        #expect(run.err.split(separator: "\n").contains { $0.wholeMatch(of: pattern) != nil }, "\(run.err)")
+    }
+
+    /// `script` (util-linux) gives the child a pseudo-terminal, as an engineer's shell would.
+    static let hasScript = FileManager.default.isExecutableFile(atPath: "/usr/bin/script")
+
+    @Test(.enabled(if: hasScript)) func terminalProgressRedrawsOneLinePerPhaseInPlace() async throws {
+        let (server, config) = try Self.slowServerConfig(delay: .milliseconds(20))
+        defer { server.stop() }
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("mediate").path
+        let command = "'\(binary)' compare --config '\(config)' --requests 30 --concurrency 1"
+        let run = try await ChildProcess.run(
+            "/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"], deadline: .seconds(60))
+        #expect(run.status == 0, "\(run.out)")
+        let phaseOne = run.out.split(separator: "\n").filter { $0.contains("phase 1 of 2") }
+        #expect(phaseOne.count == 1, "one line for the phase: \(run.out)")
+        #expect(phaseOne.first?.contains("\r\u{1B}[K") == true, "redrawn in place")
+        #expect(phaseOne.first?.contains("30 requests in") == true, "its last state: \(run.out)")
+    }
 }
