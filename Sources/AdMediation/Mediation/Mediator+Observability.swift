@@ -51,13 +51,20 @@ extension Mediator {
     /// `admediation_line_outcomes_total` (by outcome and error code). Dimensions: placement, network, outcome, code.
     func observe(_ outcome: MediationOutcome, placement: String) {
         let records = metrics.records
-        let logsLines = logger.logLevel <= .debug
         let handles = records ? metrics.decisions(of: placement) : nil
         if let handles {
             handles.requests.increment()
             handles.decisionLatency.recordNanoseconds(outcome.trace.duration.nanosecondsClamped)
         }
-        for line in outcome.trace.lines {
+        observeLines(outcome.trace.lines, placement: placement, handles: handles)
+        if records { observeBids(outcome.trace.bids, placement: placement) }
+        logDecision(outcome, placement: placement, handles: handles)
+    }
+
+    /// Per line: `admediation_line_outcomes_total` and `admediation_line_latency`, and a debug log line.
+    private func observeLines(_ lines: [LineTrace], placement: String, handles: DecisionMetrics?) {
+        let logsLines = logger.logLevel <= .debug
+        for line in lines {
             var code = ""
             switch line.outcome {
             case .error(let error): code = error.code.name
@@ -80,7 +87,11 @@ extension Mediator {
             if let latency = line.latency { metadata["latency_ms"] = "\(Int(latency.milliseconds.rounded()))" }
             logger.debug("line", metadata: metadata)
         }
-        for bid in outcome.trace.bids where records {
+    }
+
+    /// Per bid: `admediation_bid_outcomes_total` (by auction result) and `admediation_bid_latency`.
+    private func observeBids(_ bids: [BidTrace], placement: String) {
+        for bid in bids {
             var result = "none"
             switch bid.auction {
             case .won?: result = "won"
@@ -99,6 +110,10 @@ extension Mediator {
                     .recordNanoseconds(latency.nanosecondsClamped)
             }
         }
+    }
+
+    /// The decision's info log line, and its fill, no-fill or error counter.
+    private func logDecision(_ outcome: MediationOutcome, placement: String, handles: DecisionMetrics?) {
         // Formatted only when a log line is written.
         func milliseconds() -> String { "\(Int(outcome.trace.duration.milliseconds.rounded()))" }
         switch outcome.result {
