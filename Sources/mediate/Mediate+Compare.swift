@@ -34,6 +34,8 @@ struct Compare: AsyncParsableCommand {
     @Option(name: .long, help: "Output format.") var format: ReportFormat = .table
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
+    @Flag(name: .long, help: "Table: every column (p99, error codes) on one row per source, wider than 80 columns.")
+    var wide = false
     @Option(
         name: .customLong("progress"),
         help: "Progress style: auto (one line per phase redrawn in place on a terminal, plain otherwise) or plain.")
@@ -117,11 +119,11 @@ struct Compare: AsyncParsableCommand {
             let partial = PartialRun(
                 done: reports.reduce(0) { $0 + $1.mediated.requests + $1.lines.reduce(0) { $0 + $1.tally.requests } },
                 planned: planned)
-            try emit(Reports.render(reports, as: format, partial: partial), progress: progress)
+            try emit(Reports.render(reports, as: format, partial: partial, wide: wide), progress: progress)
             warn(partial.text)
             throw ExitCode(130)
         }
-        try emit(Reports.render(reports, as: format), progress: progress)
+        try emit(Reports.render(reports, as: format, wide: wide), progress: progress)
         try Self.checkFailures(reports)
     }
 

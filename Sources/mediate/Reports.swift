@@ -22,9 +22,13 @@ struct PartialRun: Sendable {
 enum Reports {
     /// The report; a partial run is marked: a first line of the table, `"partial": {"requests_done",
     /// "requests_planned"}` in JSON, a note at the top of the HTML (CSV keeps its shape; stderr says it).
-    static func render(_ reports: [PlacementReport], as format: ReportFormat, partial: PartialRun? = nil) -> String {
+    /// `wide`: the table with every column (p99, error codes) on one row per source, however wide; otherwise the
+    /// compact table that fits ``compactWidth`` columns.
+    static func render(
+        _ reports: [PlacementReport], as format: ReportFormat, partial: PartialRun? = nil, wide: Bool = false
+    ) -> String {
         switch format {
-        case .table: (partial.map { $0.text + "\n" } ?? "") + table(reports)
+        case .table: (partial.map { $0.text + "\n" } ?? "") + (wide ? table(reports) : compactTable(reports))
         case .json: json(reports, partial: partial)
         case .csv: csv(reports)
         case .html: html(reports, partial: partial)
@@ -135,6 +139,83 @@ enum Reports {
             row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ")
         }.joined(separator: "\n")
+    }
+
+    /// The compact table's width: an 80-column terminal.
+    static let compactWidth = 80
+
+    /// The table in at most ``compactWidth`` columns: a heading line per placement, then one row per source (the
+    /// waterfall, its A/B arms, each line's network alone) with requests, fill, p50/p95, win share, revenue per 1000
+    /// requests and the error count; a source's error codes follow on a line of their own. Source names too long for
+    /// the space left are shortened in the middle (`appopen/ca-app-…/5575463023`). `--wide` shows p99 too. The
+    /// columns: `req` requests, `fill` fill rate, `win` the line's share of the waterfall's fills, `rev/1000`
+    /// estimated revenue per 1000 requests, `err` errors.
+    static func compactTable(_ reports: [PlacementReport]) -> String {
+        let header = ["source", "req", "fill", "p50 ms", "p95 ms", "win", "rev/1000", "err"]
+        var blocks: [(id: String, rows: [[String]], errors: [String])] = []
+        for report in reports {
+            let m = report.mediated
+            var rows: [[String]] = []
+            var errors: [String] = []
+            func errorCount(_ tally: Tally) -> String { "\(tally.errors.values.reduce(0, +))" }
+            rows.append([
+                "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)), ms(m.percentileMs(95)), "-",
+                usd(m.revenuePerMille), errorCount(m),
+            ])
+            if !m.errors.isEmpty { errors.append("waterfall: \(errorsText(m.errors))") }
+            for (label, arm) in m.labels.sorted(by: { $0.key < $1.key }) where m.labels.count > 1 {
+                let fill = arm.requests == 0 ? 0 : Double(arm.fills) / Double(arm.requests)
+                let rpm = arm.requests == 0 ? 0 : arm.revenue / Double(arm.requests) * 1000
+                rows.append(["  arm \(label)", "\(arm.requests)", pct(fill), "-", "-", "-", usd(rpm), "-"])
+            }
+            for (index, line) in report.lines.enumerated() {
+                let t = line.tally
+                let wins = m.wins["\(index)"] ?? 0
+                let share = m.fills == 0 ? "0%" : pct(Double(wins) / Double(m.fills))
+                let name = "\(line.network)/\(line.placement)"
+                rows.append([
+                    name, "\(t.requests)", pct(t.fillRate), ms(t.percentileMs(50)), ms(t.percentileMs(95)), share,
+                    usd(t.revenuePerMille), errorCount(t),
+                ])
+                if !t.errors.isEmpty { errors.append("\(name): \(errorsText(t.errors))") }
+            }
+            // Names and error codes may come from outside: escaped before the widths are measured.
+            blocks.append(
+                (
+                    TerminalText.escaped(report.id), rows.map { $0.map(TerminalText.escaped) },
+                    errors.map(TerminalText.escaped)
+                ))
+        }
+        let all = [header] + blocks.flatMap(\.rows)
+        let indent = "  "
+        let gap = "  "
+        // Every column but the source as wide as its widest cell; the source gets what is left of the width.
+        let numberWidths = (1..<header.count).map { column in all.map { $0[column].count }.max() ?? 0 }
+        let fixed = indent.count + numberWidths.reduce(0, +) + gap.count * numberWidths.count
+        let sourceWidth = max(12, min(all.map { $0[0].count }.max() ?? 0, compactWidth - fixed))
+        func render(_ row: [String]) -> String {
+            let source = shortened(row[0], to: sourceWidth)
+            var text = indent + source.padding(toLength: sourceWidth, withPad: " ", startingAt: 0)
+            for (offset, cell) in row.dropFirst().enumerated() {
+                text += gap + String(repeating: " ", count: max(0, numberWidths[offset] - cell.count)) + cell
+            }
+            return text
+        }
+        var lines = [render(header)]
+        for block in blocks {
+            lines.append(shortened(block.id, to: compactWidth))
+            lines += block.rows.map(render)
+            lines += block.errors.map { shortened(indent + "errors of " + $0, to: compactWidth) }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `text` in at most `width` characters: the middle replaced by `…` when it is longer.
+    static func shortened(_ text: String, to width: Int) -> String {
+        guard text.count > width, width > 1 else { return text }
+        let head = (width - 1) / 2
+        let tail = width - 1 - head
+        return String(text.prefix(head)) + "…" + String(text.suffix(tail))
     }
 
     static func csv(_ reports: [PlacementReport]) -> String {

@@ -46,7 +46,7 @@ struct CLITests {
     @Test func compareWithoutConfigRunsTheDemoAndPrintsATable() async throws {
         let run = try await mediate(["compare", "--requests", "20"])
         #expect(run.code == 0, "stderr: \(run.err)")
-        #expect(run.out.contains("waterfall") && run.out.contains("fill rate") && run.out.contains("win share"))
+        #expect(run.out.contains("waterfall") && run.out.contains("fill") && run.out.contains("win"))
         #expect(run.err.contains("demo: demand sandbox on http://127.0.0.1:"), "progress goes to stderr")
         #expect(!run.out.contains("demand sandbox"), "results only on stdout")
     }

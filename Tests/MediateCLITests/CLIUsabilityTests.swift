@@ -251,4 +251,36 @@ struct CLIUsabilityTests {
         #expect(phaseOne.first?.contains("\r\u{1B}[K") == true, "redrawn in place")
         #expect(phaseOne.first?.contains("30 requests in") == true, "its last state: \(run.out)")
     }
+
+    // MARK: item 7 — the table fits 80 columns
+
+    /// A loopback app-open server (no fill) under a long network id and a long placement id.
+    static func longNamesConfig() throws -> (server: LoopbackHTTPServer, config: String) {
+        let server = try LoopbackHTTPServer { _ in .respond(.text("", status: 204)) }
+        let config = try writeConfig(
+            """
+            {"networks": {"an_app_open_network_with_a_long_id": {"type": "appopen", "base_url": "\(server.baseURL)"}},
+             "placements": {"launch": {"format": "app_open", "lines": [{"network": "an_app_open_network_with_a_long_id", \
+            "placement": "ca-app-pub-3940256099942544/5575463023-and-more", "timeout_ms": 2000}]}}}
+            """)
+        return (server, config)
+    }
+
+    @Test func theTableFitsEightyColumns() async throws {
+        let (server, config) = try Self.longNamesConfig()
+        defer { server.stop() }
+        let run = try await mediate(["compare", "--config", config, "--requests", "5", "--quiet"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let lines = run.out.split(separator: "\n")
+        #expect(lines.count >= 3 && lines.allSatisfy { $0.count <= 80 }, "\n\(run.out)")
+        #expect(run.out.contains("  an_app_open") && run.out.contains("…"), "a long name shortened in the middle")
+    }
+
+    @Test func theWideTableKeepsEveryColumn() async throws {
+        let (server, config) = try Self.longNamesConfig()
+        defer { server.stop() }
+        let run = try await mediate(["compare", "--config", config, "--requests", "5", "--quiet", "--wide"])
+        #expect(run.out.split(separator: "\n").first?.contains("p99 ms") == true, "\(run.out)")
+        #expect(run.out.contains("an_app_open_network_with_a_long_id/ca-app-pub-3940256099942544/5575463023-and-more"))
+    }
 }
