@@ -187,6 +187,48 @@ struct AuctionTests {
         #expect(try metrics.expectCounter("admediation_bid_outcomes_total", lost).totalValue == 1)
     }
 
+    @Test func aBidArrivingAfterTheBiddersTimeIsSettledLostAndInvalidated() async throws {
+        let clock = ManualAdClock()
+        let gate = GateNetwork(id: "g")  // ignores cancellation: answers whenever the test says
+        let lines = ScriptedAdNetwork(id: "w", clock: clock, script: ["l": [.fill(ecpm: 1.0)]])
+        let mediator = try Self.mediator(
+            [gate, lines], bidders: [BidderLine(network: "g", placement: "b", timeout: .milliseconds(300))],
+            lines: [.init(network: "w", placement: "l", timeout: .milliseconds(10_000))], clock: clock)
+        let task = Task { await mediator.loadWithTrace(interstitial) }
+        await gate.waitForLoads()
+        await clock.waitForSleepers(1)  // the bidding's timer
+        await clock.advance(by: .milliseconds(300))
+        await until { gate.cancellations == 1 }
+        let late = gate.fill("late", ecpm: 9.0)
+        gate.answer(.success(.filled(late)))
+        let outcome = await task.value
+        #expect(try outcome.result.get().ad?.networkID == "w")
+        #expect(outcome.trace.bids[0].outcome == .timeout)
+        #expect(late.auctionResult == .lost(reason: .internalError, winningPrice: nil) && late.isInvalidated)
+    }
+
+    @Test func aBidderWhoseBreakerIsOpenIsNotAskedAndIsTracedAsSkipped() async throws {
+        let clock = ManualAdClock()
+        let down = AdError(.server(status: 503), "down")
+        let bidder = Self.bidder("b", [.fail(down), .fail(down), .fill(ecpm: 2.0)], clock: clock)
+        let lines = ScriptedAdNetwork(id: "w", clock: clock, script: ["l": [.fill(ecpm: 1.0)]])
+        let mediator = try Mediator(
+            networks: [bidder, lines],
+            configuration: .init(
+                placements: [
+                    "p": PlacementConfiguration(
+                        format: .interstitial, lines: [.init(network: "w", placement: "l")],
+                        bidders: [Self.line("b", 0)])
+                ],
+                circuitBreaker: .init(failureThreshold: 2, coolDown: .seconds(30))), clock: clock)
+        _ = await mediator.loadWithTrace(interstitial)
+        _ = await mediator.loadWithTrace(interstitial)
+        let rested = await mediator.loadWithTrace(interstitial)
+        #expect(rested.trace.bids[0].outcome == .skipped(.breakerOpen))
+        #expect(bidder.loadCount == 2)
+        #expect(try rested.result.get().ad?.networkID == "w")
+    }
+
     @Test func bidderConfigurationErrorsNameTheField() throws {
         let json =
             #"{"placements": {"p": {"format": "interstitial", "bidders": [{"network": "zz", "placement": "t"}]}}}"#
