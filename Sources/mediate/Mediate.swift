@@ -11,12 +11,18 @@ import MediateKit
 import Tracing
 
 /// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
-/// Exit codes: 0 success, 1 a failed check, 2 bad usage or configuration.
+/// Exit codes: 0 success, 1 a failed check, 2 bad usage or configuration, 3 every request failed, 130 interrupted
+/// (after reporting what ran).
 @main
 struct Mediate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mediate",
         abstract: "Compare fill across ad networks, debug a request, run the demand sandbox and the conformance kit.",
+        discussion: """
+            Exit codes: 0 success · 1 a failed check (a conformance scenario, show) · 2 bad usage or configuration \
+            · 3 every request of a compare failed (nothing answered) · 130 interrupted by Ctrl-C, after printing and \
+            writing what ran, marked partial.
+            """,
         subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self],
         defaultSubcommand: Compare.self)
 
