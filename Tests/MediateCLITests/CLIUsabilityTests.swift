@@ -215,7 +215,7 @@ struct CLIUsabilityTests {
     @Test func plainProgressPrintsOneLinePerPhase() async throws {
         let (server, config) = try Self.slowServerConfig(delay: .zero)
         defer { server.stop() }
-        let run = try await mediate(["compare", "--config", config, "--requests", "100", "--progress", "plain"])
+        let run = try await mediate(["compare", "--config", config, "--requests", "100"])
         #expect(run.code == 0, "stderr: \(run.err)")
         let lines = run.err.split(separator: "\n")
         #expect(lines.count == 3, "the run's line and one per phase: \(run.err)")
