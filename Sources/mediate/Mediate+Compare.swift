@@ -113,17 +113,21 @@ struct Compare: AsyncParsableCommand {
             configuration: env.configuration, networks: env.networks, mediator: env.mediator,
             requests: requests, concurrency: concurrency, progress: progress, interruption: interruption)
         let planned = runner.phaseCount(placements: chosen) * requests
+        let runInfo = RunInfo(
+            date: Date(), requests: requests, concurrency: concurrency,
+            against: options.config ?? "the built-in demo (\(options.demo.rawValue))")
         let reports = await runner.run(placements: chosen)
         await env.close()
         if interruption.isRequested {
             let partial = PartialRun(
                 done: reports.reduce(0) { $0 + $1.mediated.requests + $1.lines.reduce(0) { $0 + $1.tally.requests } },
                 planned: planned)
-            try emit(Reports.render(reports, as: format, partial: partial, wide: wide), progress: progress)
+            let text = Reports.render(reports, as: format, partial: partial, wide: wide, run: runInfo)
+            try emit(text, progress: progress)
             warn(partial.text)
             throw ExitCode(130)
         }
-        try emit(Reports.render(reports, as: format, wide: wide), progress: progress)
+        try emit(Reports.render(reports, as: format, wide: wide, run: runInfo), progress: progress)
         try Self.checkFailures(reports)
     }
 

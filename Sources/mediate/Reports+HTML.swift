@@ -9,8 +9,8 @@ extension Reports {
     /// A fixed palette; the waterfall is always the first colour.
     static let colours = ["#1f5fbf", "#d0762a", "#3b9c4b", "#b8403b", "#7d5cb5", "#8a6a4f", "#c65ba3", "#6f6f6f"]
 
-    static func html(_ reports: [PlacementReport], partial: PartialRun? = nil) -> String {
-        var body = ""
+    static func html(_ reports: [PlacementReport], partial: PartialRun? = nil, run: RunInfo? = nil) -> String {
+        var body = summary(reports) + (run.map { details($0, partial: partial) } ?? "")
         for (position, report) in reports.enumerated() {
             var sources: [(name: String, tally: Tally, wins: Int?, wonRevenue: Double?)] = [
                 ("waterfall", report.mediated, nil, nil)
@@ -44,16 +44,22 @@ extension Reports {
                 }, unit: " ms", maximum: maxLatency)
             body += svgCDF(sources: sources.map { ($0.name, $0.tally) })
             body += svgTimeline(report.mediated)
+            // Each error bar is the share of its source's requests (5 errors in 300 requests is a short bar), with
+            // the count in its label.
             let errorBars = sources.flatMap { source in
-                source.tally.errors.sorted { $0.key < $1.key }.map { ("\(source.name) \($0.key)", Double($0.value)) }
+                source.tally.errors.sorted { $0.key < $1.key }.map {
+                    (
+                        "\(source.name) \($0.key) (\($0.value))",
+                        source.tally.requests == 0 ? 0 : Double($0.value) / Double(source.tally.requests) * 100
+                    )
+                }
             }
             if errorBars.isEmpty {
                 body += "<p class=\"errors\">No errors.</p>\n"
             } else {
                 body += svgBars(
-                    title: "Errors by source and code (requests)", values: errorBars, unit: "",
-                    maximum: errorBars.map(\.1).max() ?? 1,
-                    decimals: 0, colour: colours[3])
+                    title: "Errors by source and code (% of the source's requests)", values: errorBars, unit: "%",
+                    maximum: 100, decimals: 1, colour: colours[3])
             }
             body +=
                 "<table><tr><th>source</th><th>requests</th><th>fills</th><th>fill rate</th><th>p50 ms</th><th>p95 "
@@ -77,6 +83,7 @@ extension Reports {
             }
             body += "</table></section>\n"
         }
+        let partialNote = partial.map { "<p class=\"partial\"><strong>\(escape($0.text))</strong></p>\n" } ?? ""
         return """
             <!DOCTYPE html>
             <html xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8"/><title>mediate compare</title>
@@ -84,9 +91,41 @@ extension Reports {
             0}td,th{border:1px solid #ccc;padding:4px \
             8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}</style>
             </head><body><h1>mediate compare</h1>
-            \(partial.map { "<p class=\"partial\"><strong>\(escape($0.text))</strong></p>\n" } ?? "")\(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
+            \(partialNote)\(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
             </body></html>
             """
+    }
+
+    /// The summary first: per placement, the waterfall's fill, revenue per 1000 requests and p95, and the line
+    /// whose network alone earned the most per 1000 requests.
+    static func summary(_ reports: [PlacementReport]) -> String {
+        var html =
+            "<section id=\"summary\"><h2>Summary</h2><table><tr><th>placement</th><th>fill</th><th>rev/1000 req</th>"
+            + "<th>p95 ms</th><th>best line alone</th><th>its rev/1000 req</th></tr>\n"
+        for report in reports {
+            let m = report.mediated
+            let best = report.lines.max { $0.tally.revenuePerMille < $1.tally.revenuePerMille }
+            html +=
+                "<tr data-summary=\"\(escape(report.id))\">" + cell("placement", report.id)
+                + cell("fill_rate", pct(m.fillRate)) + cell("revenue_per_1000", usd(m.revenuePerMille))
+                + cell("p95", ms(m.percentileMs(95)))
+                + cell("best_line", best.map { "\($0.network)/\($0.placement)" } ?? "-")
+                + cell("best_revenue_per_1000", best.map { usd($0.tally.revenuePerMille) } ?? "-") + "</tr>\n"
+        }
+        return html + "</table></section>\n"
+    }
+
+    /// The run's details: when, how many requests per source, at what concurrency, against what.
+    static func details(_ run: RunInfo, partial: PartialRun?) -> String {
+        let date = ISO8601DateFormatter().string(from: run.date)
+        var rows = [
+            ("date", date), ("requests per source", "\(run.requests)"), ("concurrency", "\(run.concurrency)"),
+            ("against", run.against),
+        ]
+        if let partial { rows.append(("partial", partial.text)) }
+        return "<section id=\"run\"><h2>Run</h2><table>"
+            + rows.map { "<tr><th>\(escape($0.0))</th><td data-field=\"\(escape($0.0))\">\(escape($0.1))</td></tr>" }
+            .joined() + "</table></section>\n"
     }
 
     private static func cell(_ field: String, _ text: String) -> String {
@@ -108,6 +147,9 @@ extension Reports {
         colour: String = colours[0]
     ) -> String {
         let rowHeight = 22, labelWidth = 300, barWidth = 400
+        // A label longer than its column is shortened in the middle (its end, e.g. ` p95`, stays readable), the
+        // whole name in a tooltip: it never runs under the bars.
+        let labelCharacters = 46
         let height = rowHeight * values.count + 30
         var svg =
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(labelWidth + barWidth + 110)\" height=\"\(height)\" "
@@ -117,7 +159,9 @@ extension Reports {
             let y = 26 + index * rowHeight
             let fraction = maximum > 0 && value.isFinite ? min(1, max(0, value / maximum)) : 0
             let width = Int((Double(barWidth) * fraction).rounded())
-            svg += "<text x=\"0\" y=\"\(y + 14)\" font-size=\"12\">\(escape(label))</text>"
+            svg +=
+                "<text x=\"0\" y=\"\(y + 14)\" font-size=\"12\"><title>\(escape(label))</title>"
+                + "\(escape(shortened(label, to: labelCharacters)))</text>"
             svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 2)\" width=\"\(width)\" height=\"16\" fill=\"\(colour)\"/>"
             svg +=
                 "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 14)\" "
@@ -168,9 +212,12 @@ extension Reports {
         return svg + "</svg>\n"
     }
 
-    /// The waterfall's fill rate over the run, in at most 60 columns of equal length (only for runs over 2 s).
+    /// The waterfall's fill rate over the run, in at most 60 columns of equal length (runs of 2 s or more; a
+    /// shorter run says why it has none).
     static func svgTimeline(_ tally: Tally) -> String {
-        guard let last = tally.timeline.keys.max(), last >= 2 else { return "" }
+        guard let last = tally.timeline.keys.max(), last >= 2 else {
+            return "<p class=\"timeline\">Fill over time: the run lasted under 2 s, too short for a chart.</p>\n"
+        }
         let seconds = last + 1
         let width = (seconds + 59) / 60
         var columns: [(requests: Int, fills: Int)] = Array(repeating: (0, 0), count: (seconds + width - 1) / width)
@@ -181,7 +228,7 @@ extension Reports {
         }
         let columnWidth = 10, plotHeight = 120, top = 26
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(columns.count * columnWidth + 120)\" "
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(max(560, columns.count * columnWidth + 120))\" "
             + "height=\"\(plotHeight + 56)\" role=\"img\" aria-label=\"Fill over time\">"
         svg +=
             "<text x=\"0\" y=\"16\" font-weight=\"bold\">Waterfall fill rate over time (\(width) s per column, "
@@ -197,7 +244,7 @@ extension Reports {
         }
         svg += "<text x=\"0\" y=\"\(top + plotHeight + 20)\" font-size=\"11\">0 s</text>"
         svg +=
-            "<text x=\"\(max(0, columns.count * columnWidth - 30))\" y=\"\(top + plotHeight + 20)\" "
+            "<text x=\"\(max(48, columns.count * columnWidth - 30))\" y=\"\(top + plotHeight + 20)\" "
             + "font-size=\"11\">\(seconds) s</text>"
         return svg + "</svg>\n"
     }

@@ -19,19 +19,29 @@ struct PartialRun: Sendable {
     }
 }
 
+/// What the HTML report says about the run itself.
+struct RunInfo: Sendable {
+    var date: Date
+    var requests: Int
+    var concurrency: Int
+    /// `--config`'s path, or the demo's name.
+    var against: String
+}
+
 enum Reports {
     /// The report; a partial run is marked: a first line of the table, `"partial": {"requests_done",
     /// "requests_planned"}` in JSON, a note at the top of the HTML (CSV keeps its shape; stderr says it).
     /// `wide`: the table with every column (p99, error codes) on one row per source, however wide; otherwise the
     /// compact table that fits ``compactWidth`` columns.
     static func render(
-        _ reports: [PlacementReport], as format: ReportFormat, partial: PartialRun? = nil, wide: Bool = false
+        _ reports: [PlacementReport], as format: ReportFormat, partial: PartialRun? = nil, wide: Bool = false,
+        run: RunInfo? = nil
     ) -> String {
         switch format {
         case .table: (partial.map { $0.text + "\n" } ?? "") + (wide ? table(reports) : compactTable(reports))
         case .json: json(reports, partial: partial)
         case .csv: csv(reports)
-        case .html: html(reports, partial: partial)
+        case .html: html(reports, partial: partial, run: run)
         }
     }
 

@@ -260,7 +260,8 @@ struct CLIUsabilityTests {
         let config = try writeConfig(
             """
             {"networks": {"an_app_open_network_with_a_long_id": {"type": "appopen", "base_url": "\(server.baseURL)"}},
-             "placements": {"launch": {"format": "app_open", "lines": [{"network": "an_app_open_network_with_a_long_id", \
+             "placements": {"launch": {"format": "app_open", "lines": [\
+            {"network": "an_app_open_network_with_a_long_id", \
             "placement": "ca-app-pub-3940256099942544/5575463023-and-more", "timeout_ms": 2000}]}}}
             """)
         return (server, config)
@@ -282,5 +283,53 @@ struct CLIUsabilityTests {
         let run = try await mediate(["compare", "--config", config, "--requests", "5", "--quiet", "--wide"])
         #expect(run.out.split(separator: "\n").first?.contains("p99 ms") == true, "\(run.out)")
         #expect(run.out.contains("an_app_open_network_with_a_long_id/ca-app-pub-3940256099942544/5575463023-and-more"))
+    }
+
+    // MARK: item 6 — the HTML report
+
+    /// `mediate compare --format html` against a loopback server where two requests in three fail (500), read back.
+    static func htmlReport() async throws -> String {
+        let counter = Atomic<Int>(0)
+        let server = try LoopbackHTTPServer { _ in
+            let n = counter.add(1, ordering: .relaxed).newValue
+            return .respond(.text("", status: n % 3 == 0 ? 204 : 500))
+        }
+        defer { server.stop() }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html")
+            .path
+        let run = try await mediate([
+            "compare", "--config", try countingConfig(server), "--requests", "30", "--format", "html", "--output", path,
+            "--quiet",
+        ])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    @Test func theHTMLReportScalesErrorBarsToTheSourcesRequests() async throws {
+        let html = try await Self.htmlReport()
+        #expect(html.contains("Errors by source and code (% of the source's requests)"), "what 100 % is")
+        // The line's count, from the embedded JSON (the waterfall's breaker may skip some of its requests).
+        let json = try #require(html.firstMatch(of: #/id="report-data">(.*)</script>/#)?.1)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let line = try #require(((root["placements"] as? [[String: Any]])?.first?["lines"] as? [[String: Any]])?.first)
+        let count = try #require((line["errors"] as? [String: Int])?["server_500"])
+        #expect(count > 0 && count < 30)
+        #expect(html.contains("<title>ao/x server_500 (\(count))</title>"), "the count in the label")
+        let share = String(format: "%.1f%%", Double(count) / 30 * 100)
+        #expect(html.contains("\(share)</text>"), "\(count) of 30 requests: \(share)")
+    }
+
+    @Test func theHTMLReportOpensWithASummaryAndTheRunsDetails() async throws {
+        let html = try await Self.htmlReport()
+        let summary = try #require(html.range(of: "<section id=\"summary\">"))
+        let firstPlacement = try #require(html.range(of: "data-placement="))
+        #expect(summary.lowerBound < firstPlacement.lowerBound, "the summary comes first")
+        #expect(html.contains(#"<td data-field="best_line">ao/x</td>"#))
+        #expect(html.contains(#"<td data-field="requests per source">30</td>"#), "run details")
+    }
+
+    @Test func theHTMLReportSaysWhyAShortRunHasNoFillOverTimeChart() async throws {
+        let html = try await Self.htmlReport()
+        #expect(html.contains("the run lasted under 2 s, too short for a chart"))
     }
 }
