@@ -221,8 +221,8 @@ public actor AppOpenAdManager {
         }
         switch result {
         case .success(.filled(let loaded)):
-            // The 4 hours count from the moment the ad was loaded (the seed's `loadTime`), not from when the manager got
-            // round to it.
+            // The 4 hours count from the moment the ad was loaded (the seed's `loadTime`), not from when the manager
+            // got round to it.
             let now = clock.now
             var until = min(now, loaded.loadedAt) + policy.maximumAge
             if let expiry = loaded.expiresAt { until = min(until, expiry) }

@@ -77,8 +77,8 @@ struct RedirectFollower: Sendable {
         if from.destinationClass == .public && to.destinationClass != .public {
             throw HTTPClientError(
                 .insecureURL,
-                "redirect from \(from.host) to \(to.destinationClass.rawValue) \(to.host) refused: a public host may not "
-                    + "send a request inward")
+                "redirect from \(from.host) to \(to.destinationClass.rawValue) \(to.host) refused: "
+                    + "a public host may not send a request inward")
         }
         var next = request
         next.url = resolved

@@ -22,8 +22,8 @@ struct MarsDestinationTests {
         ("https://a.example/x", "file:///etc/hosts"),
     ])
     func aTileWhoseLandingPageOrImageHasAnotherSchemeIsDropped(url: String, imageURL: String) async throws {
-        let body =
-            #"{"p":[\#(tile("bad", url: url, imageURL: imageURL)),\#(tile("ok", url: "https://a/ok", imageURL: "https://i/ok.png"))]}"#
+        let good = tile("ok", url: "https://a/ok", imageURL: "https://i/ok.png")
+        let body = #"{"p":[\#(tile("bad", url: url, imageURL: imageURL)),\#(good)]}"#
         let (client, server, curl, telemetry) = try craftedClient(body: body)
         let tiles = try await client.requestTileAds([.init(placementId: "p")])
         #expect(tiles["p"]?.blockKey == "bk_ok")

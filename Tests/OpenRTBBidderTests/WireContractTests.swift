@@ -88,7 +88,8 @@ struct WireContractTests {
     }
 
     /// Spec: "One bad bid never discards the other bids of the same answer" — a bid whose `mtype` is not even a number
-    /// is filtered by format on its own, and the answer's valid bid still fills (and wins: the seat's loss notice goes).
+    /// is filtered by format on its own, and the answer's valid bid still fills (and wins: the seat's loss notice
+    /// goes).
     @Test func aBidWithAnUnreadableMarkupTypeIsDiscardedAloneNotTheWholeAnswer() async throws {
         let bidder = try ScriptedBidder { request, base in
             let id = request["id"] as? String ?? ""
