@@ -32,6 +32,13 @@ extension Reports {
                 title: "Estimated revenue per 1000 requests (USD)",
                 values: sources.map { ($0.name, $0.tally.revenuePerMille) },
                 unit: "", maximum: maxRevenue, decimals: 4)
+            let fills = report.mediated.fills
+            let shares = sources.dropFirst().map { source in
+                (source.name, fills == 0 ? 0 : Double(source.wins ?? 0) / Double(fills) * 100)
+            }
+            body += svgBars(
+                title: "Win share (% of the waterfall's fills)", values: shares, unit: "%", maximum: 100,
+                colour: colours[2])
             let maxLatency = max(1, sources.map { $0.tally.percentileMs(99) }.max() ?? 1)
             body += svgBars(
                 title: "Latency p50 / p95 / p99 (ms)",

@@ -332,4 +332,9 @@ struct CLIUsabilityTests {
         let html = try await Self.htmlReport()
         #expect(html.contains("the run lasted under 2 s, too short for a chart"))
     }
+
+    @Test func theHTMLReportHasAWinShareChart() async throws {
+        let html = try await Self.htmlReport()
+        #expect(html.contains(#"aria-label="Win share (% of the waterfall's fills)""#))
+    }
 }
