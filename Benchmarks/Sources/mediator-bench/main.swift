@@ -87,6 +87,40 @@ for mode in [PlacementConfiguration.Mode.parallel, .sequential] {
         decision[mode.rawValue, default: []].append((ContinuousClock.now - start).milliseconds)
     }
 }
+// 3. The unified auction (issue 32): two bidders, then the two lines priced above the best bid. CPU with instant
+// networks (bids at 1.0; lines priced 5.0, the first no fill, the second fills at 1.0 and wins the tie); decision
+// latency with bids after 30 and 50 ms and the lines after 40 (no fill) and 20 ms (fill): about 50 + 40 = 90 ms.
+func auctionPlacement(_ bidders: [String], _ lines: [String]) -> MediationConfiguration {
+    MediationConfiguration(placements: [
+        "p": PlacementConfiguration(
+            format: .interstitial, lines: lines.map { WaterfallLine(network: $0, placement: "x", ecpm: 5.0) },
+            bidders: bidders.map { BidderLine(network: $0, placement: "x") })
+    ])
+}
+let auctionNetworks = [("b0", true), ("b1", true), ("a0", false), ("a1", true)].map {
+    InstantNetwork(id: $0, fills: $1)
+}
+let auctionMediator = try Mediator(
+    networks: auctionNetworks, configuration: auctionPlacement(["b0", "b1"], ["a0", "a1"]), logger: quiet)
+for _ in 0..<1000 { _ = try await auctionMediator.load(request) }
+let auctionCPU = try await Task.detached {
+    let cpu0 = cpuMicros()
+    for _ in 0..<iterations { _ = try await auctionMediator.load(request) }
+    return (cpuMicros() - cpu0) / Double(iterations)
+}.value
+let timedAuction = try Mediator(
+    networks: [
+        ScriptedAdNetwork(id: "b0", fallback: .fill(ecpm: 2.0, latency: .milliseconds(30))),
+        ScriptedAdNetwork(id: "b1", fallback: .fill(ecpm: 3.0, latency: .milliseconds(50))),
+        ScriptedAdNetwork(id: "a0", fallback: .noFill(latency: .milliseconds(40))),
+        ScriptedAdNetwork(id: "a1", fallback: .fill(ecpm: 4.0, latency: .milliseconds(20))),
+    ], configuration: auctionPlacement(["b0", "b1"], ["a0", "a1"]), logger: quiet)
+for _ in 0..<20 {
+    let start = ContinuousClock.now
+    let outcome = await timedAuction.loadWithTrace(request)
+    precondition(outcome.trace.winnerIndex == 1)
+    decision["auction", default: []].append((ContinuousClock.now - start).milliseconds)
+}
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 if json {
@@ -96,6 +130,7 @@ if json {
         "decision_parallel_ms": median(decision["parallel"]!),
         "decision_sequential_ms": median(decision["sequential"]!),
         "bare_sleep_120ms_ms": median(decision["bare-sleep"]!),
+        "auction_cpu_us_per_request": auctionCPU, "decision_auction_ms": median(decision["auction"]!),
     ]
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     print(String(decoding: data, as: UTF8.self))
@@ -116,6 +151,12 @@ print(
     String(
         format: "| a bare 120 ms sleep on this machine (timer overshoot baseline), median ms | %.1f |",
         median(decision["bare-sleep"]!)))
+print(
+    String(format: "| unified auction, 2 instant bidders + 2 instant lines, CPU µs per request | %.2f |", auctionCPU))
+print(
+    String(
+        format: "| decision latency, auction (bids at 30/50 ms, lines 40 ms no fill / 20 ms fill), median ms | %.1f |",
+        median(decision["auction"]!)))
 print(
     String(
         format: "| parallel decision minus the bare-sleep baseline (mediator's own delay), ms | %.2f |",
