@@ -1,8 +1,9 @@
 import AdMediation
 import AdMediationTesting
 import Foundation
-import GrowthCatAds
 import Testing
+
+@testable import GrowthCatAds
 
 /// A presenter that plays the test's script of renderer signals.
 private struct PlayingPresenter: FullScreenPresenter {
@@ -100,6 +101,22 @@ struct OccurredAtTests {
             return (object?["events"] as? [[String: Any]] ?? []).compactMap { $0["occurred_at"] as? String }
         }
         #expect(stamps == [wall.addingTimeInterval(-30).formatted(.iso8601)])
+        await curl.shutdown()
+        server.server.stop()
+    }
+}
+
+@Suite("GrowthCat: the factory ends what it built", .timeLimit(.minutes(1)))
+struct GrowthCatFactoryShutdownTests {
+    /// Issue 32 item 2: `mediate` shuts every network down through its factory; GrowthCat's must end the client's
+    /// background work (the default did nothing, so the delivery loop and timers outlived the run).
+    @Test func theFactorysShutdownShutsTheClientDown() async throws {
+        let server = try ScriptedGrowthCat()
+        let (client, curl) = try scriptedClient(server)
+        let network = GrowthCatNetwork(client: client)
+        #expect(await client.isShutDown == false)
+        await GrowthCatFactory.shutdown(network)
+        #expect(await client.isShutDown, "the client's delivery loop, timers and probe were ended")
         await curl.shutdown()
         server.server.stop()
     }
