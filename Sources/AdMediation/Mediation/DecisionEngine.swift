@@ -15,56 +15,6 @@
 /// a bid beats the line that won the waterfall only when strictly higher. An answer that arrives after its slot was
 /// settled is dropped and its ad invalidated (a bid's settled lost first).
 struct DecisionEngine: Sendable {
-    /// What a slot is: the bidder or the waterfall line at a configured index.
-    enum Role: Sendable, Equatable {
-        case bidder(Int)
-        case line(Int)
-    }
-
-    /// One bidder or line, as the driver needs it to send its request.
-    struct Slot: Sendable {
-        var role: Role
-        var network: String
-        var placement: String
-        var floor: Double?
-        var timeout: Duration
-        /// A line's publisher-defined price (nil for bidders).
-        var ecpm: Double?
-    }
-
-    /// What an answer tells the network's circuit breaker.
-    enum BreakerEvent: Sendable, Equatable {
-        case success, failure, abandoned
-    }
-
-    /// What the driver must do.
-    enum Action: Sendable {
-        /// Start loading slot `i` (the driver answers with ``skip(_:reason:at:into:)`` when its breaker is open).
-        case start(Int)
-        /// Cancel the running load of slot `i`.
-        case cancel(Int)
-        /// Tell an ad's network how the auction ended for it (before any invalidation of it).
-        case settle(LoadedAd, AuctionResult)
-        /// Invalidate an ad that will never be delivered.
-        case invalidate(LoadedAd)
-        /// Feed the breaker of slot `i`'s network.
-        case breaker(Int, BreakerEvent)
-        /// The request is decided; read ``decision``.
-        case finish
-    }
-
-    /// How the request ended.
-    enum Decision: Sendable {
-        /// Slot `slot` won with the ad at `ecpm`.
-        case filled(LoadedAd, slot: Int, ecpm: Double?, precision: RevenuePrecision)
-        /// Nothing filled (or pacing blocked the request), with the reason.
-        case noFill(String)
-        /// Nothing filled before the request's deadline.
-        case timeout
-        /// The caller cancelled.
-        case cancelled
-    }
-
     private enum Phase: Sendable {
         case idle, bidding, waterfall, finished
     }
@@ -273,31 +223,6 @@ struct DecisionEngine: Sendable {
             }
         }
         finish(at: now, into: &actions)
-    }
-
-    // MARK: Screening and settlement
-
-    /// Why a fill is refused, if it is (the one place floors and expiry are checked): expired; for a bid, a price
-    /// that is missing, not finite or negative; a price under `floor`.
-    static func screen(_ ad: LoadedAd, floor: Double?, requiresPrice: Bool, at now: AdInstant)
-        -> (LineOutcome, AuctionLossReason)?
-    {
-        if ad.isExpired(at: now) { return (.skipped(.expired), .expired) }
-        if requiresPrice, !(ad.ecpm.map { $0.isFinite && $0 >= 0 } ?? false) {
-            return (.error(AdError(.invalidResponse, "a bid without a finite price")), .invalidResponse)
-        }
-        if let floor, let price = ad.ecpm, price < floor { return (.skipped(.belowFloor), .belowFloor) }
-        return nil
-    }
-
-    /// The price a line must beat a bid with: its `floor_ecpm`, else its publisher `ecpm`, else 0.
-    static func price(of slot: Slot) -> Double { slot.floor ?? slot.ecpm ?? 0 }
-
-    /// First price: the bid. Second price: max(the next valid bid + 0.01, the bidder's floor), never above the bid.
-    static func clearingPrice(of price: Double, second: Double?, auction: AuctionType, floor: Double?) -> Double {
-        guard auction == .secondPrice else { return price }
-        let clearing = max(second.map { $0 + 0.01 } ?? 0, floor ?? 0)
-        return min(price, (clearing * 10_000).rounded() / 10_000)
     }
 
     // MARK: Trace
