@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// Creative files on disk. File names come from a SHA-256 of the URL (never from anything the server names), each
 /// file has its own expiry, writes are atomic (a reader never sees half a file), and the whole cache is bounded:
-/// past `maxBytes` the least recently used creatives go (a hit counts as a use), and expired files are swept on
-/// every store.
+/// past `maxBytes` the least recently used creatives go (a hit counts as a use), and expired files are swept (at
+/// most once a minute of the caller's clock, so a burst of stores does not rescan the directory each time).
 public final class MediaCache: Sendable {
     /// The cache directory.
     public let directory: URL
@@ -35,6 +36,13 @@ public final class MediaCache: Sendable {
     /// File I/O runs here, never on the cooperative pool (a slow disk suspends the caller, it does not hold a thread).
     private let io = DispatchQueue(label: "admediation.media-cache")
 
+    /// What the cache knows without reading the directory: the bytes on disk after its last scan plus what it stored
+    /// since (nil: not scanned yet), and when it last swept.
+    private let tally = Mutex<(bytes: Int?, lastSweep: Int64?)>((nil, nil))
+
+    /// How often (in the caller's seconds) ``store(_:for:expiresAt:now:)`` sweeps expired files.
+    static let sweepInterval: Int64 = 60
+
     private func onIO<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in io.async { continuation.resume(returning: body()) } }
     }
@@ -59,8 +67,22 @@ public final class MediaCache: Sendable {
             }
         }
         if let failure { throw failure }
-        if let now { _ = await sweepExpired(now: now) }
-        _ = await evictLeastRecentlyUsed(keeping: dataFile)
+        if let now {
+            let due = tally.withLock { t -> Bool in
+                guard t.lastSweep.map({ now < $0 || now - $0 >= Self.sweepInterval }) ?? true else { return false }
+                t.lastSweep = now
+                return true
+            }
+            if due { _ = await sweepExpired(now: now) }
+        }
+        // The directory is read again only when the running total may be past the cap (or was never read): a
+        // replaced file counts twice until then, which errs towards scanning, never towards keeping too much.
+        let mayBeOver = tally.withLock { t -> Bool in
+            guard let bytes = t.bytes else { return true }
+            t.bytes = bytes + data.count
+            return bytes + data.count > maxBytes
+        }
+        if mayBeOver { _ = await evictLeastRecentlyUsed(keeping: dataFile) }
     }
 
     /// Removes the least recently used creatives (by modification time, which a hit refreshes) until the cache holds
@@ -68,7 +90,7 @@ public final class MediaCache: Sendable {
     @discardableResult
     func evictLeastRecentlyUsed(keeping: URL? = nil) async -> Int {
         let directory = directory, maxBytes = maxBytes
-        return await onIO {
+        let result: (removed: Int, total: Int) = await onIO {
             let files = FileManager.default
             let names = (try? files.contentsOfDirectory(atPath: directory.path)) ?? []
             var entries: [(url: URL, size: Int, used: Date)] = []
@@ -81,7 +103,7 @@ public final class MediaCache: Sendable {
                 entries.append((url, size, used))
                 total += size
             }
-            guard total > maxBytes else { return 0 }
+            guard total > maxBytes else { return (0, total) }
             var removed = 0
             for entry in entries.sorted(by: { $0.used < $1.used }) where total > maxBytes {
                 if entry.url.path == keeping?.path { continue }
@@ -91,8 +113,10 @@ public final class MediaCache: Sendable {
                 total -= entry.size
                 removed += 1
             }
-            return removed
+            return (removed, total)
         }
+        tally.withLock { $0.bytes = result.total }
+        return result.removed
     }
 
     /// The local file for `url` if it is cached and unexpired at `now` (Unix seconds); an expired file is removed.
