@@ -218,6 +218,7 @@ let package = Package(
             name: "DemandSandboxTests",
             dependencies: [
                 "AdMediationTesting", "DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance",
+                "TestSupport",
             ]),
         .testTarget(
             name: "AppOpenAdsTests",

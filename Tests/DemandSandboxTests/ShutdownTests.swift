@@ -3,6 +3,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -123,49 +124,21 @@ enum ShutdownRounds {
         }
     }
 
-    /// Runs this test bundle filtered to the child test; its output goes to a temporary file. The child is killed
-    /// at `deadline`.
+    /// Runs this test bundle filtered to the child test (through TestSupport's `posix_spawnp` runner: Foundation's
+    /// `Process.run()` copies the environment unsafely while other tests run, and crashed the suite once). The child
+    /// is killed at `deadline`.
     static func runChild(connections: Int, deadline: Duration) async throws -> ChildResult {
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sandbox-shutdown-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
-            throw SandboxShutdownTestError("cannot create \(outputURL.path)")
-        }
-        defer { try? FileManager.default.removeItem(at: outputURL) }
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? output.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "ShutdownChild"]
         var environment = ProcessInfo.processInfo.environment
         environment["SANDBOX_SHUTDOWN_CHILD"] = String(connections)
         environment["SANDBOX_SHUTDOWN_ROUNDS"] = nil
         environment["SWIFT_BACKTRACE"] = "enable=no"
-        process.environment = environment
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        let ended = Mutex(false)
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in
-            ended.withLock { $0 = true }
-            continuation.finish()
-        }
-        try process.run()
-        let pid = process.processIdentifier
-        // The deadline: a task kills the child if it is still running then.
-        let watchdog = Task {
-            try await Task.sleep(for: deadline)
-            if !ended.withLock({ $0 }) { _ = kill(pid, SIGKILL) }
-            return true
-        }
-        for await _ in stream {}
-        watchdog.cancel()
-        let timedOut = (try? await watchdog.value) == true
-        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        let result = try await ChildProcess.run(
+            CommandLine.arguments[0], ["--testing-library", "swift-testing", "--filter", "ShutdownChild"],
+            environment: environment, deadline: deadline)
+        // ChildProcess reports a signal as 128 + its number; this report names the signal itself.
         return ChildResult(
-            status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-            timedOut: timedOut, output: text)
+            status: result.signalled ? result.status - 128 : result.status, signalled: result.signalled,
+            timedOut: result.timedOut, output: result.out + result.err)
     }
 }
 
