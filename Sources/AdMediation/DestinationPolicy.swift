@@ -436,7 +436,7 @@ public struct DestinationPolicy: Sendable, Hashable {
         return destination
     }
 
-    /// Checks a parsed destination; see ``check(_:as:)``.
+    /// Checks a parsed destination; see `check(_:as:)` for a URL string.
     public func check(_ destination: URLDestination, as kind: OutsideURLKind) throws(DestinationRefusal) {
         let what = "\(kind.rawValue) URL to \(destination.host)"
         if destination.isOddAddressForm {
@@ -461,7 +461,7 @@ public struct DestinationPolicy: Sendable, Hashable {
         }
     }
 
-    /// Whether `url` passes ``check(_:as:)``.
+    /// Whether `url` passes `check(_:as:)`.
     public func allows(_ url: String, as kind: OutsideURLKind) -> Bool {
         (try? check(url, as: kind)) != nil
     }
