@@ -340,10 +340,7 @@ public actor AppOpenAdManager {
 
     /// The ad could not be presented: nothing more is counted for it; clears it, reports completion, loads the next.
     public func adDidFailToPresent(_ error: any Error) {
-        if var decided = ledger {
-            _ = decided.apply(.playbackFailed(reason: "\(error)"), at: clock.now)
-            ledger = decided
-        }
+        // Its ledger goes with it: no signal reaches it any more, and the ad is invalidated.
         showing?.invalidate()
         finishShowing()
     }
