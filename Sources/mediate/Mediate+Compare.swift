@@ -51,8 +51,22 @@ struct Compare: AsyncParsableCommand {
                 + "static,optimized). --requests is per arm; table or json.")
     )
     var arms: String?
+    @Option(
+        name: .customLong("fail-under-fill"), parsing: .unconditional,
+        help: "Exit 1 (after the report) when a placement's waterfall fill is under this percentage (0-100).")
+    var failUnderFill: Double?
+    @Option(
+        name: .customLong("max-error-rate"), parsing: .unconditional,
+        help: "Exit 1 (after the report) when a source's errors are over this percentage (0-100) of its requests.")
+    var maxErrorRate: Double?
 
     func validate() throws {
+        for (name, value) in [("--fail-under-fill", failUnderFill), ("--max-error-rate", maxErrorRate)] {
+            if let value, !(value.isFinite && (0...100).contains(value)) {
+                throw ValidationError("\(name): a percentage in 0…100, got \(value)")
+            }
+            if value != nil, arms != nil { throw ValidationError("\(name) does not apply to --arms") }
+        }
         guard requests > 0 else { throw ValidationError("--requests must be positive, got \(requests)") }
         if let arms {
             do { _ = try Arm.parse(arms) } catch { throw ValidationError(error.message) }
@@ -129,6 +143,37 @@ struct Compare: AsyncParsableCommand {
         }
         try emit(Reports.render(reports, as: format, wide: wide, run: runInfo), progress: progress)
         try Self.checkFailures(reports)
+        let failed = Self.thresholdFailures(reports, failUnderFill: failUnderFill, maxErrorRate: maxErrorRate)
+        for line in failed { warn(line) }
+        if !failed.isEmpty { throw ExitCode(1) }
+    }
+
+    /// One line per threshold a completed run failed: a placement's waterfall fill under `failUnderFill` %, a
+    /// source (the waterfall or a line's network alone) with errors over `maxErrorRate` % of its requests.
+    static func thresholdFailures(
+        _ reports: [PlacementReport], failUnderFill: Double?, maxErrorRate: Double?
+    ) -> [String] {
+        var failures: [String] = []
+        for report in reports {
+            if let failUnderFill, report.mediated.requests > 0, report.mediated.fillRate * 100 < failUnderFill {
+                failures.append(
+                    "threshold failed: \(report.id): waterfall fill "
+                        + String(format: "%.1f %% is under --fail-under-fill %g %%", report.mediated.fillRate * 100,
+                            failUnderFill))
+            }
+            guard let maxErrorRate else { continue }
+            let sources =
+                [("waterfall", report.mediated)] + report.lines.map { ("\($0.network)/\($0.placement)", $0.tally) }
+            for (label, tally) in sources where tally.requests > 0 {
+                let rate = Double(tally.errors.values.reduce(0, +)) / Double(tally.requests) * 100
+                if rate > maxErrorRate {
+                    failures.append(
+                        "threshold failed: \(report.id): \(label) errors "
+                            + String(format: "%.1f %% are over --max-error-rate %g %%", rate, maxErrorRate))
+                }
+            }
+        }
+        return failures.map { TerminalText.escaped($0) }
     }
 
     /// Warns on stderr (even with `--quiet`) about every source whose requests all failed; when every request of

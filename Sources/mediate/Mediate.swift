@@ -19,7 +19,8 @@ struct Mediate: AsyncParsableCommand {
         commandName: "mediate",
         abstract: "Compare fill across ad networks, debug a request, run the demand sandbox and the conformance kit.",
         discussion: """
-            Exit codes: 0 success · 1 a failed check (a conformance scenario, show) · 2 bad usage or configuration \
+            Exit codes: 0 success · 1 a failed check (a conformance scenario, show, a compare threshold: \
+            --fail-under-fill, --max-error-rate) · 2 bad usage or configuration \
             · 3 every request of a compare failed (nothing answered) · 130 interrupted by Ctrl-C, after printing and \
             writing what ran, marked partial.
             """,
