@@ -55,20 +55,11 @@ public struct AppOpenNetwork: AdNetwork {
         query += WirePrivacy.query(request.privacy, underAge: .tfua)
         let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + QueryString.encode(query)
 
-        let response: HTTPResponse
-        do {
-            response = try await http.send(
-                HTTPRequest(url: url, timeout: request.timeout ?? configuration.defaultTimeout))
-        } catch let error as HTTPClientError {
-            throw AdError(error)
-        }
-        switch response.status {
-        case 200:
-            return .filled(try parse(response.body, request: request))
-        case 204:
-            return .noFill(NoFill(reason: "204 no fill"))
-        default:
-            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: response.errorSummary)
+        switch try await RequestRunner(http: http).run(
+            HTTPRequest(url: url), deadline: request.timeout ?? configuration.defaultTimeout)
+        {
+        case .body(let body): return .filled(try parse(body, request: request))
+        case .noFill(let noFill): return .noFill(noFill)
         }
     }
 

@@ -78,17 +78,12 @@ public struct ChartboostNetwork: AdNetwork {
             throw AdError(.invalidState, "the load request's body could not be written as JSON")
         }
         let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
-        let response = try await send(
-            HTTPRequest(
-                method: .post, url: url, headers: ["Content-Type": "application/json"], body: data,
-                timeout: request.timeout ?? configuration.defaultTimeout))
-        switch response.status {
-        case 200:
-            return try parse(response.body, request: request, size: size)
-        case 204:
-            return .noFill(NoFill(reason: "204 no fill"))
-        default:
-            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: response.errorSummary)
+        switch try await runner.run(
+            HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data),
+            deadline: request.timeout ?? configuration.defaultTimeout)
+        {
+        case .body(let body): return try parse(body, request: request, size: size)
+        case .noFill(let noFill): return .noFill(noFill)
         }
     }
 
@@ -108,6 +103,16 @@ public struct ChartboostNetwork: AdNetwork {
     /// Sends a request, signed (app id and signature) only when it goes to the configured host. Transport failures
     /// become ``AdError``s.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await runner.response(to: request)
+    }
+
+    /// The request runner sending signed requests.
+    private var runner: RequestRunner {
+        RequestRunner { [self] in try await http.send(signed($0)) }
+    }
+
+    /// `request` with the app id and signature when it goes to the configured host; otherwise unchanged.
+    private func signed(_ request: HTTPRequest) -> HTTPRequest {
         var request = request
         if isConfiguredOrigin(request.url) {
             request.headers.replaceOrAdd(name: "X-CB-App-Id", value: configuration.appID)
@@ -117,11 +122,7 @@ public struct ChartboostNetwork: AdNetwork {
                     secret: configuration.appSignature, method: request.method.rawValue,
                     pathWithQuery: Self.pathWithQuery(request.url), body: request.body ?? Data()))
         }
-        do {
-            return try await http.send(request)
-        } catch let error as HTTPClientError {
-            throw AdError(error)
-        }
+        return request
     }
 
     /// `hex(HMAC-SHA256(key: secret, METHOD + "\n" + path-with-query + "\n" + body))`.

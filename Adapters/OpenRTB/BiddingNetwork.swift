@@ -156,23 +156,14 @@ public final class BiddingNetwork: AdNetwork {
         } catch {
             throw AdError(.invalidState, "the bid request could not be encoded: \(error)")
         }
-        let response: HTTPResponse
-        do {
-            response = try await http.send(
-                HTTPRequest(
-                    method: .post, url: HTTPRequest.url(configuration.baseURL, appending: "/openrtb2/auction"),
-                    headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body,
-                    timeout: timeout))
-        } catch let error as HTTPClientError {
-            throw AdError(error)
-        }
-        switch response.status {
-        case 204:
-            return .noFill(NoFill(reason: "no bid (204)"))
-        case 200:
-            return try answer(response.body, auctionID: auctionID, request: wireRequest, adRequest: request)
-        default:
-            throw AdError.http(status: response.status, retryAfter: response.retryAfter, message: response.errorSummary)
+        let outcome = try await RequestRunner(http: http).run(
+            HTTPRequest(
+                method: .post, url: HTTPRequest.url(configuration.baseURL, appending: "/openrtb2/auction"),
+                headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body),
+            deadline: timeout, contract: .init(noFill: [204: "no bid (204)"]))
+        switch outcome {
+        case .noFill(let noFill): return .noFill(noFill)
+        case .body(let body): return try answer(body, auctionID: auctionID, request: wireRequest, adRequest: request)
         }
     }
 
