@@ -59,6 +59,12 @@ struct Compare: AsyncParsableCommand {
         name: .customLong("max-error-rate"), parsing: .unconditional,
         help: "Exit 1 (after the report) when a source's errors are over this percentage (0-100) of its requests.")
     var maxErrorRate: Double?
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seed for the in-process sandbox's draws (fill, prices, latency, faults) and every self-ordering "
+                + "placement's optimizer: with --concurrency 1, the same seed gives the same fills."))
+    var seed: UInt64?
 
     func validate() throws {
         for (name, value) in [("--fail-under-fill", failUnderFill), ("--max-error-rate", maxErrorRate)] {
@@ -86,7 +92,7 @@ struct Compare: AsyncParsableCommand {
     func run() async throws {
         let progress = Progress.forStderr(
             enabled: !quiet, plain: progressStyle == .plain, interval: .milliseconds(Int(progressInterval * 1000)))
-        let env = try await Environment.load(options, progress: progress)
+        let env = try await Environment.load(options, progress: progress, seed: seed)
         let all = env.configuration.mediation.placements.keys.sorted()
         for id in placement where !all.contains(id) {
             await env.close()
@@ -129,7 +135,7 @@ struct Compare: AsyncParsableCommand {
         let planned = runner.phaseCount(placements: chosen) * requests
         let runInfo = RunInfo(
             date: Date(), requests: requests, concurrency: concurrency,
-            against: options.config ?? "the built-in demo (\(options.demo.rawValue))")
+            against: options.config ?? "the built-in demo (\(options.demo.rawValue))", seed: seed)
         let reports = await runner.run(placements: chosen)
         await env.close()
         if interruption.isRequested {
@@ -158,7 +164,8 @@ struct Compare: AsyncParsableCommand {
             if let failUnderFill, report.mediated.requests > 0, report.mediated.fillRate * 100 < failUnderFill {
                 failures.append(
                     "threshold failed: \(report.id): waterfall fill "
-                        + String(format: "%.1f %% is under --fail-under-fill %g %%", report.mediated.fillRate * 100,
+                        + String(
+                            format: "%.1f %% is under --fail-under-fill %g %%", report.mediated.fillRate * 100,
                             failUnderFill))
             }
             guard let maxErrorRate else { continue }

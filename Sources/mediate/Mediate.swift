@@ -142,9 +142,11 @@ struct Environment {
     let store: SQLiteStateStore?
 
     /// `scenario`: without `--config`, the sandbox serves it instead of the demo's (the demo configuration still
-    /// points at it).
+    /// points at it). `seed` (`--seed`): the in-process sandbox's seed and every self-ordering placement's
+    /// optimizer seed.
     static func load(
-        _ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil, scenario: SandboxScenario? = nil
+        _ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil, scenario: SandboxScenario? = nil,
+        seed: UInt64? = nil
     ) async throws -> Environment {
         options.bootstrapLogging()
         let path = options.config
@@ -154,13 +156,19 @@ struct Environment {
             data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
         } else {
             let arms = options.demo == .arms
-            let started = try await DemandSandbox.start(
-                scenario: scenario ?? (arms ? Demo.armsScenario : Demo.scenario))
+            var served = scenario ?? (arms ? Demo.armsScenario : Demo.scenario)
+            if let seed { served.seed = seed }
+            let started = try await DemandSandbox.start(scenario: served)
             progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(started.rootURL)")
             sandbox = started
             data = arms ? Demo.armsConfiguration(started) : Demo.configuration(started)
         }
-        let configuration = try CLIConfiguration.parse(data)
+        var configuration = try CLIConfiguration.parse(data)
+        if let seed {
+            for (id, placement) in configuration.mediation.placements where placement.optimizer != nil {
+                configuration.mediation.placements[id]?.optimizer?.seed = seed
+            }
+        }
         let http = CurlHTTPClient(tracer: tracer)
         let networks = try configuration.makeNetworks(http: http)
         let mediator = try Mediator(

@@ -128,6 +128,7 @@ extension Reports {
         var rows = [
             ("date", date), ("requests per source", "\(run.requests)"), ("concurrency", "\(run.concurrency)"),
             ("against", run.against),
+            ("seed", run.seed.map { "\($0)" } ?? "none (the scenario's own)"),
         ]
         if let partial { rows.append(("partial", partial.text)) }
         return "<section id=\"run\"><h2>Run</h2><table>"

@@ -26,6 +26,8 @@ struct RunInfo: Sendable {
     var concurrency: Int
     /// `--config`'s path, or the demo's name.
     var against: String
+    /// `--seed`, when given.
+    var seed: UInt64? = nil
 }
 
 enum Reports {

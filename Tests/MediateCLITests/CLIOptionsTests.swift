@@ -55,4 +55,37 @@ struct CLIOptionsTests {
         #expect(run.code == 0, "stderr: \(run.err)")
         #expect(!run.err.contains("threshold failed"))
     }
+
+    // MARK: --seed
+
+    /// Fills per source of a `compare --format json` run: `["home_tile waterfall": 31, "home_tile mars/…": 12, …]`.
+    static func fillsPerSource(_ json: String) throws -> [String: Int] {
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        var fills: [String: Int] = [:]
+        for placement in try #require(root["placements"] as? [[String: Any]]) {
+            let id = try #require(placement["id"] as? String)
+            fills["\(id) waterfall"] = try #require(placement["fills"] as? Int)
+            for line in try #require(placement["lines"] as? [[String: Any]]) {
+                let name = "\(id) \(line["network"] ?? "")/\(line["placement"] ?? "")"
+                fills[name] = try #require(line["fills"] as? Int)
+            }
+        }
+        return fills
+    }
+
+    /// Sequential placements at concurrency 1: the sandbox answers the requests in one order, so the seed pins the
+    /// draws (a parallel waterfall's lines race, and the order they reach the sandbox is not pinned).
+    @Test func theSameSeedGivesTheSameFillsPerSourceAgainstTheDemoSandbox() async throws {
+        let arguments = [
+            "compare", "--placement", "launch", "--placement", "feed_story", "--requests", "20", "--concurrency", "1", "--seed", "7",
+            "--format", "json", "--quiet",
+        ]
+        let first = try await mediate(arguments)
+        let second = try await mediate(arguments)
+        #expect(first.code == 0 && second.code == 0, "stderr: \(first.err) \(second.err)")
+        let fills = try Self.fillsPerSource(first.out)
+        #expect(fills.count == 5, "two waterfalls and their three lines: \(fills)")
+        let again = try Self.fillsPerSource(second.out)
+        #expect(fills == again, "first \(fills), second \(again)")
+    }
 }
