@@ -22,7 +22,22 @@ struct Compare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             "Run N mediated requests per placement and N per line's network alone; report fill, latency, errors, win "
-            + "share."
+            + "share.",
+        discussion: """
+            Exit codes: 0 ok · 1 a threshold failed (--fail-under-fill, --max-error-rate; the report is still \
+            printed or written) · 2 bad usage or configuration · 3 every request failed · 130 interrupted \
+            (partial report written).
+
+            Examples:
+              # every placement of the built-in demo
+              mediate compare
+              mediate compare --config my.json --placement home_tile --requests 2000
+              # CI: exit 1 when a waterfall fills under 60 % or a source errs over 5 %
+              mediate compare --config my.json --fail-under-fill 60 --max-error-rate 5
+              # a reproducible run
+              mediate compare --seed 7 --concurrency 1 --format json --output r.json
+              mediate compare --demo arms --arms static,optimized --requests 4000
+            """
     )
 
     @OptionGroup var options: ConfigOptions

@@ -13,7 +13,13 @@ import Tracing
 
 struct Conformance: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.")
+        abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.",
+        discussion: """
+            Examples:
+              # against the built-in demo's sandbox
+              mediate conformance --network mars
+              mediate conformance --config my.json --network cb --placement main_banner
+            """)
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "The network to check.") var network: String

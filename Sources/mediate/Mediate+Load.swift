@@ -12,7 +12,15 @@ import Tracing
 
 struct Load: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "One request (mediated, or one network alone) with its full trace.")
+        abstract: "One request (mediated, or one network alone) with its full trace.",
+        discussion: """
+            Examples:
+              # the demo's waterfall, line by line
+              mediate load --placement home_tile
+              mediate load --config my.json --placement main_banner --network cb --json
+              # the request's spans as OTLP/JSON
+              mediate load --placement main_banner --trace-file trace.json
+            """)
 
     @OptionGroup var options: ConfigOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String

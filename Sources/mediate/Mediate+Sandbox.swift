@@ -12,7 +12,13 @@ import Tracing
 
 struct SandboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sandbox", abstract: "Run the demand sandbox in the foreground and print its base URLs.")
+        commandName: "sandbox", abstract: "Run the demand sandbox in the foreground and print its base URLs.",
+        discussion: """
+            Examples:
+              # then: mediate compare --config demo.json
+              mediate sandbox --demo --port 8082 --write-config demo.json
+              mediate sandbox --scenario my-scenario.json
+            """)
 
     @Option(name: .long, help: "Scenario file (JSON).") var scenario: String?
     @Flag(name: .long, help: "Serve the built-in demo's scenario (what `mediate compare` without --config runs).")

@@ -8,7 +8,12 @@ struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             "Load, then drive the ad's presentation headlessly (render, playback, optional click, close); "
-            + "print what was queued, delivered or not sent."
+            + "print what was queued, delivered or not sent.",
+        discussion: """
+            Examples:
+              mediate show --placement rewarded_coins --app-user-id u1 --watch-seconds 30
+              mediate show --config my.json --placement level_end --click --json
+            """
     )
 
     @OptionGroup var options: ConfigOptions

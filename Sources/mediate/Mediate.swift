@@ -23,7 +23,17 @@ struct Mediate: AsyncParsableCommand {
             --fail-under-fill, --max-error-rate) · 2 bad usage or configuration \
             · 3 every request of a compare failed (nothing answered) · 130 interrupted by Ctrl-C, after printing and \
             writing what ran, marked partial.
+
+            Examples:
+              # every adapter against the built-in demo
+              mediate compare
+              mediate compare --config my.json --format html --output r.html
+              # one request with its full trace
+              mediate load --placement home_tile
+              mediate sandbox --demo --write-config demo.json
+              mediate conformance --network mars
             """,
+        version: MediateVersion.current,
         subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self],
         defaultSubcommand: Compare.self)
 

@@ -77,7 +77,8 @@ struct CLIOptionsTests {
     /// draws (a parallel waterfall's lines race, and the order they reach the sandbox is not pinned).
     @Test func theSameSeedGivesTheSameFillsPerSourceAgainstTheDemoSandbox() async throws {
         let arguments = [
-            "compare", "--placement", "launch", "--placement", "feed_story", "--requests", "20", "--concurrency", "1", "--seed", "7",
+            "compare", "--placement", "launch", "--placement", "feed_story", "--requests", "20", "--concurrency", "1",
+            "--seed", "7",
             "--format", "json", "--quiet",
         ]
         let first = try await mediate(arguments)
@@ -87,5 +88,23 @@ struct CLIOptionsTests {
         #expect(fills.count == 5, "two waterfalls and their three lines: \(fills)")
         let again = try Self.fillsPerSource(second.out)
         #expect(fills == again, "first \(fills), second \(again)")
+    }
+
+    // MARK: --version and examples
+
+    @Test func versionPrintsTheVersionAndExitsZero() async throws {
+        let run = try await mediate(["--version"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let printed = run.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(printed.split(separator: ".").count == 3, "a semantic version: \(run.out)")
+        #expect(printed.allSatisfy { $0.isNumber || $0 == "." }, "\(run.out)")
+    }
+
+    @Test(arguments: ["compare", "load", "show", "sandbox", "conformance"])
+    func eachSubcommandsHelpHasExamples(_ command: String) async throws {
+        let run = try await mediate([command, "--help"])
+        #expect(run.code == 0)
+        #expect(run.out.contains("Examples:"), "\(command) --help: \(run.out)")
+        #expect(run.out.contains("mediate \(command) "), "an example of the command itself")
     }
 }
