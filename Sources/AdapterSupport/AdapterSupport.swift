@@ -141,15 +141,10 @@ package struct TrackingReporter: AdEventDelivering {
         self.click = click
     }
 
-    /// A reporter sending through `http`, transport errors mapped to ``AdError``.
+    /// A reporter sending through `http`, transport errors mapped to ``AdError`` by ``RequestRunner``.
     package init(impression: String, click: String, http: any HTTPClient) {
-        self.init(impression: impression, click: click) { request in
-            do {
-                return try await http.send(request)
-            } catch let error as HTTPClientError {
-                throw AdError(error)
-            }
-        }
+        let runner = RequestRunner(http: http)
+        self.init(impression: impression, click: click) { try await runner.response(to: $0) }
     }
 
     /// Sends the impression or click URL; other events are not tracked by these contracts.
