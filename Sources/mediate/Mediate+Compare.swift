@@ -41,6 +41,7 @@ struct Compare: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var demoOptions: DemoOptions
     @Option(name: .long, help: "Placements to compare (repeatable; default: all).") var placement: [String] = []
     // `.unconditional`: `--requests -5` reads -5 (and is refused as negative) instead of "Missing value".
     @Option(name: .long, parsing: .unconditional, help: "Requests per placement and per line.")
@@ -107,7 +108,7 @@ struct Compare: AsyncParsableCommand {
     func run() async throws {
         let progress = Progress.forStderr(
             enabled: !quiet, plain: progressStyle == .plain, interval: .milliseconds(Int(progressInterval * 1000)))
-        let env = try await Environment.load(options, progress: progress, seed: seed)
+        let env = try await Environment.load(options, demo: demoOptions, progress: progress, seed: seed)
         let all = env.configuration.mediation.placements.keys.sorted()
         for id in placement where !all.contains(id) {
             await env.close()
@@ -150,7 +151,7 @@ struct Compare: AsyncParsableCommand {
         let planned = runner.phaseCount(placements: chosen) * requests
         let runInfo = RunInfo(
             date: Date(), requests: requests, concurrency: concurrency,
-            against: options.config ?? "the built-in demo (\(options.demo.rawValue))", seed: seed)
+            against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed)
         let reports = await runner.run(placements: chosen)
         await env.close()
         if interruption.isRequested {

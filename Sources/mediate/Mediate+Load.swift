@@ -23,6 +23,7 @@ struct Load: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var demoOptions: DemoOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.")
     var network: String?
@@ -42,7 +43,8 @@ struct Load: AsyncParsableCommand {
 
     func run() async throws {
         let tracer = traceFile == nil ? nil : TraceFile.tracer()
-        let env = try await Environment.load(options, progress: Progress(enabled: false), tracer: tracer)
+        let env = try await Environment.load(
+            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer)
         defer { Task { await env.close() } }
         guard let placementConfig = env.configuration.mediation.placements[placement] else {
             await env.close()

@@ -16,24 +16,35 @@ struct SandboxCommand: AsyncParsableCommand {
         discussion: """
             Examples:
               # then: mediate compare --config demo.json
-              mediate sandbox --demo --port 8082 --write-config demo.json
+              mediate sandbox --demo standard --port 8082 --write-config demo.json
+              # the demo with bidders, for compare --arms
+              mediate sandbox --demo arms --write-config arms.json
               mediate sandbox --scenario my-scenario.json
             """)
 
     @Option(name: .long, help: "Scenario file (JSON).") var scenario: String?
-    @Flag(name: .long, help: "Serve the built-in demo's scenario (what `mediate compare` without --config runs).")
-    var demo = false
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve a built-in demo's scenario (what `mediate compare --demo NAME` without --config runs): standard "
+                + "or arms (drift and an auction with two bidders)."))
+    var demo: DemoName?
     @Option(name: .long, help: "Write the demo's configuration, pointing at this sandbox, to this file (for --config).")
     var writeConfig: String?
     @Option(name: .long, parsing: .unconditional, help: "Port (0 = any free port).") var port: Int = 0
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
-        if demo && scenario != nil { throw ValidationError("--demo and --scenario cannot be combined") }
+        if demo != nil && scenario != nil { throw ValidationError("--demo and --scenario cannot be combined") }
     }
 
     func run() async throws {
-        var loaded = demo ? Demo.scenario : SandboxScenario()
+        var loaded =
+            switch demo {
+            case .standard?: Demo.scenario
+            case .arms?: Demo.armsScenario
+            case nil: SandboxScenario()
+            }
         if let scenario {
             guard let data = FileManager.default.contents(atPath: scenario) else {
                 throw AdError(.configuration, "--scenario: cannot read \(scenario)")
@@ -58,9 +69,14 @@ struct SandboxCommand: AsyncParsableCommand {
         print("mars       \(sandbox.marsBaseURL)")
         print("chartboost \(sandbox.chartboostBaseURL)")
         print("appopen    \(sandbox.appOpenBaseURL)")
+        if demo == .arms {
+            print("rtb-a      \(sandbox.bidderBaseURL("rtb-a"))")
+            print("rtb-b      \(sandbox.bidderBaseURL("rtb-b"))")
+        }
         print("admin      \(sandbox.adminURL)")
         if let writeConfig {
-            guard FileManager.default.createFile(atPath: writeConfig, contents: Demo.configuration(sandbox)) else {
+            let written = demo == .arms ? Demo.armsConfiguration(sandbox) : Demo.configuration(sandbox)
+            guard FileManager.default.createFile(atPath: writeConfig, contents: written) else {
                 await sandbox.shutdown()
                 throw AdError(.configuration, "--write-config: cannot write \(writeConfig)")
             }

@@ -17,6 +17,7 @@ struct Show: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var demoOptions: DemoOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .customLong("app-user-id"), help: "The app's user id.") var appUserID: String?
     @Flag(name: .long, help: "Click the ad.") var click = false
@@ -41,7 +42,7 @@ struct Show: AsyncParsableCommand {
     private var watch: Duration { OutsideValue.duration(seconds: watchSeconds) ?? .zero }
 
     func run() async throws {
-        let env = try await Environment.load(options, progress: Progress(enabled: false))
+        let env = try await Environment.load(options, demo: demoOptions, progress: Progress(enabled: false))
         guard let placementConfig = env.configuration.mediation.placements[placement] else {
             await env.close()
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")

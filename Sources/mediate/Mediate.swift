@@ -30,7 +30,7 @@ struct Mediate: AsyncParsableCommand {
               mediate compare --config my.json --format html --output r.html
               # one request with its full trace
               mediate load --placement home_tile
-              mediate sandbox --demo --write-config demo.json
+              mediate sandbox --demo standard --write-config demo.json
               mediate conformance --network mars
             """,
         version: MediateVersion.current,
@@ -107,15 +107,6 @@ struct ConfigOptions: ParsableArguments {
     )
     var config: String?
     @Option(
-        name: .long,
-        help:
-            "Without --config, the built-in demo: standard (every adapter) or arms (drift and an auction, for --arms).")
-    var demo: DemoName = .standard
-    @Option(
-        name: .customLong("optimizer-state"),
-        help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
-    var optimizerState: String?
-    @Option(
         name: .customLong("log-level"),
         help: "Log to stderr at this level: trace, debug, info, notice, warning, error, critical (default: no logs).")
     var logLevel: String?
@@ -142,6 +133,20 @@ struct ConfigOptions: ParsableArguments {
     }
 }
 
+/// The demo to run and the learned state to keep: for the commands that mediate (`compare`, `load`, `show`), not
+/// `conformance`, where they mean nothing.
+struct DemoOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help:
+            "Without --config, the built-in demo: standard (every adapter) or arms (drift and an auction, for --arms).")
+    var demo: DemoName = .standard
+    @Option(
+        name: .customLong("optimizer-state"),
+        help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
+    var optimizerState: String?
+}
+
 /// A loaded configuration with its networks, mediator, HTTP client and (for the demo) sandbox.
 struct Environment {
     let configuration: CLIConfiguration
@@ -155,8 +160,8 @@ struct Environment {
     /// points at it). `seed` (`--seed`): the in-process sandbox's seed and every self-ordering placement's
     /// optimizer seed.
     static func load(
-        _ options: ConfigOptions, progress: Progress, tracer: (any Tracer)? = nil, scenario: SandboxScenario? = nil,
-        seed: UInt64? = nil
+        _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
+        scenario: SandboxScenario? = nil, seed: UInt64? = nil
     ) async throws -> Environment {
         options.bootstrapLogging()
         let path = options.config
@@ -165,7 +170,7 @@ struct Environment {
         if let path {
             data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
         } else {
-            let arms = options.demo == .arms
+            let arms = demo?.demo == .arms
             var served = scenario ?? (arms ? Demo.armsScenario : Demo.scenario)
             if let seed { served.seed = seed }
             let started = try await DemandSandbox.start(scenario: served)
@@ -184,7 +189,7 @@ struct Environment {
         let mediator = try Mediator(
             networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
         var store: SQLiteStateStore?
-        if let path = options.optimizerState {
+        if let path = demo?.optimizerState {
             do {
                 let opened = try SQLiteStateStore(path: path)
                 try await mediator.restoreOptimizerState(from: opened)

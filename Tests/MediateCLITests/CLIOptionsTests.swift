@@ -107,4 +107,30 @@ struct CLIOptionsTests {
         #expect(run.out.contains("Examples:"), "\(command) --help: \(run.out)")
         #expect(run.out.contains("mediate \(command) "), "an example of the command itself")
     }
+
+    // MARK: one --demo
+
+    @Test func sandboxServesTheArmsDemoAndWritesItsConfiguration() async throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("mediate")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("arms-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let run = try await ChildProcess.run(
+            binary.path, ["sandbox", "--demo", "arms", "--port", "0", "--write-config", path],
+            killWhen: { $0.contains("config ") }, deadline: .seconds(60))
+        #expect(!run.timedOut)
+        #expect(run.out.contains("rtb-a      http://127.0.0.1:"), "stdout: \(run.out) stderr: \(run.err)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let auction = try #require((root["placements"] as? [String: Any])?["auction_banner"] as? [String: Any])
+        #expect((auction["bidders"] as? [Any])?.count == 2, "the arms demo's auction with its two bidders")
+    }
+
+    @Test func conformanceHasNoDemoOrOptimizerStateOption() async throws {
+        let help = try await mediate(["conformance", "--help"])
+        #expect(help.code == 0)
+        #expect(!help.out.contains("--demo") && !help.out.contains("--optimizer-state"), "\(help.out)")
+        let run = try await mediate(["conformance", "--network", "mars", "--optimizer-state", "x.sqlite"])
+        #expect(run.code == 2, "refused as an unknown option: \(run.err)")
+    }
 }

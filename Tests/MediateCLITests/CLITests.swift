@@ -331,7 +331,7 @@ struct CLITests {
             "mediate")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).json").path
         let run = try await ChildProcess.run(
-            binary.path, ["sandbox", "--demo", "--port", "0", "--write-config", path],
+            binary.path, ["sandbox", "--demo", "standard", "--port", "0", "--write-config", path],
             killWhen: { $0.contains("config") }, deadline: .seconds(60))
         #expect(!run.timedOut)
         let marsLine = try #require(run.out.split(separator: "\n").first { $0.hasPrefix("mars ") })

@@ -70,14 +70,14 @@ struct ConfigurationKeyTests {
         #expect(configuration.mediation.placements["main_banner"]?.lines.first?.floorEcpm == 1.0)
     }
 
-    /// The built-in demo's configuration (what `mediate sandbox --demo --write-config` writes) loads.
+    /// The built-in demo's configuration (what `mediate sandbox --demo standard --write-config` writes) loads.
     @Test func theDemoConfigurationLoads() async throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("mediate")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let run = try await ChildProcess.run(
-            binary.path, ["sandbox", "--demo", "--port", "0", "--write-config", path],
+            binary.path, ["sandbox", "--demo", "standard", "--port", "0", "--write-config", path],
             killWhen: { $0.contains("config") }, deadline: .seconds(60))
         #expect(!run.timedOut)
         let configuration = try CLIConfiguration.parse(Data(contentsOf: URL(fileURLWithPath: path)))
