@@ -63,6 +63,8 @@ struct ArmsRunner {
     let requests: Int
     let concurrency: Int
     let progress: Progress
+    /// The privacy signals every request carries (`--gdpr`, `--tcf`, …).
+    var privacy = PrivacySignals()
 
     func run(placement id: String, arms: [Arm]) async throws(AdError) -> [(arm: Arm, tally: Tally)] {
         guard let placement = configuration.mediation.placements[id] else {
@@ -76,7 +78,7 @@ struct ArmsRunner {
             mediators.append(
                 try Mediator(id: "arm-\(arm.rawValue)", networks: Array(networks.values), configuration: mediation))
         }
-        let request = AdRequest(placement: id, format: format, testMode: true)
+        let request = AdRequest(placement: id, format: format, privacy: privacy, testMode: true)
         let armMediators = mediators
         let total = requests * arms.count
         let workers = max(1, min(concurrency, total))

@@ -180,6 +180,8 @@ struct CompareRunner {
     let progress: Progress
     /// Ctrl-C: once requested, no request is started; what ran is reported.
     var interruption: Interruption? = nil
+    /// The privacy signals every request carries (`--gdpr`, `--tcf`, …).
+    var privacy = PrivacySignals()
 
     private var interrupted: Bool { interruption?.isRequested ?? false }
 
@@ -200,7 +202,7 @@ struct CompareRunner {
                 continue
             }
             let format = placement.format
-            let mediatedRequest = AdRequest(placement: id, format: format, testMode: true)
+            let mediatedRequest = AdRequest(placement: id, format: format, privacy: privacy, testMode: true)
             phase += 1
             let mediated = await measure(label: "\(id) (waterfall)", phase: (phase, phases)) { () async -> Sample in
                 Sample(await mediator.loadWithTrace(mediatedRequest))
@@ -210,7 +212,7 @@ struct CompareRunner {
             for line in placement.lines {
                 guard let network = networks[line.network], !interrupted else { continue }
                 let request = AdRequest(
-                    placement: line.placement, format: format, testMode: true, timeout: line.timeout)
+                    placement: line.placement, format: format, privacy: privacy, testMode: true, timeout: line.timeout)
                 phase += 1
                 let label = "\(id) → \(line.network)/\(line.placement)"
                 let tally = await measure(label: label, phase: (phase, phases)) { () async -> Sample in

@@ -37,11 +37,13 @@ struct Compare: AsyncParsableCommand {
               # a reproducible run
               mediate compare --seed 7 --concurrency 1 --format json --output r.json
               mediate compare --demo arms --arms static,optimized --requests 4000
+              mediate compare --config my.json --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB --gpp-sid 2
             """
     )
 
     @OptionGroup var options: ConfigOptions
     @OptionGroup var demoOptions: DemoOptions
+    @OptionGroup(title: "Privacy signals (sent with every request)") var privacy: PrivacyOptions
     @Option(name: .long, help: "Placements to compare (repeatable; default: all).") var placement: [String] = []
     // `.unconditional`: `--requests -5` reads -5 (and is refused as negative) instead of "Missing value".
     @Option(name: .long, parsing: .unconditional, help: "Requests per placement and per line.")
@@ -128,7 +130,7 @@ struct Compare: AsyncParsableCommand {
             )
             let runner = ArmsRunner(
                 configuration: env.configuration, networks: env.networks, requests: requests, concurrency: concurrency,
-                progress: progress)
+                progress: progress, privacy: privacy.signals)
             var results: [(placement: String, arms: [(arm: Arm, tally: Tally)])] = []
             for id in chosen {
                 do { results.append((id, try await runner.run(placement: id, arms: parsed))) } catch {
@@ -147,7 +149,8 @@ struct Compare: AsyncParsableCommand {
         }
         let runner = CompareRunner(
             configuration: env.configuration, networks: env.networks, mediator: env.mediator,
-            requests: requests, concurrency: concurrency, progress: progress, interruption: interruption)
+            requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
+            privacy: privacy.signals)
         let planned = runner.phaseCount(placements: chosen) * requests
         let runInfo = RunInfo(
             date: Date(), requests: requests, concurrency: concurrency,

@@ -20,10 +20,12 @@ struct Load: AsyncParsableCommand {
               mediate load --config my.json --placement main_banner --network cb --json
               # the request's spans as OTLP/JSON
               mediate load --placement main_banner --trace-file trace.json
+              mediate load --config my.json --placement home_tile --us-privacy 1YNN --coppa
             """)
 
     @OptionGroup var options: ConfigOptions
     @OptionGroup var demoOptions: DemoOptions
+    @OptionGroup(title: "Privacy signals (sent with the request)") var privacy: PrivacyOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.")
     var network: String?
@@ -68,7 +70,7 @@ struct Load: AsyncParsableCommand {
             do {
                 let result = try await adapter.load(
                     AdRequest(
-                        placement: line.placement, format: format, testMode: true,
+                        placement: line.placement, format: format, privacy: privacy.signals, testMode: true,
                         timeout: line.timeout))
                 entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
                 entry["ecpm"] = result.ad?.ecpm ?? NSNull()
@@ -91,7 +93,7 @@ struct Load: AsyncParsableCommand {
             trace.append(entry)
         } else {
             let outcome = await env.mediator.loadWithTrace(
-                AdRequest(placement: placement, format: format, testMode: true))
+                AdRequest(placement: placement, format: format, privacy: privacy.signals, testMode: true))
             if case .success(let result) = outcome.result, let ad = result.ad {
                 filled = true
                 winner = [

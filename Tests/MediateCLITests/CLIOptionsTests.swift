@@ -133,4 +133,46 @@ struct CLIOptionsTests {
         let run = try await mediate(["conformance", "--network", "mars", "--optimizer-state", "x.sqlite"])
         #expect(run.code == 2, "refused as an unknown option: \(run.err)")
     }
+
+    // MARK: privacy options
+
+    static let privacyArguments = [
+        "--gdpr", "1", "--tcf", "TCF-CONSENT-X", "--us-privacy", "1YNN", "--gpp", "GPP-STRING-Y", "--gpp-sid", "2,7",
+        "--coppa",
+    ]
+
+    @Test func loadSendsThePrivacyOptionsOnTheWire() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(["load", "--config", config, "--placement", "launch"] + Self.privacyArguments)
+        let recorded = sandbox.records.adRequestPrivacy
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let sent = try #require(recorded.first, "the app-open request reached the sandbox")
+        for field in ["gdpr=1", "gdpr_consent=TCF-CONSENT-X", "us_privacy=1YNN", "gpp=GPP-STRING-Y", "coppa=1"] {
+            #expect(sent.contains(field), "\(field) in \(sent)")
+        }
+        #expect(sent.contains("gpp_sid=2"), "\(sent)")
+    }
+
+    @Test func compareSendsThePrivacyOptionsWithEveryRequest() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(
+            ["compare", "--config", config, "--placement", "banner", "--requests", "3", "--quiet"]
+                + Self.privacyArguments)
+        let recorded = sandbox.records.adRequestPrivacy
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(recorded.count == 6, "3 mediated and 3 to the line's network alone: \(recorded)")
+        for sent in recorded {
+            #expect(sent.contains("TCF-CONSENT-X") && sent.contains("1YNN") && sent.contains("GPP-STRING-Y"), "\(sent)")
+        }
+    }
+
+    @Test func aBadGDPRValueIsAUsageError() async throws {
+        let run = try await mediate(["load", "--placement", "launch", "--gdpr", "2"])
+        #expect(run.code == 2)
+        #expect(run.err.contains("--gdpr: 0 or 1, got 2"), "stderr: \(run.err)")
+    }
 }

@@ -1,0 +1,39 @@
+import AdMediation
+import ArgumentParser
+import Foundation
+
+/// `--gdpr`, `--tcf`, `--us-privacy`, `--gpp`, `--gpp-sid`, `--coppa`: the privacy signals every request of `load`
+/// and `compare` carries (each adapter forwards the ones its network supports to the wire).
+struct PrivacyOptions: ParsableArguments {
+    @Option(name: .long, help: "GDPR applies to the user: 1 or 0 (default: unknown, not sent).") var gdpr: Int?
+    @Option(name: .long, help: "IAB TCF v2 consent string.") var tcf: String?
+    @Option(name: .customLong("us-privacy"), help: "IAB US Privacy (CCPA) string, e.g. 1YNN.") var usPrivacy: String?
+    @Option(name: .long, help: "IAB Global Privacy Platform string.") var gpp: String?
+    @Option(name: .customLong("gpp-sid"), help: "GPP section ids that apply, comma-separated (e.g. 2,7).")
+    var gppSID: String?
+    @Flag(name: .long, help: "The app is directed to children (COPPA).") var coppa = false
+
+    func validate() throws {
+        if let gdpr, gdpr != 0, gdpr != 1 { throw ValidationError("--gdpr: 0 or 1, got \(gdpr)") }
+        _ = try sectionIDs()
+    }
+
+    /// `--gpp-sid`'s ids; a bad list is a usage error naming the item.
+    private func sectionIDs() throws -> [Int] {
+        guard let gppSID else { return [] }
+        return try gppSID.split(separator: ",", omittingEmptySubsequences: false).map { item in
+            let text = item.trimmingCharacters(in: .whitespaces)
+            guard let id = Int(text), id >= 0 else {
+                throw ValidationError("--gpp-sid: comma-separated non-negative integers, got \"\(text)\"")
+            }
+            return id
+        }
+    }
+
+    /// The signals the options set (everything else "not set").
+    var signals: PrivacySignals {
+        PrivacySignals(
+            gdprApplies: gdpr.map { $0 == 1 }, tcfConsent: tcf, usPrivacy: usPrivacy, gpp: gpp,
+            gppSectionIDs: (try? sectionIDs()) ?? [], coppa: coppa)
+    }
+}
