@@ -136,6 +136,18 @@ struct RequestRunnerTests {
         let error = try #require(result.failure as? AdError, "cancel must fail the run")
         #expect(error.code == .cancelled)
     }
+
+    /// A client that stops with Swift's own `CancellationError` rather than the transport's `cancelled`.
+    struct ThrowsCancellation: HTTPClient {
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse { throw CancellationError() }
+    }
+
+    @Test func aClientsCancellationErrorIsCancelled() async throws {
+        let runner = RequestRunner(http: ThrowsCancellation())
+        await #expect(throws: AdError(.cancelled, "cancelled while the request was in flight")) {
+            try await runner.run(HTTPRequest(url: "http://127.0.0.1:1/ad"), deadline: .seconds(1))
+        }
+    }
 }
 
 extension Result {
