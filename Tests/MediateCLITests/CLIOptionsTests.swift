@@ -73,37 +73,38 @@ struct CLIOptionsTests {
         return fills
     }
 
-    /// A one-line placement at concurrency 1: the sandbox answers the requests in one order, so the seed pins the
-    /// draws (a parallel waterfall's lines race, and the order they reach the sandbox is not pinned).
-    @Test func theSameSeedGivesTheSameFillsPerSourceAgainstTheDemoSandbox() async throws {
-        let arguments = [
-            "compare", "--placement", "feed_story", "--requests", "20", "--concurrency", "1",
-            "--seed", "7",
+    /// One `compare --seed` run of the demo's `rewarded_coins` (one GrowthCat line, no injected faults) at
+    /// concurrency 1: its fills per source, and whether any request timed out (a timeout depends on the machine, not
+    /// on the seed).
+    static func seededRun(_ seed: String) async throws -> (fills: [String: Int], timedOut: Bool) {
+        let run = try await mediate([
+            "compare", "--placement", "rewarded_coins", "--requests", "20", "--concurrency", "1", "--seed", seed,
             "--format", "json", "--quiet",
-        ]
-        let first = try await mediate(arguments)
-        let second = try await mediate(arguments)
-        #expect(first.code == 0 && second.code == 0, "stderr: \(first.err) \(second.err)")
-        let fills = try Self.fillsPerSource(first.out)
-        #expect(fills.count == 2, "the waterfall and its line: \(fills)")
-        let again = try Self.fillsPerSource(second.out)
-        #expect(fills == again, "first \(fills), second \(again)")
+        ])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        return (try Self.fillsPerSource(run.out), run.out.contains("\"timeout\""))
+    }
+
+    /// The sandbox answers one request at a time in one order, so the seed pins the draws. A run where a request
+    /// timed out (a busy machine) proves nothing either way and is run again, at most three times.
+    @Test func theSameSeedGivesTheSameFillsPerSourceAgainstTheDemoSandbox() async throws {
+        for _ in 0..<3 {
+            let first = try await Self.seededRun("7")
+            let second = try await Self.seededRun("7")
+            if first.timedOut || second.timedOut { continue }
+            #expect(first.fills.count == 2, "the waterfall and its line: \(first.fills)")
+            #expect(first.fills == second.fills, "first \(first.fills), second \(second.fills)")
+            return
+        }
+        Issue.record("every attempt had a request time out; the machine is too busy to compare")
     }
 
     /// The seed reaches the sandbox: seeds 1 and 2 draw different fills (fixed seeds, so the test is deterministic;
-    /// without `--seed` reaching it the demo's own seed would give both runs the same).
+    /// were `--seed` ignored, the demo's own seed would give both runs the same).
     @Test func anotherSeedChangesTheDraws() async throws {
-        func fills(seed: String) async throws -> [String: Int] {
-            let run = try await mediate([
-                "compare", "--placement", "feed_story", "--requests", "20", "--concurrency", "1", "--seed", seed,
-                "--format", "json", "--quiet",
-            ])
-            #expect(run.code == 0, "stderr: \(run.err)")
-            return try Self.fillsPerSource(run.out)
-        }
-        let one = try await fills(seed: "1")
-        let two = try await fills(seed: "2")
-        #expect(one != two, "seed 1: \(one), seed 2: \(two)")
+        let one = try await Self.seededRun("1")
+        let two = try await Self.seededRun("2")
+        #expect(one.fills != two.fills, "seed 1: \(one.fills), seed 2: \(two.fills)")
     }
 
     // MARK: --version and examples
