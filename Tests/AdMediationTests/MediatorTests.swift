@@ -297,7 +297,8 @@ struct MediatorTests {
         let mediator = try Mediator(
             networks: [net],
             configuration: .init(
-                placements: ["p": placement([.init(network: "n", placement: "x")])],
+                // Not about time: a deadline no busy machine reaches.
+                placements: ["p": placement([.init(network: "n", placement: "x")], deadline: .seconds(60))],
                 circuitBreaker: .init(failureThreshold: 1)))
         for _ in 0..<3 { _ = try await mediator.load(interstitial) }
         #expect(net.loadCount == 3)
@@ -311,15 +312,17 @@ struct MediatorTests {
         let inner = try Mediator(
             id: "inner", networks: [b],
             configuration: .init(placements: [
-                "inner_p": placement([.init(network: "b", placement: "b1", timeout: .milliseconds(30_000))])
+                "inner_p": placement(
+                    [.init(network: "b", placement: "b1", timeout: .milliseconds(30_000))], deadline: .seconds(60))
             ]))
         let outer = try Mediator(
             networks: [a, inner],
             configuration: .init(placements: [
-                "p": placement([
-                    .init(network: "a", placement: "a1", timeout: .milliseconds(30_000)),
-                    .init(network: "inner", placement: "inner_p", timeout: .milliseconds(30_000)),
-                ])
+                "p": placement(
+                    [
+                        .init(network: "a", placement: "a1", timeout: .milliseconds(30_000)),
+                        .init(network: "inner", placement: "inner_p", timeout: .milliseconds(30_000)),
+                    ], deadline: .seconds(60))
             ]))
         let outcome = await outer.loadWithTrace(interstitial)
         let ad = try #require(try outcome.result.get().ad, "\(outcome.trace)")
