@@ -39,8 +39,8 @@ struct HeaderFloodTests {
             } while !floodEnded.isSet && ContinuousClock.now < deadline
             let error = await floodTask.value
             #expect(sent > 0)
-            // The quadratic copy held the engine thread ~45 s; 10 s tells that apart on a busy machine (the tight bound,
-            // within 10 ms of the good line alone, is NoisyNeighbourTimingTests' in the TimingTests target).
+            // The quadratic copy held the engine thread ~45 s; 10 s tells that apart on a busy machine (the tight
+            // bound, within 10 ms of the good line alone, is NoisyNeighbourTimingTests' in the TimingTests target).
             #expect(worst < .seconds(10), "a good request waited \(worst) while another line's headers were read")
             #expect(error?.code == .responseTooLarge, "the flood ends with a clear error: \(String(describing: error))")
         }
