@@ -97,17 +97,12 @@ public struct AppOpenNetwork: AdNetwork {
         guard !wire.ad_id.isEmpty else { throw AdError(.invalidResponse, "app-open ad without ad_id") }
         let destinations = DestinationPolicy.forNetwork(
             baseURL: configuration.baseURL, explicit: configuration.destinations)
-        let outsideURLs: [(String?, OutsideURLKind)] = [
-            (wire.tracking.impression, .tracking), (wire.tracking.click, .tracking), (wire.creative.url, .asset),
-        ]
-        for (url, kind) in outsideURLs {
-            guard let url else { continue }
-            do throws(DestinationRefusal) {
-                try destinations.check(url, as: kind)
-            } catch {
-                DestinationPolicy.record(error, kind: kind, network: id)
-                throw AdError(.invalidResponse, "app-open ad for \(request.placement): \(error.message)")
-            }
+        do throws(DestinationRefusal) {
+            try destinations.required(
+                [(wire.tracking.impression, .tracking), (wire.tracking.click, .tracking), (wire.creative.url, .asset)],
+                network: id)
+        } catch {
+            throw AdError(.invalidResponse, "app-open ad for \(request.placement): \(error.message)")
         }
         let now = clock.now
         var validity = configuration.maximumAge

@@ -184,17 +184,12 @@ public struct ChartboostNetwork: AdNetwork {
                 .invalidResponse, "Chartboost creative of type \(wire.creative.type) without its url or markup")
         }
         let destinations = self.destinations
-        let outsideURLs: [(String?, OutsideURLKind)] = [
-            (wire.tracking.impression, .tracking), (wire.tracking.click, .tracking), (wire.creative.url, .asset),
-        ]
-        for (url, kind) in outsideURLs {
-            guard let url else { continue }
-            do throws(DestinationRefusal) {
-                try destinations.check(url, as: kind)
-            } catch {
-                DestinationPolicy.record(error, kind: kind, network: id)
-                throw AdError(.invalidResponse, "Chartboost banner for \(request.placement): \(error.message)")
-            }
+        do throws(DestinationRefusal) {
+            try destinations.required(
+                [(wire.tracking.impression, .tracking), (wire.tracking.click, .tracking), (wire.creative.url, .asset)],
+                network: id)
+        } catch {
+            throw AdError(.invalidResponse, "Chartboost banner for \(request.placement): \(error.message)")
         }
         let clickURL = destinations.optional(wire.click_url, as: .click, network: id)
         let now = clock.now

@@ -480,6 +480,20 @@ public struct DestinationPolicy: Sendable, Hashable {
         }
     }
 
+    /// Checks each present URL an ad cannot do without (its tracking, its creative); the first refused one is logged,
+    /// counted (see ``optional(_:as:network:)``) and thrown: the ad is then not served.
+    public func required(_ urls: [(url: String?, kind: OutsideURLKind)], network: String) throws(DestinationRefusal) {
+        for (url, kind) in urls {
+            guard let url else { continue }
+            do throws(DestinationRefusal) {
+                try check(url, as: kind)
+            } catch {
+                Self.record(error, kind: kind, network: network)
+                throw error
+            }
+        }
+    }
+
     /// Logs and counts a refusal (see ``optional(_:as:network:)``).
     public static func record(_ refusal: DestinationRefusal, kind: OutsideURLKind, network: String) {
         logger.notice(

@@ -81,6 +81,15 @@ public final class LoopbackHTTPServer: Sendable {
         case closeWithoutResponse
         /// Send the response in chunks of `chunkBytes`, pausing `interval` between them.
         case slowDrip(Response, chunkBytes: Int, interval: Duration)
+        /// Write `bytes` exactly as given (an answer this server would never serialise: a malformed status line),
+        /// then close the connection.
+        case raw([UInt8])
+        /// Write `bytes` exactly as given, then hold the connection open until ``LoopbackHTTPServer/stop()``.
+        case rawAndHold([UInt8])
+        /// Write `head`, then `chunk` again and again until the peer goes away or the server stops.
+        case stream(head: [UInt8], chunk: [UInt8])
+        /// Never answer; hold the connection open until the server stops.
+        case silent
     }
 
     private struct State {
@@ -276,12 +285,30 @@ public final class LoopbackHTTPServer: Sendable {
                     if offset < bytes.count { pause(interval) }
                 }
                 open = open && !closeAfter && !response.closeDelimited
+            case .raw(let bytes):
+                _ = writeAll(fd, bytes)
+                open = false
+            case .rawAndHold(let bytes):
+                if writeAll(fd, bytes) { holdUntilStopped() }
+                open = false
+            case .stream(let head, let chunk):
+                var writing = writeAll(fd, head)
+                while writing && !isStopped { writing = writeAll(fd, chunk) }
+                open = false
+            case .silent:
+                holdUntilStopped()
+                open = false
             }
         }
         state.withLock { s in
             s.connections.remove(fd)
             close(fd)
         }
+    }
+
+    /// Keeps a connection's thread (and so the connection) until ``stop()``.
+    private func holdUntilStopped() {
+        while !isStopped { pause(.milliseconds(50)) }
     }
 
     /// Sleeps in slices so ``stop()`` is not held up by a long scripted delay.

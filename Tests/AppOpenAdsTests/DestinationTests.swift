@@ -34,7 +34,7 @@ struct AppOpenDestinationTests {
         }
     }
 
-    @Test(arguments: ["data:image/png;base64,AAAA", "file:///tmp/a.png", "http://0.0.0.0/a.png"])
+    @Test(arguments: ["data:image/png;base64,AAAA", "file:///creative.png", "http://0.0.0.0/a.png"])
     func aCreativeURLThePolicyRefusesRefusesTheFill(url: String) {
         let request = AdRequest(placement: "unit", format: .appOpen)
         #expect(throws: AdError.self) {

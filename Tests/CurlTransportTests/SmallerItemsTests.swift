@@ -15,7 +15,8 @@ struct SmallerItemsTests {
         "HTTP/1.1 20 Short\r\nContent-Length: 2\r\n\r\nok",
     ])
     func aMalformedStatusLineIsAnInvalidResponseNotAConfigurationError(reply: String) async throws {
-        let server = try RawLoopbackServer(.reply(Array(reply.utf8)))
+        let bytes = Array(reply.utf8)
+        let server = try LoopbackHTTPServer { _ in .raw(bytes) }
         defer { server.stop() }
         let client = CurlHTTPClient()
         let error = await transportError { try await client.send(HTTPRequest(url: server.baseURL + "/")) }

@@ -11,6 +11,14 @@ private struct PlayingPresenter: FullScreenPresenter {
     func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
 }
 
+/// The events the server accepted (2xx batches), in order, as JSON objects.
+private func acceptedEvents(_ server: ScriptedGrowthCat) -> [[String: Any]] {
+    server.received("/ads/events").filter { (200..<300).contains($0.status) }.flatMap { request in
+        let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+        return object?["events"] as? [[String: Any]] ?? []
+    }
+}
+
 /// The quartiles through the API an app uses (`LoadedAd.presentFullScreen`) against a server that logs every event.
 @Suite("GrowthCat: video events through the mediated API", .timeLimit(.minutes(1)))
 struct MediatedQuartileTests {
@@ -22,28 +30,36 @@ struct MediatedQuartileTests {
 
     /// `video_progress(25)` or the plain event name, as the server received them, in order.
     func received(_ server: ScriptedGrowthCat) -> [String] {
-        server.received("/ads/events").filter { (200..<300).contains($0.status) }.flatMap { request -> [String] in
-            let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-            let events = object?["events"] as? [[String: Any]] ?? []
-            return events.map { event in
-                let name = event["event_name"] as? String ?? "?"
-                let percent = (event["metadata"] as? [String: Any])?["progress_pct"].map { "\($0)" }
-                return percent.map { "\(name)(\($0))" } ?? name
-            }
+        acceptedEvents(server).map { event in
+            let name = event["event_name"] as? String ?? "?"
+            let percent = (event["metadata"] as? [String: Any])?["progress_pct"].map { "\($0)" }
+            return percent.map { "\(name)(\($0))" } ?? name
         }
+    }
+
+    /// Loads the video without a duration from a fresh server and presents it with `script`; returns the events the
+    /// server accepted and the presentation's log.
+    func present(
+        _ script: @escaping @Sendable (FullScreenControls) async -> Void
+    ) async throws -> (events: [String], result: FullScreenResult) {
+        let server = try ScriptedGrowthCat()
+        server.script("/ads/catalog", [.init(status: 200, body: Self.videoWithoutDuration)])
+        let clock = ManualAdClock()
+        let (client, curl) = try scriptedClient(server, clock: clock)
+        defer { server.server.stop() }
+        let network = GrowthCatNetwork(client: client, clock: clock)
+        let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
+        let result = try await ad.presentFullScreen(on: PlayingPresenter(script: script), clock: clock)
+        let events = received(server)
+        await curl.shutdown()
+        return (events, result)
     }
 
     /// Seed: "video_start + impression fire when playback begins", "video_progress fires at 25%, 50%, and 75%",
     /// "video_complete fires when video reaches the end" — with no duration from the server, the renderer's length
     /// and played position drive them.
     @Test func theRenderersProgressDrivesTheQuartilesOfAVideoWithoutADuration() async throws {
-        let server = try ScriptedGrowthCat()
-        server.script("/ads/catalog", [.init(status: 200, body: Self.videoWithoutDuration)])
-        let clock = ManualAdClock()
-        let (client, curl) = try scriptedClient(server, clock: clock)
-        let network = GrowthCatNetwork(client: client, clock: clock)
-        let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
-        let afterEachSignal = PlayingPresenter { controls in
+        let (events, result) = try await present { controls in
             await controls.renderBegan()
             await controls.playbackStarted()
             await controls.playbackProgressed(to: .seconds(3), of: .seconds(10))
@@ -51,36 +67,24 @@ struct MediatedQuartileTests {
             await controls.playbackEnded()
             _ = await controls.closeTapped()
         }
-        let result = try await ad.presentFullScreen(on: afterEachSignal, clock: clock)
         #expect(result.log.filter(\.isFailure).isEmpty, "\(result.log)")
         #expect(
-            received(server) == [
+            events == [
                 "impression", "video_start", "video_progress(25)", "video_progress(50)", "video_progress(75)",
                 "video_complete", "ad_closed",
             ])
-        await curl.shutdown()
-        server.server.stop()
     }
 
     /// A video that stops at 40 % (the renderer fails) earns the 25 % quartile only: nothing more is reported.
     @Test func aVideoThatFailsAtFortyPercentReportsOnlyTheQuartileItPlayed() async throws {
-        let server = try ScriptedGrowthCat()
-        server.script("/ads/catalog", [.init(status: 200, body: Self.videoWithoutDuration)])
-        let clock = ManualAdClock()
-        let (client, curl) = try scriptedClient(server, clock: clock)
-        let network = GrowthCatNetwork(client: client, clock: clock)
-        let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
-        let failing = PlayingPresenter { controls in
+        let (events, _) = try await present { controls in
             await controls.playbackStarted()
             await controls.playbackProgressed(to: .seconds(4), of: .seconds(10))
             await controls.playbackFailed("decoder error")
             await controls.playbackEnded()
             _ = await controls.closeTapped()
         }
-        _ = try await ad.presentFullScreen(on: failing, clock: clock)
-        #expect(received(server) == ["impression", "video_start", "video_progress(25)", "ad_closed"])
-        await curl.shutdown()
-        server.server.stop()
+        #expect(events == ["impression", "video_start", "video_progress(25)", "ad_closed"])
     }
 }
 
@@ -96,10 +100,7 @@ struct OccurredAtTests {
         let ad = try #require(try await network.load(AdRequest(placement: "p", format: .interstitial)).ad)
         _ = try await ad.deliver(.impression, age: .seconds(30))
         _ = await client.flushAdEvents()
-        let stamps = server.received("/ads/events").flatMap { request -> [String] in
-            let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-            return (object?["events"] as? [[String: Any]] ?? []).compactMap { $0["occurred_at"] as? String }
-        }
+        let stamps = acceptedEvents(server).compactMap { $0["occurred_at"] as? String }
         #expect(stamps == [wall.addingTimeInterval(-30).formatted(.iso8601)])
         await curl.shutdown()
         server.server.stop()

@@ -30,8 +30,7 @@ public enum HostileKind: String, CaseIterable, Sendable, CustomStringConvertible
 public final class HostileNeighbour: Sendable {
     /// Its kind.
     public let kind: HostileKind
-    private let loopback: LoopbackHTTPServer?
-    private let raw: RawLoopbackServer?
+    private let server: LoopbackHTTPServer
     /// The deadline of each hostile request: what ends the slow kinds (500 ms); 10 s for the others, which end on
     /// their own (a cap, the redirect limit, a reset) even on a loaded machine.
     public let deadline: Duration
@@ -43,52 +42,43 @@ public final class HostileNeighbour: Sendable {
         switch kind {
         case .headerFlood:
             let headers = [(String, String)](repeating: ("h", ""), count: 60_000)
-            loopback = try LoopbackHTTPServer { _ in .respond(.init(headers: headers, body: Array("x".utf8))) }
-            raw = nil
+            server = try LoopbackHTTPServer { _ in .respond(.init(headers: headers, body: Array("x".utf8))) }
         case .slowDrip:
             let body = [UInt8](repeating: 0x61, count: 4096)
-            loopback = try LoopbackHTTPServer { _ in
+            server = try LoopbackHTTPServer { _ in
                 .slowDrip(.init(body: body), chunkBytes: 1, interval: .milliseconds(5))
             }
-            raw = nil
         case .neverClosing:
-            loopback = nil
-            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nan"
-            raw = try RawLoopbackServer(.replyAndHold(Array(head.utf8)))
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nan".utf8)
+            server = try LoopbackHTTPServer { _ in .rawAndHold(head) }
         case .hugeBody:
-            loopback = nil
-            raw = try RawLoopbackServer(
-                .stream(
-                    head: Array("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n".utf8),
-                    chunk: [UInt8](repeating: 0x62, count: 64 << 10)))
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            let chunk = [UInt8](repeating: 0x62, count: 64 << 10)
+            server = try LoopbackHTTPServer { _ in .stream(head: head, chunk: chunk) }
         case .redirectChain:
-            loopback = try LoopbackHTTPServer { request in
+            server = try LoopbackHTTPServer { request in
                 let next = (Int(request.path.dropFirst("/r/".count)) ?? 0) + 1
                 return .respond(.init(status: 302, headers: [("Location", "/r/\(next)")]))
             }
-            raw = nil
         case .reset:
             let body = [UInt8](repeating: 0x63, count: 200_000)
-            loopback = try LoopbackHTTPServer { _ in .resetMidBody(.init(body: body), afterBytes: 1000) }
-            raw = nil
+            server = try LoopbackHTTPServer { _ in .resetMidBody(.init(body: body), afterBytes: 1000) }
         case .noticeSink:
-            loopback = nil
-            raw = try RawLoopbackServer(.silent)
+            server = try LoopbackHTTPServer { _ in .silent }
         }
     }
 
     /// Stops the server.
     public func stop() {
-        loopback?.stop()
-        raw?.stop()
+        server.stop()
     }
 
     deinit { stop() }
 
     /// Requests the server has received (request heads).
-    public var requestsReceived: Int { loopback?.requestsReceived ?? raw?.requestsReceived ?? 0 }
+    public var requestsReceived: Int { server.requestsReceived }
 
-    private var baseURL: String { loopback?.baseURL ?? raw?.baseURL ?? "" }
+    private var baseURL: String { server.baseURL }
 
     /// One exchange of the hostile line on `client`; returns how it ended (`error:<code>` or `status <n>`; for the
     /// notice sink, the codes of its 20 notices).
