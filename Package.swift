@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
+        .library(name: "AdPresentation", targets: ["AdPresentation"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
         .library(name: "AdStorage", targets: ["AdStorage"]),
         .library(name: "ObliviousHTTP", targets: ["ObliviousHTTP"]),
@@ -108,6 +109,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ], swiftSettings: fuzzSettings),
 
+        // Presentation rules that work with any network: the banner slot with refresh and the app-open manager
+        // (full-screen rules are in the core, beside the event ledger they feed). Core only, no I/O.
+        .target(name: "AdPresentation", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+
         // Adapters: one module per network; they see the core only and never each other.
         .target(
             name: "AppOpenAds", dependencies: ["AdMediation", "AdapterSupport"], path: "Adapters/AppOpen",
@@ -115,7 +120,7 @@ let package = Package(
         .target(
             name: "ChartboostBanners",
             dependencies: [
-                "AdMediation", "AdapterSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "AdMediation", "AdapterSupport", "AdPresentation", .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(
             name: "MARSAds",
@@ -158,12 +163,14 @@ let package = Package(
 
         .executableTarget(
             name: "app-open-day",
-            dependencies: ["AdMediationTesting", "AppOpenAds", "CurlTransport", "DemandSandbox"],
+            dependencies: ["AdMediationTesting", "AdPresentation", "AppOpenAds", "CurlTransport", "DemandSandbox"],
             path: "Examples/app-open-day"
         ),
         .executableTarget(
             name: "banner-timeline",
-            dependencies: ["AdMediationTesting", "ChartboostBanners", "CurlTransport", "DemandSandbox"],
+            dependencies: [
+                "AdMediationTesting", "AdPresentation", "ChartboostBanners", "CurlTransport", "DemandSandbox",
+            ],
             path: "Examples/banner-timeline"
         ),
         .executableTarget(
@@ -223,8 +230,8 @@ let package = Package(
         .testTarget(
             name: "AppOpenAdsTests",
             dependencies: [
-                "AppOpenAds", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "AdMediationTesting",
-                "TestSupport",
+                "AppOpenAds", "AdPresentation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
+                "AdMediationTesting", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -232,7 +239,8 @@ let package = Package(
         .testTarget(
             name: "ChartboostBannersTests",
             dependencies: [
-                "ChartboostBanners", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "AdMediationTesting",
+                "ChartboostBanners", "AdPresentation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
+                "AdMediationTesting",
             ]),
         .testTarget(
             name: "MARSAdsTests",

@@ -2,6 +2,7 @@
 // the refresh timeline: refreshes every 30 s, a click, the app going to the background, a full-screen ad covering
 // the banner, and failures backing off.
 import AdMediation
+import AdPresentation
 import AdMediationTesting
 import ChartboostBanners
 import CurlTransport

@@ -1,4 +1,5 @@
 import AdMediation
+import AdPresentation
 import AdMediationTesting
 import ChartboostBanners
 import CurlTransport
