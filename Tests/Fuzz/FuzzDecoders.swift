@@ -89,6 +89,14 @@ enum Targets {
             _ = HTTPResponse(status: 429, headers: ["Retry-After": value], body: data).errorSummary
         },
         "sandbox-scenario": { _ = try? SandboxScenario.decode(json: $0) },
+        "consent-strings": { data in
+            // TCF, GPP, US National and US Privacy strings (every decoder of a stored consent).
+            let text = String(decoding: data, as: UTF8.self)
+            _ = try? TCFConsent(decoding: text)
+            _ = try? GPPString(decoding: text)
+            _ = try? USNationalSection(decoding: text)
+            _ = try? USPrivacyString(decoding: text)
+        },
         "ohttp-messages": { data in
             // Everything an OHTTP peer reads from the other side: binary HTTP, key configurations, and encapsulated
             // requests and responses (which must fail to decrypt cleanly).
