@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AdPresentation", targets: ["AdPresentation"]),
+        .library(name: "AdapterKit", targets: ["AdapterKit"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
         .library(name: "AdStorage", targets: ["AdStorage"]),
         .library(name: "ObliviousHTTP", targets: ["ObliviousHTTP"]),
@@ -67,8 +68,12 @@ let package = Package(
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting"]),
 
+        // The adapter kit, public for adapter authors outside the project too: the request runner (deadline,
+        // cancellation, status and transport-error mapping) and JSON wire codecs.
+        .target(name: "AdapterKit", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+
         // Plumbing every adapter shares (privacy on the wire, query strings, prices, tracking): `package` access only.
-        .target(name: "AdapterSupport", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+        .target(name: "AdapterSupport", dependencies: ["AdMediation", "AdapterKit"], swiftSettings: fuzzSettings),
 
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -115,12 +120,13 @@ let package = Package(
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
-            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterSupport"], path: "Adapters/AppOpen",
+            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"], path: "Adapters/AppOpen",
             swiftSettings: fuzzSettings),
         .target(
             name: "ChartboostBanners",
             dependencies: [
-                "AdMediation", "AdapterSupport", "AdPresentation", .product(name: "Crypto", package: "swift-crypto"),
+                "AdMediation", "AdapterKit", "AdapterSupport", "AdPresentation",
+                .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(
             name: "MARSAds",
@@ -137,7 +143,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
-            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterSupport"], path: "Adapters/OpenRTB",
+            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"],
+            path: "Adapters/OpenRTB",
             swiftSettings: fuzzSettings),
 
         // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
@@ -268,7 +275,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "AdapterSupportTests",
-            dependencies: ["AdapterSupport", "AdMediation", "CurlTransport", "AdMediationTesting"]),
+            dependencies: ["AdapterSupport", "AdapterKit", "AdMediation", "CurlTransport", "AdMediationTesting"]),
         .testTarget(
             name: "OpenRTBBidderTests",
             dependencies: [
@@ -281,6 +288,13 @@ let package = Package(
                 "AdMediationTesting",
                 "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds",
                 "ChartboostBanners", "AppOpenAds",
+            ]),
+        // A sixth, toy network in a folder of its own: proves docs/ARCHITECTURE.md's "Adding a network" checklist.
+        .testTarget(
+            name: "AddANetworkTests",
+            dependencies: [
+                "AdMediation", "AdapterKit", "AdMediationTesting", "AdNetworkConformance", "CurlTransport",
+                "DemandSandbox", "MediateKit",
             ]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdMediationTesting", "AdNetworkConformance"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["AdMediationTesting", "ObliviousHTTP"]),

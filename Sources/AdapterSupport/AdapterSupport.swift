@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 import Foundation
 
 /// The privacy signals as the query-string and JSON contracts carry them (`gdpr`, `gdpr_consent`, `us_privacy`,

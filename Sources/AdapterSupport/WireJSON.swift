@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 import Foundation
 
 /// Codable decoding of outside JSON, written once: the body is checked against ``JSONLimits`` before any decoder sees
@@ -9,18 +10,7 @@ package enum WireJSON {
     package static func decode<T: Decodable>(
         _ type: T.Type, from body: Data, limits: JSONLimits = JSONLimits(), what: String
     ) throws(AdError) -> T {
-        if let violation = limits.violation(in: body) { throw AdError(.invalidResponse, "\(what): \(violation)") }
-        do {
-            return try JSONDecoder().decode(T.self, from: body)
-        } catch let error as AdError {
-            throw error
-        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
-            throw AdError(.invalidResponse, "\(what) is not a JSON object")
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            throw AdError(.invalidResponse, "\(what) is not a JSON object")
-        } catch {
-            throw AdError(.invalidResponse, "\(what): \(error)")
-        }
+        try WireCodec.decode(type, from: body, limits: limits, what: what)
     }
 }
 

@@ -82,6 +82,9 @@ public struct SandboxConfiguration: Sendable {
     public var growthcatAPIKeys: Set<String> = ["gc_test_demo"]
     /// Chartboost-style app ids and their app signatures (the HMAC keys). Default `cb_app_demo`.
     public var chartboostApps: [String: String] = ["cb_app_demo": "cb_sig_demo_secret"]
+    /// Networks that are not built in, each under `/<network>/` (see ``SandboxRouteModule``). A module whose name is
+    /// a built-in network's, `admin` or `ohttp` is never reached. Default none.
+    public var routeModules: [any SandboxRouteModule] = []
 
     /// The defaults.
     public init() {}
@@ -125,6 +128,8 @@ public final class RunningSandbox: Sendable {
     public var chartboostBaseURL: String { rootURL + "/chartboost" }
     /// The app-open network's base URL (append `/appopen/v1/ad`).
     public var appOpenBaseURL: String { rootURL + "/appopen" }
+    /// The base URL of the route module `network` (``SandboxConfiguration/routeModules``): `http://HOST:PORT/<network>`.
+    public func moduleBaseURL(_ network: String) -> String { rootURL + "/" + network }
     /// The base URL of the sandbox's OpenRTB bidder `name` (any name; its scenario is the network `name`).
     public func bidderBaseURL(_ name: String) -> String { rootURL + "/openrtb/" + name }
     /// The admin endpoint (`GET/PUT {admin}/scenario`, `GET {admin}/records`, `POST {admin}/reset`).
@@ -279,6 +284,7 @@ final class SandboxState: Sendable {
         if path.hasPrefix("/appopen/") { return await appOpen(incoming, context: context) }
         if path.hasPrefix("/openrtb/") { return await openRTB(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
+        if let module = routeModule(for: path) { return await respond(incoming, with: module, context: context) }
         return Self.error(404, "not_found", "no route for \(method) \(path)")
     }
 

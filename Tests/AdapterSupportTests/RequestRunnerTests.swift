@@ -1,10 +1,11 @@
 import AdMediation
+import AdapterKit
 import AdMediationTesting
 import CurlTransport
 import Foundation
 import Testing
 
-@testable import AdapterSupport
+import AdapterSupport
 
 /// The request runner's mapping table, one behaviour each, over real loopback HTTP through the libcurl transport.
 @Suite("Request runner", .timeLimit(.minutes(1)))

@@ -5,26 +5,26 @@ import Foundation
 /// adapter: the deadline goes on the request (the ``HTTPClient`` enforces it), a cancelled task sends nothing,
 /// a transport failure becomes an ``AdError`` through ``AdError/init(_:)``, and a status the contract neither fills
 /// nor calls a no fill becomes ``AdError/http(status:retryAfter:message:)`` (429 with its `Retry-After`).
-package struct RequestRunner: Sendable {
+public struct RequestRunner: Sendable {
     /// Sends one request the adapter's way (it may sign it); throws ``HTTPClientError`` for transport failures.
-    package typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
+    public typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
     /// Which statuses of an answer are a fill and which a no fill; any other status is an error.
-    package struct StatusContract: Sendable {
+    public struct StatusContract: Sendable {
         /// Statuses whose body is the answer to read. Default 200.
-        package var fill: Set<Int>
+        public var fill: Set<Int>
         /// Statuses that mean "no ad", with the no fill's reason. Default 204, `"204 no fill"`.
-        package var noFill: [Int: String]
+        public var noFill: [Int: String]
 
         /// A contract: `fill` statuses carry a body; `noFill` statuses are a no fill with their reason.
-        package init(fill: Set<Int> = [200], noFill: [Int: String] = [204: "204 no fill"]) {
+        public init(fill: Set<Int> = [200], noFill: [Int: String] = [204: "204 no fill"]) {
             self.fill = fill
             self.noFill = noFill
         }
     }
 
     /// What a request under a contract gave, when it did not fail.
-    package enum Outcome: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
         /// A fill status: the body, for the adapter to read.
         case body(Data)
         /// A no-fill status.
@@ -34,17 +34,17 @@ package struct RequestRunner: Sendable {
     private let send: Send
 
     /// A runner sending through `send` (for adapters that sign or otherwise shape each request).
-    package init(send: @escaping Send) { self.send = send }
+    public init(send: @escaping Send) { self.send = send }
 
     /// A runner sending through `http` as it is.
-    package init(http: any HTTPClient) { self.init { try await http.send($0) } }
+    public init(http: any HTTPClient) { self.init { try await http.send($0) } }
 
     /// Sends `request` within `deadline` and maps its status by `contract`.
     ///
     /// - Throws: ``AdError``: `cancelled` when the task is cancelled (before or while sending), `timeout` when the
     ///   deadline passes, the transport's mapping for other failures, and ``AdError/http(status:retryAfter:message:)``
     ///   for a status outside `contract` (its message the contract's error summary).
-    package func run(_ request: HTTPRequest, deadline: Duration, contract: StatusContract = StatusContract())
+    public func run(_ request: HTTPRequest, deadline: Duration, contract: StatusContract = StatusContract())
         async throws -> Outcome
     {
         var request = request
@@ -57,7 +57,7 @@ package struct RequestRunner: Sendable {
 
     /// Sends `request` and returns the response whatever its status; transport failures and cancellation become
     /// ``AdError``s (for callers with their own status rules, such as tracking).
-    package func response(to request: HTTPRequest) async throws -> HTTPResponse {
+    public func response(to request: HTTPRequest) async throws -> HTTPResponse {
         if Task.isCancelled { throw AdError(.cancelled, "cancelled before the request was sent") }
         do {
             return try await send(request)
