@@ -26,6 +26,7 @@ let package = Package(
     products: [
         .library(name: "AdMediation", targets: ["AdMediation"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
+        .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
@@ -84,6 +85,9 @@ let package = Package(
                 "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
+
+        // URLSession (Foundation; FoundationNetworking on Linux): the transport for iOS and tvOS apps. No libcurl.
+        .target(name: "URLSessionTransport", dependencies: ["AdMediation"]),
 
         // For tests and simulations: a manual clock, a scripted network, and a raw HTTP/1.1 loopback server with fault
         // injection (transport tests and benchmarks).

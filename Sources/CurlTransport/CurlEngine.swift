@@ -174,7 +174,7 @@ final class CurlEngine: @unchecked Sendable {
     /// (protocols, redirects, TLS verification, size and time limits) must be accepted, or nothing is sent.
     private func makeTransfer(_ request: HTTPRequest) throws -> Transfer {
         let target = try validate(request.url)
-        try Self.validateHeaders(request.headers)
+        try TransportRules.validateHeaders(request.headers)
         guard let handle = inbox.withLock({ $0.idle.popLast() }) ?? EasyHandle.make() else {
             throw HTTPClientError(.other, "curl_easy_init failed")
         }
@@ -291,33 +291,6 @@ final class CurlEngine: @unchecked Sendable {
         try check(curlshim_setopt_ptr(easy, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
     }
 
-    /// Refuses header names that are not RFC 9110 tokens and values with CR, LF, NUL or other control characters
-    /// (tab allowed), before they can reach libcurl and split or smuggle a request.
-    static func validateHeaders(_ headers: HTTPHeaders) throws {
-        for field in headers {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else {
-                throw HTTPClientError(.invalidHeader, "header name \"\(printable(field.name))\" is not a token")
-            }
-            guard field.value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
-                throw HTTPClientError(.invalidHeader, "the value of header \(field.name) contains a control character")
-            }
-        }
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
-    private static func printable(_ text: String) -> String {
-        String(text.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
-    }
-
     private struct Target {
         var host: String
     }
@@ -327,35 +300,8 @@ final class CurlEngine: @unchecked Sendable {
     /// URL, an IP address in an odd form (`2130706433`, `[::ffff:127.0.0.1]`) or a reserved one (`0.0.0.0`). The URL
     /// is parsed by ``URLDestination``, the parser of the destination policy.
     private func validate(_ urlString: String) throws -> Target {
-        let destination = try Self.destination(urlString, allowInsecureHTTP: configuration.allowInsecureHTTP)
+        let destination = try TransportRules.destination(urlString, allowInsecureHTTP: configuration.allowInsecureHTTP)
         return Target(host: destination.host)
-    }
-
-    /// Parses and checks `urlString` under the transport's rule (see `validate`).
-    static func destination(_ urlString: String, allowInsecureHTTP: Bool) throws -> URLDestination {
-        let destination: URLDestination
-        do throws(DestinationRefusal) {
-            destination = try URLDestination(parsing: urlString)
-        } catch {
-            switch error.code {
-            case .scheme: throw HTTPClientError(.insecureURL, "unsupported URL scheme: \(error.message)")
-            case .credentialsInURL: throw HTTPClientError(.insecureURL, error.message)
-            default: throw HTTPClientError(.invalidURL, "not an absolute URL with a host: \(error.message)")
-            }
-        }
-        if destination.isOddAddressForm {
-            throw HTTPClientError(
-                .insecureURL, "the address \(destination.host) is written in an odd form; only plain forms are allowed")
-        }
-        if destination.destinationClass == .unspecified || destination.destinationClass == .reserved {
-            throw HTTPClientError(
-                .insecureURL, "\(destination.host) is a \(destination.destinationClass.rawValue) address")
-        }
-        if destination.scheme == "http" && destination.destinationClass != .loopback && !allowInsecureHTTP {
-            throw HTTPClientError(
-                .insecureURL, "plain http:// to \(destination.host) is refused; use https or set allowInsecureHTTP")
-        }
-        return destination
     }
 
     /// Whether `host` is loopback (`localhost`, `*.localhost`, `127/8`, `::1`), by the destination policy's parser:

@@ -152,10 +152,13 @@ public final class CurlHTTPClient: HTTPClient {
         }
     }
 
-    /// Sends `request`, following its redirects hop by hop under the transport's rule (see ``RedirectFollower``).
+    /// Sends `request`, following its redirects hop by hop under the transport's rule (see `RedirectFollower`).
     private func followingRedirects(_ request: HTTPRequest) async throws -> HTTPResponse {
         let engine = self.engine
-        return try await RedirectFollower(configuration: configuration).send(request) { try await engine.send($0) }
+        let follower = RedirectFollower(
+            maxRedirects: configuration.maxRedirects, allowInsecureHTTP: configuration.allowInsecureHTTP,
+            defaultTimeout: configuration.defaultTimeout)
+        return try await follower.send(request) { try await engine.send($0) }
     }
 
     /// Scheme, host, port and path of `url`: its query (which may carry ids or tokens) is left out of logs.
