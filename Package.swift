@@ -305,7 +305,7 @@ let package = Package(
         .testTarget(
             name: "CurlTransportTests",
             dependencies: [
-                "CurlTransport", "CurlShim", "AdMediationTesting", "TestSupport",
+                "CurlTransport", "URLSessionTransport", "CurlShim", "AdMediationTesting", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

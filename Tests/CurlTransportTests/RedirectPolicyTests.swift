@@ -34,11 +34,11 @@ final class RecordingTarget: Sendable {
 @Suite("Redirect and destination policy", .timeLimit(.minutes(1)))
 struct RedirectPolicyTests {
     /// The odd spellings of 127.0.0.1 (and 0.0.0.0) that curl and getaddrinfo accept.
-    @Test(arguments: ["[::ffff:127.0.0.1]", "2130706433", "0.0.0.0", "0x7f.1", "127.1"])
-    func aRedirectToAnOddLoopbackSpellingIsRefusedAndNothingReachesIt(host: String) async throws {
+    @Test(arguments: TransportKind.allCases, ["[::ffff:127.0.0.1]", "2130706433", "0.0.0.0", "0x7f.1", "127.1"])
+    func aRedirectToAnOddLoopbackSpellingIsRefusedAndNothingReachesIt(kind: TransportKind, host: String) async throws {
         let admin = try RecordingTarget()
         let location = "http://\(host):\(admin.server.port)/admin/delete"
-        try await withServer({ _ in .respond(.init(status: 302, headers: [("Location", location)])) }) {
+        try await withServer(kind, .init(), { _ in .respond(.init(status: 302, headers: [("Location", location)])) }) {
             server, client in
             let error = await transportError {
                 try await client.send(HTTPRequest(url: server.baseURL + "/notice", timeout: .seconds(5)))
@@ -48,8 +48,9 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func aRequestToANameStartingWith127IsNotTreatedAsLoopback() async throws {
-        let client = CurlHTTPClient()
+    @Test(arguments: TransportKind.allCases)
+    func aRequestToANameStartingWith127IsNotTreatedAsLoopback(kind: TransportKind) async throws {
+        let client = kind.make()
         let error = await transportError {
             try await client.send(HTTPRequest(url: "http://127.attacker.invalid/admin", timeout: .seconds(5)))
         }
@@ -59,21 +60,27 @@ struct RedirectPolicyTests {
         await client.shutdown()
     }
 
-    @Test(arguments: [
-        "http://2130706433/", "http://0.0.0.0:1/", "http://[::ffff:127.0.0.1]:1/", "http://u:p@127.0.0.1/",
-    ])
-    func aRequestURLWithAnOddOrReservedAddressIsRefused(url: String) async throws {
-        let client = CurlHTTPClient()
+    @Test(
+        arguments: TransportKind.allCases,
+        [
+            "http://2130706433/", "http://0.0.0.0:1/", "http://[::ffff:127.0.0.1]:1/", "http://u:p@127.0.0.1/",
+        ])
+    func aRequestURLWithAnOddOrReservedAddressIsRefused(kind: TransportKind, url: String) async throws {
+        let client = kind.make()
         let error = await transportError { try await client.send(HTTPRequest(url: url, timeout: .seconds(5))) }
         #expect(error?.code == .insecureURL)
         await client.shutdown()
     }
 
-    @Test func aTemporaryRedirectToAnotherOriginDoesNotForwardTheSignedBodyOrHeaders() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aTemporaryRedirectToAnotherOriginDoesNotForwardTheSignedBodyOrHeaders(kind: TransportKind) async throws {
         let other = try RecordingTarget()
-        try await withServer({ _ in
-            .respond(.init(status: 307, headers: [("Location", other.server.baseURL + "/collect")]))
-        }) { server, client in
+        try await withServer(
+            kind, .init(),
+            { _ in
+                .respond(.init(status: 307, headers: [("Location", other.server.baseURL + "/collect")]))
+            }
+        ) { server, client in
             let response = try await client.send(
                 HTTPRequest(
                     method: .post, url: server.baseURL + "/banner/v1/load",
@@ -84,11 +91,15 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func aRedirectToAnotherOriginCarriesNoCredentialHeaders() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectToAnotherOriginCarriesNoCredentialHeaders(kind: TransportKind) async throws {
         let other = try RecordingTarget()
-        try await withServer({ _ in
-            .respond(.init(status: 302, headers: [("Location", other.server.baseURL + "/pixel")]))
-        }) { server, client in
+        try await withServer(
+            kind, .init(),
+            { _ in
+                .respond(.init(status: 302, headers: [("Location", other.server.baseURL + "/pixel")]))
+            }
+        ) { server, client in
             let response = try await client.send(
                 HTTPRequest(
                     url: server.baseURL + "/track",
@@ -105,13 +116,17 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func aRedirectWithinTheSameOriginKeepsHeadersAndA307KeepsTheBody() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectWithinTheSameOriginKeepsHeadersAndA307KeepsTheBody(kind: TransportKind) async throws {
         let seen = Mutex<[LoopbackHTTPServer.Request]>([])
-        try await withServer({ request in
-            seen.withLock { $0.append(request) }
-            return request.path == "/end"
-                ? .respond(.text("ok")) : .respond(.init(status: 307, headers: [("Location", "/end")]))
-        }) { server, client in
+        try await withServer(
+            kind, .init(),
+            { request in
+                seen.withLock { $0.append(request) }
+                return request.path == "/end"
+                    ? .respond(.text("ok")) : .respond(.init(status: 307, headers: [("Location", "/end")]))
+            }
+        ) { server, client in
             let response = try await client.send(
                 HTTPRequest(
                     method: .post, url: server.baseURL + "/start", headers: ["X-CB-Signature": "f00d"],
@@ -124,13 +139,17 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func a303ContinuesAsAGetWithoutTheBody() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func a303ContinuesAsAGetWithoutTheBody(kind: TransportKind) async throws {
         let seen = Mutex<[LoopbackHTTPServer.Request]>([])
-        try await withServer({ request in
-            seen.withLock { $0.append(request) }
-            return request.path == "/done"
-                ? .respond(.text("ok")) : .respond(.init(status: 303, headers: [("Location", "/done")]))
-        }) { server, client in
+        try await withServer(
+            kind, .init(),
+            { request in
+                seen.withLock { $0.append(request) }
+                return request.path == "/done"
+                    ? .respond(.text("ok")) : .respond(.init(status: 303, headers: [("Location", "/done")]))
+            }
+        ) { server, client in
             _ = try await client.send(
                 HTTPRequest(method: .post, url: server.baseURL + "/form", body: Data("a=1".utf8), timeout: .seconds(5)))
             let last = try #require(seen.withLock { $0.last })
@@ -138,11 +157,10 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func withRedirectsOffTheRedirectResponseIsReturned() async throws {
-        var configuration = CurlHTTPClient.Configuration()
-        configuration.maxRedirects = 0
+    @Test(arguments: TransportKind.allCases)
+    func withRedirectsOffTheRedirectResponseIsReturned(kind: TransportKind) async throws {
         try await withServer(
-            configuration: configuration,
+            kind, .init(maxRedirects: 0),
             { _ in
                 .respond(.init(status: 302, headers: [("Location", "/elsewhere")]))
             }
@@ -153,8 +171,11 @@ struct RedirectPolicyTests {
         }
     }
 
-    @Test func aRedirectToAnotherSchemeIsRefused() async throws {
-        try await withServer({ _ in .respond(.init(status: 302, headers: [("Location", "file:///etc/passwd")])) }) {
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectToAnotherSchemeIsRefused(kind: TransportKind) async throws {
+        try await withServer(
+            kind, .init(), { _ in .respond(.init(status: 302, headers: [("Location", "file:///etc/passwd")])) }
+        ) {
             server, client in
             let error = await transportError {
                 try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(5)))

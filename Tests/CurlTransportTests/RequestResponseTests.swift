@@ -7,10 +7,14 @@ import Testing
 
 @Suite("Requests and responses", .timeLimit(.minutes(2)))
 struct RequestResponseTests {
-    @Test func getReturnsStatusHeadersAndBody() async throws {
-        try await withServer({ _ in
-            .respond(.init(status: 203, headers: [("X-Answer", "42")], body: Array("hello".utf8)))
-        }) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func getReturnsStatusHeadersAndBody(kind: TransportKind) async throws {
+        try await withServer(
+            kind, .init(),
+            { _ in
+                .respond(.init(status: 203, headers: [("X-Answer", "42")], body: Array("hello".utf8)))
+            }
+        ) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL + "/hello"))
             #expect(response.status == 203)
             #expect(response.headers["X-Answer"] == "42")
@@ -18,17 +22,19 @@ struct RequestResponseTests {
         }
     }
 
-    @Test func responseHeaderLookupIgnoresCase() async throws {
-        try await withServer({ _ in .respond(.init(headers: [("X-MiXeD-Case", "yes")])) }) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func responseHeaderLookupIgnoresCase(kind: TransportKind) async throws {
+        try await withServer(kind, .init(), { _ in .respond(.init(headers: [("X-MiXeD-Case", "yes")])) }) {
+            server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL))
             #expect(response.headers["x-mixed-case"] == "yes")
             #expect(response.headers["X-MIXED-CASE"] == "yes")
         }
     }
 
-    @Test(arguments: [HTTPMethod.post, .put, .delete])
-    func methodWithBodyAndHeadersReachesTheServer(method: HTTPMethod) async throws {
-        try await withServer(echo) { server, client in
+    @Test(arguments: TransportKind.allCases, [HTTPMethod.post, .put, .delete])
+    func methodWithBodyAndHeadersReachesTheServer(kind: TransportKind, method: HTTPMethod) async throws {
+        try await withServer(kind, .init(), echo) { server, client in
             let body = Data("{\"k\":\"\(method)\"}".utf8)
             let request = HTTPRequest(
                 method: method, url: server.baseURL + "/items/1",
@@ -41,46 +47,52 @@ struct RequestResponseTests {
         }
     }
 
-    @Test func deleteWithoutBodyUsesDeleteMethod() async throws {
-        try await withServer(echo) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func deleteWithoutBodyUsesDeleteMethod(kind: TransportKind) async throws {
+        try await withServer(kind, .init(), echo) { server, client in
             let response = try await client.send(HTTPRequest(method: .delete, url: server.baseURL + "/user/7"))
             #expect(response.headers["X-Method"] == "DELETE")
             #expect(response.body.isEmpty)
         }
     }
 
-    @Test func errorStatusIsAResponseNotAnError() async throws {
-        try await withServer({ _ in .respond(.text("nope", status: 503)) }) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func errorStatusIsAResponseNotAnError(kind: TransportKind) async throws {
+        try await withServer(kind, .init(), { _ in .respond(.text("nope", status: 503)) }) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL))
             #expect(response.status == 503)
             #expect(String(decoding: response.body, as: UTF8.self) == "nope")
         }
     }
 
-    @Test func gzipResponsesAreDecoded() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func gzipResponsesAreDecoded(kind: TransportKind) async throws {
         // gzip of "hello gzip " × 100, produced by Python's gzip.compress(mtime=0).
         let gzipped: [UInt8] = [
             31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 203, 72, 205, 201, 201, 87, 72, 175, 202, 44, 80, 200,
             24, 101, 142, 50, 71, 153, 163, 76, 114, 153, 0, 76, 86, 215, 15, 76, 4, 0, 0,
         ]
-        try await withServer({ request in
-            guard request.header("Accept-Encoding")?.contains("gzip") == true else {
-                return .respond(.text("no gzip offered", status: 406))
+        try await withServer(
+            kind, .init(),
+            { request in
+                guard request.header("Accept-Encoding")?.contains("gzip") == true else {
+                    return .respond(.text("no gzip offered", status: 406))
+                }
+                return .respond(.init(headers: [("Content-Encoding", "gzip")], body: gzipped))
             }
-            return .respond(.init(headers: [("Content-Encoding", "gzip")], body: gzipped))
-        }) { server, client in
+        ) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL))
             #expect(response.status == 200)
             #expect(String(decoding: response.body, as: UTF8.self) == String(repeating: "hello gzip ", count: 100))
         }
     }
 
-    @Test(arguments: [HTTPMethod.post, .put])
-    func largeUploadSendsNoExpectContinue(method: HTTPMethod) async throws {
+    @Test(arguments: TransportKind.allCases, [HTTPMethod.post, .put])
+    func largeUploadSendsNoExpectContinue(kind: TransportKind, method: HTTPMethod) async throws {
         // libcurl adds `Expect: 100-continue` to PUTs and to POSTs over 1 MiB, and then waits up to 1 s for an answer
         // it never gets from most servers; it waits only after sending the header, so its absence rules the wait out.
         // TimingTests times the same upload on a quiet machine.
-        try await withServer(echo) { server, client in
+        try await withServer(kind, .init(), echo) { server, client in
             let body = Data(repeating: 0x61, count: 2 << 20)
             let response = try await client.send(
                 HTTPRequest(method: method, url: server.baseURL + "/upload", body: body))
@@ -89,8 +101,9 @@ struct RequestResponseTests {
         }
     }
 
-    @Test func sequentialRequestsReuseOneConnection() async throws {
-        try await withServer({ _ in .respond(.text("ok")) }) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func sequentialRequestsReuseOneConnection(kind: TransportKind) async throws {
+        try await withServer(kind, .init(), { _ in .respond(.text("ok")) }) { server, client in
             for _ in 0..<100 {
                 let response = try await client.send(HTTPRequest(url: server.baseURL + "/r"))
                 #expect(response.status == 200)
@@ -100,8 +113,10 @@ struct RequestResponseTests {
         }
     }
 
-    @Test func concurrentRequestsAllCompleteWithTheirOwnBodies() async throws {
-        try await withServer({ request in .respond(.text("body-of-\(request.path)")) }) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func concurrentRequestsAllCompleteWithTheirOwnBodies(kind: TransportKind) async throws {
+        try await withServer(kind, .init(), { request in .respond(.text("body-of-\(request.path)")) }) {
+            server, client in
             let results = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for i in 0..<256 {
                     group.addTask {
@@ -115,15 +130,19 @@ struct RequestResponseTests {
             }
             #expect(results.count == 256)
             for i in 0..<256 { #expect(results[i] == "body-of-/\(i)") }
-            #expect(client.statistics.liveHandles == 0)
+            #expect(client.requestsHoldingResources == 0)
         }
     }
 
-    @Test func redirectsAreFollowed() async throws {
-        try await withServer({ request in
-            request.path == "/final"
-                ? .respond(.text("arrived")) : .respond(.init(status: 302, headers: [("Location", "/final")]))
-        }) { server, client in
+    @Test(arguments: TransportKind.allCases)
+    func redirectsAreFollowed(kind: TransportKind) async throws {
+        try await withServer(
+            kind, .init(),
+            { request in
+                request.path == "/final"
+                    ? .respond(.text("arrived")) : .respond(.init(status: 302, headers: [("Location", "/final")]))
+            }
+        ) { server, client in
             let response = try await client.send(HTTPRequest(url: server.baseURL + "/start"))
             #expect(response.status == 200)
             #expect(String(decoding: response.body, as: UTF8.self) == "arrived")
