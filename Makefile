@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Plain `swift test` runs everything in parallel and passes; `make test` runs the TimingTests target (wall-clock
 # bounds: the contract plus the measured scheduler slack) after the rest, so its bounds stay close to the contract.
 
-.PHONY: demo test deps build fuzz docs lint tsan
+.PHONY: demo test deps build fuzz docs lint tsan portable-check
 
 deps:
 	@./scripts/ensure-deps.sh
@@ -27,6 +27,11 @@ fuzz: deps
 # DocC for AdMediation and the conformance kit, warnings as errors, and a doc comment on every public declaration.
 docs: deps
 	SWIFT=$(SWIFT) ./scripts/docs.sh
+
+# The modules an app links stay portable to Apple platforms: no unguarded Glibc/Musl import, no Linux-only API outside
+# the platform shim (scripts/check-portable.sh).
+portable-check:
+	./scripts/check-portable.sh
 
 # `swift format lint --strict` with the committed .swift-format (4-space indent, 120 columns, the rules it enables).
 lint:

@@ -1,11 +1,5 @@
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// A point in time on an ``AdClock``, in nanoseconds since the clock's own origin.
 public struct AdInstant: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// Nanoseconds since the clock's origin.
@@ -76,24 +70,20 @@ extension AdClock {
 
 /// The monotonic system clock.
 public struct SystemAdClock: AdClock {
-    /// The origin, on `ContinuousClock` and on the clock it reads on Linux (`CLOCK_BOOTTIME`), taken together so that
+    /// The origin, on `ContinuousClock` and on the clock it reads (`CLOCK_BOOTTIME` on Linux), taken together so that
     /// `now` and `sleep(until:)` agree.
     private static let origin = (instant: ContinuousClock.now, nanoseconds: bootNanoseconds())
 
     /// Creates the system clock.
     public init() {}
 
-    /// The current monotonic instant: `CLOCK_BOOTTIME` read directly, in whole nanoseconds (what `ContinuousClock`
-    /// reads, without its 128-bit `Duration` arithmetic on every call).
+    /// The current monotonic instant: the clock `ContinuousClock` reads, read directly (the platform shim), in whole
+    /// nanoseconds, without its 128-bit `Duration` arithmetic on every call.
     public var now: AdInstant {
         AdInstant(nanoseconds: Self.bootNanoseconds() &- Self.origin.nanoseconds)
     }
 
-    private static func bootNanoseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &time)
-        return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
-    }
+    private static func bootNanoseconds() -> Int64 { Platform.continuousNanoseconds() }
 
     /// Sleeps on `ContinuousClock`.
     public func sleep(until deadline: AdInstant) async throws {

@@ -108,7 +108,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Starts listening on 127.0.0.1 with a free port and serves `handler` until ``stop()``.
     public init(handler: @escaping @Sendable (Request) -> Action) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, SocketPlatform.stream, 0)
         guard fd >= 0 else { throw ServerError("socket() failed: errno \(errno)") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -141,7 +141,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// `SO_REUSEADDR`, so no other socket can take the port) and never listens. Unlike ``unusedPort()``, no server
     /// started later by a parallel test can be given this port. The socket is kept open on purpose until exit.
     public static func refusingPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, SocketPlatform.stream, 0)
         guard fd >= 0 else { throw ServerError("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -215,6 +215,7 @@ public final class LoopbackHTTPServer: Sendable {
             }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            SocketPlatform.ignoreSIGPIPE(fd)
             let id = accepted.add(1, ordering: .relaxed).newValue
             let thread = Thread { [self] in self.serve(fd, connectionID: id) }
             thread.stackSize = 256 << 10
@@ -263,8 +264,7 @@ public final class LoopbackHTTPServer: Sendable {
             case .resetMidBody(let response, let bytes):
                 pause(response.delay)
                 _ = writeAll(fd, Self.serialize(response, bodyBytes: min(bytes, response.body.count)))
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                SocketPlatform.resetOnClose(fd)
                 open = false
             case .truncate(let response, let bytes):
                 pause(response.delay)
@@ -325,7 +325,7 @@ public final class LoopbackHTTPServer: Sendable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes {
-                send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                send(fd, $0.baseAddress! + offset, bytes.count - offset, SocketPlatform.sendFlags)
             }
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
@@ -396,4 +396,29 @@ public struct ServerError: Error, CustomStringConvertible {
     /// What failed.
     public var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The socket calls that differ between Linux (Glibc) and Apple platforms (Darwin): the server's platform shim.
+private enum SocketPlatform {
+    #if canImport(Glibc)
+        static let stream = Int32(SOCK_STREAM.rawValue)
+        /// `send` never raises SIGPIPE on a closed connection.
+        static let sendFlags = Int32(MSG_NOSIGNAL)
+        /// Nothing to do on Linux: `sendFlags` covers it.
+        static func ignoreSIGPIPE(_ fd: Int32) {}
+    #else
+        static let stream = SOCK_STREAM
+        static let sendFlags: Int32 = 0
+        /// Darwin has no `MSG_NOSIGNAL`: the socket itself is told not to raise SIGPIPE.
+        static func ignoreSIGPIPE(_ fd: Int32) {
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+    #endif
+
+    /// `SO_LINGER` with a zero timeout: closing the socket sends a reset.
+    static func resetOnClose(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
 }
