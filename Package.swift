@@ -198,6 +198,11 @@ let package = Package(
             dependencies: ["MARSAds", "CurlTransport", "DemandSandbox"],
             path: "Examples/mars-newtab"
         ),
+        // The iOS article's sample view model (no UIKit: compiled and run headless here).
+        .executableTarget(
+            name: "ios-view-model", dependencies: ["AdMediation", "AdPresentation", "AdMediationTesting"],
+            path: "Examples/ios-view-model"
+        ),
         .executableTarget(
             name: "transport-demo",
             dependencies: ["CurlTransport", "AdMediationTesting"],
