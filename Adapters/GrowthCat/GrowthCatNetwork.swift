@@ -44,13 +44,15 @@ public struct GrowthCatNetwork: AdNetwork {
             throw AdError(.configuration, "GrowthCat serves banner, interstitial and rewarded, not \(request.format)")
         }
         let client = client, clock = clock
+        // The privacy rules may forbid user ids (COPPA, under age, ATT, TCF profile purposes, US opt-outs).
+        let userID = request.privacy.effectivePermissions.userIDs ? request.userID : nil
         let ad: GrowthCatAd?
         do {
             // Structured: cancelling the caller, or the timeout firing, cancels the HTTP request underneath.
             ad = try await withThrowingTaskGroup(of: GrowthCatAd?.self) { group in
                 group.addTask {
                     try await client.loadAd(
-                        placementKey: request.placement, format: wanted, appUserID: request.userID,
+                        placementKey: request.placement, format: wanted, appUserID: userID,
                         sessionID: request.sessionID, privacy: request.privacy, timeout: request.timeout)
                 }
                 if let timeout = request.timeout {
@@ -92,7 +94,7 @@ public struct GrowthCatNetwork: AdNetwork {
                 ecpm: ad.ecpm.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }, loadedAt: now, expiresAt: now + adTTL,
                 adapterData: ad,
                 reporter: Reporter(
-                    client: client, ad: ad, placementKey: request.placement, userID: request.userID,
+                    client: client, ad: ad, placementKey: request.placement, userID: userID,
                     sessionID: request.sessionID)))
     }
 

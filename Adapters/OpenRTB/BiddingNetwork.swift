@@ -42,6 +42,8 @@ public final class BiddingNetwork: AdNetwork {
         public var advertisingID: String? = nil
         /// The user limited ad tracking (`device.lmt: 1`). COPPA and under-age requests always limit it.
         public var limitAdTracking: Bool = false
+        /// The exchange's id in the IAB Global Vendor List, for the mediator's TCF checks (nil: none declared).
+        public var tcfVendorID: Int? = nil
         /// The full-screen size sent for interstitial and rewarded video (`video.w`/`h`). Default 1080×1920.
         public var fullScreenSize = BannerSize(width: 1080, height: 1920)
         /// Kept back from the time left when computing `tmax`, for the trip back. Default 50 ms.
@@ -100,7 +102,7 @@ public final class BiddingNetwork: AdNetwork {
         self.clock = clock
         self.capabilities = AdNetworkCapabilities(
             formats: configuration.formats.intersection([.banner, .interstitial, .rewarded]),
-            reportsPrice: true)
+            reportsPrice: true, tcfVendorID: configuration.tcfVendorID)
         self.notices = NoticeSender(
             http: http, clock: clock,
             limits: NoticeSender.Limits(

@@ -37,8 +37,11 @@ enum OpenRTB {
             var id: String?
         }
         struct Device: Encodable, Sendable {
+            /// Apple's App Tracking Transparency status (`device.ext.atts`, the IAB's extension for iOS 14+).
+            struct Ext: Encodable, Sendable { var atts: Int }
             var lmt: Int
             var ifa: String?
+            var ext: Ext?
         }
         struct User: Encodable, Sendable { var consent: String? }
         /// OpenRTB 2.6's own fields (`regs.gdpr`, `regs.us_privacy`), not 2.5's `regs.ext`.
@@ -82,9 +85,13 @@ enum OpenRTB {
             self.imp = [imp]
             app = App(bundle: configuration.appBundle, id: configuration.appID)
             let privacy = request.privacy
+            // The privacy rules decide whether the device id may go (COPPA, under age, lmt, ATT, TCF, US opt-outs).
             let limited =
-                configuration.limitAdTracking || privacy.restrictsPersonalData || configuration.advertisingID == nil
-            device = Device(lmt: limited ? 1 : 0, ifa: limited ? nil : configuration.advertisingID)
+                configuration.limitAdTracking || privacy.restrictsPersonalData || privacy.limitAdTracking
+                || !privacy.effectivePermissions.deviceIDs || configuration.advertisingID == nil
+            device = Device(
+                lmt: limited ? 1 : 0, ifa: limited ? nil : configuration.advertisingID,
+                ext: privacy.appTracking.map { Device.Ext(atts: $0.rawValue) })
             user = privacy.tcfConsent.map { User(consent: $0) }
             regs = Regs(
                 coppa: privacy.coppa ? 1 : 0, gdpr: privacy.gdprApplies.map { $0 ? 1 : 0 },

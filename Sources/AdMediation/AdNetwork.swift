@@ -28,11 +28,15 @@ public struct AdNetworkCapabilities: Hashable, Sendable {
     public var formats: Set<AdFormat.Kind>
     /// Its fills carry a price.
     public var reportsPrice: Bool
+    /// Its vendor id in the IAB's Global Vendor List, for the TCF checks of ``PrivacyRules`` (nil: none declared, so
+    /// only the purposes are checked). ``PrivacyConfiguration/tcfVendorIDs`` can declare it for a network too.
+    public var tcfVendorID: Int? = nil
 
     /// Creates capabilities.
-    public init(formats: Set<AdFormat.Kind>, reportsPrice: Bool = false) {
+    public init(formats: Set<AdFormat.Kind>, reportsPrice: Bool = false, tcfVendorID: Int? = nil) {
         self.formats = formats
         self.reportsPrice = reportsPrice
+        self.tcfVendorID = tcfVendorID
     }
 
     /// Whether `format` is served.

@@ -15,6 +15,19 @@ public struct PrivacySignals: Hashable, Sendable, Codable {
     public var coppa: Bool
     /// The user is under the age of consent.
     public var underAgeOfConsent: Bool
+    /// Apple's App Tracking Transparency status (`nil`: not an Apple platform, or unknown).
+    public var appTracking: AppTrackingStatus? = nil
+    /// The user limited ad tracking (the platform's setting, OpenRTB's `lmt`).
+    public var limitAdTracking: Bool = false
+    /// What the network this request goes to may receive, as the ``Mediator`` decided it from ``PrivacyRules`` for
+    /// that network (nil: not decided, e.g. an adapter called directly).
+    public var permissions: PrivacyPermissions? = nil
+
+    /// What the network may receive: ``permissions`` when the mediator set them, else the rules' verdict for a
+    /// network without a declared vendor id. Adapters send no device id, user id or precise geo it forbids.
+    public var effectivePermissions: PrivacyPermissions {
+        permissions ?? PrivacyRules.verdict(self, tcfVendorID: nil).permissions
+    }
 
     /// Creates privacy signals; everything defaults to "not set".
     public init(
@@ -37,4 +50,16 @@ public struct PrivacySignals: Hashable, Sendable, Codable {
 
     /// True when the request must not use personal data (COPPA or under age).
     public var restrictsPersonalData: Bool { coppa || underAgeOfConsent }
+}
+
+/// Apple's App Tracking Transparency authorisation, with OpenRTB's `device.ext.atts` values.
+public enum AppTrackingStatus: Int, Hashable, Sendable, Codable, CaseIterable {
+    /// The user has not been asked yet.
+    case notDetermined = 0
+    /// Tracking is restricted (parental controls, a managed device).
+    case restricted = 1
+    /// The user refused tracking.
+    case denied = 2
+    /// The user allowed tracking.
+    case authorized = 3
 }

@@ -2,6 +2,7 @@ import AdMediationTesting
 import AdNetworkConformance
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AdMediation
@@ -338,10 +339,16 @@ struct MediatorTests {
         let mediator = try Mediator(
             networks: [net], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
         var request = interstitial
-        request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: "TCF", usPrivacy: "1YNN", coppa: true)
+        // Everything consented (purposes 1…10, special feature 1), so the privacy rules strip nothing.
+        var tcf = TCFTestString()
+        tcf.purposeConsents = Set(1...10)
+        tcf.specialFeatureOptIns = [1]
+        request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: tcf.encoded, usPrivacy: "1YNN")
         request.userID = "u1"
         _ = try await mediator.load(request)
-        #expect(net.requests.first?.privacy == request.privacy)
+        var expected = request.privacy
+        expected.permissions = .all
+        #expect(net.requests.first?.privacy == expected)
         #expect(net.requests.first?.userID == "u1")
         #expect(net.requests.first?.placement == "x")
     }

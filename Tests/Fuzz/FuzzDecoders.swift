@@ -7,6 +7,7 @@ import ChartboostBanners
 import DemandSandbox
 import Foundation
 import GrowthCatAds
+import Logging
 import MARSAds
 import MediateKit
 import ObliviousHTTP
@@ -90,12 +91,18 @@ enum Targets {
         },
         "sandbox-scenario": { _ = try? SandboxScenario.decode(json: $0) },
         "consent-strings": { data in
-            // TCF, GPP, US National and US Privacy strings (every decoder of a stored consent).
+            // TCF, GPP, US National and US Privacy strings, as stored values and through the privacy rules.
             let text = String(decoding: data, as: UTF8.self)
             _ = try? TCFConsent(decoding: text)
-            _ = try? GPPString(decoding: text)
             _ = try? USNationalSection(decoding: text)
-            _ = try? USPrivacyString(decoding: text)
+            let store = InMemoryConsentStore([
+                "IABTCF_gdprApplies": .string(text), "IABTCF_TCString": .string(text),
+                "IABGPP_HDR_GppString": .string(text), "IABGPP_GppSID": .string(text),
+                "IABUSPrivacy_String": .string(text),
+            ])
+            _ = PrivacySignals(store: store, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let signals = PrivacySignals(gdprApplies: true, tcfConsent: text, usPrivacy: text, gpp: text)
+            _ = PrivacyRules.verdict(signals, tcfVendorID: 755)
         },
         "ohttp-messages": { data in
             // Everything an OHTTP peer reads from the other side: binary HTTP, key configurations, and encapsulated

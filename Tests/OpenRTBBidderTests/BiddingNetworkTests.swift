@@ -82,8 +82,11 @@ struct BiddingNetworkTests {
         }
         var request = banner
         request.floorEcpm = 1.2
+        // A valid TC string consenting purposes 1 and 2 (iabtcf-java's TCStringV2Test): under GDPR an invalid one
+        // would strip the advertising id (the privacy rules).
+        let tcf = "COwxsONOwxsONKpAAAENAdCAAMAAAAAAAAAAAAAAAAAA"
         request.privacy = PrivacySignals(
-            gdprApplies: true, tcfConsent: "TCF1", usPrivacy: "1YNN", gpp: "GPP1", gppSectionIDs: [7])
+            gdprApplies: true, tcfConsent: tcf, usPrivacy: "1YNN", gpp: "GPP1", gppSectionIDs: [7])
         _ = try await network.load(request)
         request.privacy.coppa = true
         _ = try await network.load(request)
@@ -106,7 +109,7 @@ struct BiddingNetworkTests {
         let regs = try #require(bodies[0]["regs"] as? [String: Any])
         #expect(regs["gpp"] as? String == "GPP1" && regs["gpp_sid"] as? [Int] == [7] && regs["coppa"] as? Int == 0)
         #expect(regs["gdpr"] as? Int == 1 && regs["us_privacy"] as? String == "1YNN")
-        #expect((bodies[0]["user"] as? [String: Any])?["consent"] as? String == "TCF1")
+        #expect((bodies[0]["user"] as? [String: Any])?["consent"] as? String == tcf)
         #expect(
             (bodies[0]["device"] as? [String: Any])?["ifa"] as? String == "ifa-1"
                 && (bodies[0]["device"] as? [String: Any])?["lmt"] as? Int == 0)

@@ -18,6 +18,8 @@ public enum SkipReason: String, Sendable, Hashable, Codable {
     case notReached = "not_reached"
     /// A bid priced at or above the line's price was already in hand, so the line was not asked.
     case outbid
+    /// The privacy rules forbid asking this network (``LineTrace/privacyReason`` says why).
+    case privacyBlocked = "privacy_blocked"
 }
 
 /// What happened on one line.
@@ -57,6 +59,8 @@ public struct LineTrace: Sendable, Hashable {
     public var latency: Duration?
     /// The fill's price, when it had one.
     public var ecpm: Double?
+    /// Why the privacy rules blocked the network (`tcf purpose 1 not consented for vendor 755`), when they did.
+    public var privacyReason: String? = nil
 }
 
 /// The record of one mediated request: every line's outcome, and the winner.
@@ -97,6 +101,8 @@ public struct BidTrace: Sendable, Hashable {
     public var latency: Duration?
     /// Won (with the clearing price) or lost (with the loss reason sent), for every bid that was priced.
     public var auction: AuctionResult?
+    /// Why the privacy rules blocked the bidder, when they did.
+    public var privacyReason: String? = nil
 }
 
 /// The answer of ``Mediator/loadWithTrace(_:)``.

@@ -32,10 +32,13 @@ extension Mediator {
         var answersRead = 0
         /// One buffer for the actions of every step.
         var actions: [DecisionEngine.Action] = []
+        /// The request's privacy signals, decoded once for every slot's verdict.
+        let privacy: DecodedPrivacy
 
         init(engine: DecisionEngine, request: AdRequest, format: AdFormat, tracer: (any Tracer)?) {
             self.engine = engine
             self.request = request
+            self.privacy = DecodedPrivacy(request.privacy)
             self.format = format
             self.tracer = tracer
             running = Array(repeating: nil, count: engine.slots.count)
@@ -151,6 +154,11 @@ extension Mediator {
         let spec = run.engine.slots[slot]
         // Read per slot: a slot started just before may have run for a while.
         let now = clock.now
+        // Privacy first: a network the rules forbid is never asked (and never counts for its breaker).
+        let verdict = privacyVerdict(run.privacy, network: spec.network)
+        guard verdict.mayBeAsked else {
+            return run.engine.skip(slot, reason: .privacyBlocked, at: now, into: &run.actions)
+        }
         let admission = breakers[spec.network]?.withLock { $0.admit(at: now) } ?? .allowed
         if admission == .probe { breakerChanged(spec.network, to: .halfOpen(probing: true)) }
         guard admission != .rejected, let network = networks[spec.network] else {
@@ -163,6 +171,7 @@ extension Mediator {
         request.format = run.format
         request.timeout = min(spec.timeout, run.engine.deadline - now)
         request.floorEcpm = spec.floor
+        Self.restrict(&request, by: verdict)
         let sent = request
         let cancellation = ChildCancellation()
         run.running[slot] = (cancellation, admission)

@@ -28,6 +28,8 @@ public final class Mediator: AdNetwork {
     let logger: Logger
     let metrics: MetricHandles
     let tracer: (any Tracer)?
+    /// How consent is read and enforced (issue 34).
+    let privacy: PrivacyConfiguration
 
     /// Creates a mediator after validating `configuration` against `networks` (by id). Throws
     /// ``AdError/Code/configuration`` naming the field at fault.
@@ -38,7 +40,8 @@ public final class Mediator: AdNetwork {
         clock: any AdClock = SystemAdClock(),
         logger: Logger = Logger(label: "admediation.mediator"),
         metrics: any MetricsFactory = MetricsSystem.factory,
-        tracer: (any Tracer)? = nil
+        tracer: (any Tracer)? = nil,
+        privacy: PrivacyConfiguration = PrivacyConfiguration()
     ) throws(AdError) {
         var byID: [String: any AdNetwork] = [:]
         for network in networks {
@@ -55,6 +58,7 @@ public final class Mediator: AdNetwork {
         self.logger = logger
         self.metrics = MetricHandles(factory: metrics)
         self.tracer = tracer
+        self.privacy = privacy
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format.kind)),
             reportsPrice: byID.values.contains { $0.capabilities.reportsPrice })
@@ -117,6 +121,7 @@ public final class Mediator: AdNetwork {
     /// ``AdError/Code/configuration`` for an unknown placement or a format that does not match it, and
     /// ``AdError/Code/cancelled`` when the calling task is cancelled (every line is cancelled too).
     public func loadWithTrace(_ request: AdRequest) async -> MediationOutcome {
+        let request = withStoredConsent(request)
         let tracer = self.tracer ?? InstrumentationSystem.tracer
         let outcome: MediationOutcome
         if tracer is NoOpTracer {
@@ -164,7 +169,7 @@ public final class Mediator: AdNetwork {
         } else if !engine.isFinished {
             engine = await run(engine, request: request, format: placement.format, tracer: tracer)
         }
-        let trace = engine.trace(placement: request.placement, at: clock.now)
+        let trace = annotatePrivacy(engine.trace(placement: request.placement, at: clock.now), signals: request.privacy)
         if placement.optimizer != nil, blocked == nil {
             optimizers.withLock { $0[optimizerKey]?.observe(trace, lines: placement.lines) }
         }

@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A value as a consent management platform stores it under an IAB key.
+public enum ConsentStoreValue: Hashable, Sendable {
+    /// A string (`IABTCF_TCString`, `IABGPP_GppSID`, …).
+    case string(String)
+    /// An integer (`IABTCF_gdprApplies`, `IABTCF_CmpSdkID`, …).
+    case number(Int)
+    /// Anything else (a date, data, a fractional number, …), named by its type: always ignored.
+    case unreadable(String)
+}
+
+/// The keys of the IAB's in-app storage, as the TCF v2 and GPP specifications name them.
+public enum ConsentStoreKey {
+    /// `1` when GDPR applies, `0` when not (TCF).
+    public static let gdprApplies = "IABTCF_gdprApplies"
+    /// The full TC string (TCF).
+    public static let tcString = "IABTCF_TCString"
+    /// Purpose consents as a string of `0`/`1`, purpose 1 first (TCF).
+    public static let purposeConsents = "IABTCF_PurposeConsents"
+    /// Vendor consents as a string of `0`/`1`, vendor 1 first (TCF).
+    public static let vendorConsents = "IABTCF_VendorConsents"
+    /// The CMP's registered id (TCF).
+    public static let cmpSdkID = "IABTCF_CmpSdkID"
+    /// The TCF policy version (TCF).
+    public static let policyVersion = "IABTCF_PolicyVersion"
+    /// The full GPP string.
+    public static let gppString = "IABGPP_HDR_GppString"
+    /// The GPP section ids in force, separated by `_` (`2_6`).
+    public static let gppSectionIDs = "IABGPP_GppSID"
+    /// The US Privacy (CCPA) string.
+    public static let usPrivacy = "IABUSPrivacy_String"
+
+    /// The key of GPP section `id`'s own string (`IABGPP_7_String`).
+    public static func gppSection(_ id: Int) -> String { "IABGPP_\(id)_String" }
+}
+
+/// Where the consent management platform keeps the user's choices: a key-value store with the IAB's keys
+/// (``ConsentStoreKey``). The app (or its CMP) writes it once; the library reads it on every request.
+public protocol ConsentStore: Sendable {
+    /// The value stored under `key`, if any.
+    func consentValue(forKey key: String) -> ConsentStoreValue?
+}
+
+/// A consent store in memory, for tests and for apps that keep consent themselves.
+public final class InMemoryConsentStore: ConsentStore {
+    private let values: Mutex<[String: ConsentStoreValue]>
+
+    /// A store holding `values`.
+    public init(_ values: [String: ConsentStoreValue] = [:]) {
+        self.values = Mutex(values)
+    }
+
+    /// The value stored under `key`, if any.
+    public func consentValue(forKey key: String) -> ConsentStoreValue? {
+        values.withLock { $0[key] }
+    }
+
+    /// Stores `value` under `key` (nil removes it).
+    public func set(_ value: ConsentStoreValue?, forKey key: String) {
+        values.withLock { $0[key] = value }
+    }
+}
+
+/// The consent store of Apple platforms (and Foundation on Linux): `UserDefaults`, the standard one or an app
+/// group's suite, where CMPs write the IAB keys.
+// @unchecked Sendable: the only stored property is a `UserDefaults`, which Apple documents as thread-safe (its
+// Foundation on Linux guards its state with a lock too); the class adds no state of its own.
+public final class UserDefaultsConsentStore: ConsentStore, @unchecked Sendable {
+    private let defaults: UserDefaults
+
+    /// The store over `UserDefaults(suiteName:)`; nil for the standard defaults. Returns nil when the suite cannot
+    /// be opened (an invalid name).
+    public init?(suiteName: String? = nil) {
+        if let suiteName {
+            guard let defaults = UserDefaults(suiteName: suiteName) else { return nil }
+            self.defaults = defaults
+        } else {
+            self.defaults = .standard
+        }
+    }
+
+    /// The value stored under `key`: a string, an integral number (a Boolean reads as 0/1), or
+    /// ``ConsentStoreValue/unreadable(_:)``.
+    public func consentValue(forKey key: String) -> ConsentStoreValue? {
+        guard let object = defaults.object(forKey: key) else { return nil }
+        if let text = object as? String { return .string(text) }
+        if let number = object as? Int { return .number(number) }
+        if let number = object as? NSNumber {
+            return Int(exactly: number.doubleValue).map { .number($0) } ?? .unreadable("number \(number)")
+        }
+        return .unreadable(String(describing: type(of: object)))
+    }
+}
+
+extension PrivacySignals {
+    /// The longest stored string read (a TC string or a GPP string); longer values are ignored.
+    public static let maxStoredLength = 65_536
+
+    /// The signals a consent store holds: `IABTCF_gdprApplies`, `IABTCF_TCString`, `IABGPP_HDR_GppString`,
+    /// `IABGPP_GppSID` and `IABUSPrivacy_String`. A value that is missing is not set; a value that is malformed (of the
+    /// wrong type, too long, a consent string that does not decode, a `gdprApplies` other than 0/1) is ignored with
+    /// a warning naming the key and why (never the value), and never stops the request.
+    public init(store: any ConsentStore, logger: Logger = Logger(label: "admediation.privacy")) {
+        self.init()
+        func string(_ key: String) -> String? {
+            switch store.consentValue(forKey: key) {
+            case .none: return nil
+            case .string(let text) where text.utf8.count <= Self.maxStoredLength: return text
+            case .string(let text):
+                ignore(key, "\(text.utf8.count) characters, at most \(Self.maxStoredLength)")
+            case .number: ignore(key, "a number where a string is expected")
+            case .unreadable(let type): ignore(key, "a value of type \(type)")
+            }
+            return nil
+        }
+        func ignore(_ key: String, _ why: String) {
+            logger.warning("malformed stored consent value ignored", metadata: ["key": "\(key)", "reason": "\(why)"])
+        }
+        switch store.consentValue(forKey: ConsentStoreKey.gdprApplies) {
+        case .none: break
+        case .number(0), .string("0"): gdprApplies = false
+        case .number(1), .string("1"): gdprApplies = true
+        default: ignore(ConsentStoreKey.gdprApplies, "not 0 or 1")
+        }
+        if let text = string(ConsentStoreKey.tcString), !text.isEmpty {
+            do {
+                _ = try TCFConsent(decoding: text)
+                tcfConsent = text
+            } catch {
+                ignore(ConsentStoreKey.tcString, "\(error)")
+            }
+        }
+        if let text = string(ConsentStoreKey.gppString), !text.isEmpty {
+            do {
+                _ = try GPPString(decoding: text)
+                gpp = text
+            } catch {
+                ignore(ConsentStoreKey.gppString, "\(error)")
+            }
+        }
+        if let text = string(ConsentStoreKey.gppSectionIDs), !text.isEmpty {
+            let parts = text.split(separator: "_", omittingEmptySubsequences: false)
+            let ids = parts.compactMap { part in
+                Int(part).flatMap { (1...GPPString.maxSectionID).contains($0) ? $0 : nil }
+            }
+            if ids.count == parts.count, ids.count <= GPPString.maxSections {
+                gppSectionIDs = ids
+            } else {
+                ignore(ConsentStoreKey.gppSectionIDs, "not section ids separated by _")
+            }
+        }
+        if let text = string(ConsentStoreKey.usPrivacy), !text.isEmpty {
+            do {
+                _ = try USPrivacyString(decoding: text)
+                usPrivacy = text
+            } catch {
+                ignore(ConsentStoreKey.usPrivacy, "\(error)")
+            }
+        }
+    }
+
+    /// These signals, with every signal they leave unset taken from `stored` (the request's own values win; COPPA
+    /// and under-age hold when either says so).
+    public func filling(from stored: PrivacySignals) -> PrivacySignals {
+        var merged = self
+        merged.gdprApplies = gdprApplies ?? stored.gdprApplies
+        merged.tcfConsent = tcfConsent ?? stored.tcfConsent
+        merged.usPrivacy = usPrivacy ?? stored.usPrivacy
+        if gpp == nil {
+            merged.gpp = stored.gpp
+            if gppSectionIDs.isEmpty { merged.gppSectionIDs = stored.gppSectionIDs }
+        }
+        merged.coppa = coppa || stored.coppa
+        merged.underAgeOfConsent = underAgeOfConsent || stored.underAgeOfConsent
+        merged.appTracking = appTracking ?? stored.appTracking
+        merged.limitAdTracking = limitAdTracking || stored.limitAdTracking
+        return merged
+    }
+}

@@ -1,0 +1,215 @@
+/// What a network may receive with one request, after the privacy rules (``PrivacyRules``).
+public struct PrivacyPermissions: Hashable, Sendable, Codable {
+    /// Device identifiers (the advertising id, OpenRTB's `device.ifa`).
+    public var deviceIDs: Bool
+    /// The app's user ids (``AdRequest/userID``, a network's user id fields).
+    public var userIDs: Bool
+    /// Precise geolocation (coordinates finer than a city).
+    public var preciseGeo: Bool
+    /// A personalised request (ads chosen from a profile of the user).
+    public var personalizedAds: Bool
+
+    /// Creates permissions; everything allowed by default.
+    public init(deviceIDs: Bool = true, userIDs: Bool = true, preciseGeo: Bool = true, personalizedAds: Bool = true) {
+        self.deviceIDs = deviceIDs
+        self.userIDs = userIDs
+        self.preciseGeo = preciseGeo
+        self.personalizedAds = personalizedAds
+    }
+
+    /// Everything allowed.
+    public static let all = PrivacyPermissions()
+    /// Nothing allowed.
+    public static let none = PrivacyPermissions(
+        deviceIDs: false, userIDs: false, preciseGeo: false, personalizedAds: false)
+}
+
+/// The rules' decision for one network and one request: whether it may be asked at all and, if so, what it may
+/// receive, with the reason of every restriction.
+public struct PrivacyVerdict: Hashable, Sendable {
+    /// Why the network may not be asked (`tcf purpose 1 not consented for vendor 755`); nil when it may.
+    public var blockedReason: String?
+    /// What it may receive.
+    public var permissions: PrivacyPermissions
+    /// Why each restriction applies, in table order (`coppa`, `att denied`, …).
+    public var reasons: [String]
+
+    /// The network may be asked.
+    public var mayBeAsked: Bool { blockedReason == nil }
+}
+
+/// The privacy signals of one request, decoded once for every network the request goes to: the TCF string (from
+/// ``PrivacySignals/tcfConsent``, else the GPP string's section 2), the GPP string, the US Privacy string (from
+/// ``PrivacySignals/usPrivacy``, else GPP section 6) and the US National section (GPP section 7). A GPP section
+/// counts only when ``PrivacySignals/gppSectionIDs`` lists it, or lists nothing. A string that does not decode is
+/// kept as its error and read as "no consent" where consent is needed.
+public struct DecodedPrivacy: Sendable {
+    /// The signals as given.
+    public var signals: PrivacySignals
+    /// The TCF consent, when a string was given and decodes.
+    public var tcf: TCFConsent?
+    /// Why the TCF string did not decode.
+    public var tcfError: ConsentStringError?
+    /// The GPP string, when given and it decodes.
+    public var gpp: GPPString?
+    /// Why the GPP string did not decode.
+    public var gppError: ConsentStringError?
+    /// The US Privacy string in force.
+    public var usPrivacy: USPrivacyString?
+    /// The US National section in force.
+    public var usNational: USNationalSection?
+    /// GDPR applies: ``PrivacySignals/gdprApplies``, or, when that is unknown, GPP section 2 applies.
+    public var gdprApplies: Bool
+
+    /// Decodes `signals`.
+    public init(_ signals: PrivacySignals) {
+        self.signals = signals
+        var gpp: GPPString?
+        if let text = signals.gpp {
+            do { gpp = try GPPString(decoding: text) } catch { gppError = error }
+        }
+        self.gpp = gpp
+        let listed = Set(signals.gppSectionIDs)
+        func applies(_ id: Int) -> Bool { gpp?.sections[id] != nil && (listed.isEmpty || listed.contains(id)) }
+        if let text = signals.tcfConsent {
+            do { tcf = try TCFConsent(decoding: text) } catch { tcfError = error }
+        } else if applies(2) {
+            tcf = gpp?.tcfEU
+        }
+        if let text = signals.usPrivacy {
+            usPrivacy = try? USPrivacyString(decoding: text)
+        } else if applies(6) {
+            usPrivacy = gpp?.usPrivacy
+        }
+        usNational = applies(7) ? gpp?.usNational : nil
+        gdprApplies = signals.gdprApplies ?? (listed.contains(2) && gpp?.sections[2] != nil)
+    }
+}
+
+/// The privacy rules, one table for every network (Prebid-style activity control): before a network is asked, the
+/// mediator decides from the request's decoded signals and the network's declared TCF vendor id whether it may be
+/// asked and what it may receive. Adapters strip what ``PrivacyPermissions`` forbids. The table, in order (every
+/// row that matches applies; the first blocking row names the reason):
+///
+/// | row | when | effect |
+/// |---|---|---|
+/// | coppa | ``PrivacySignals/coppa`` | no device ids, no user ids, no precise geo, not personalised |
+/// | under age | ``PrivacySignals/underAgeOfConsent`` | the same |
+/// | lmt | ``PrivacySignals/limitAdTracking`` | no device ids, no user ids, not personalised |
+/// | att | ``PrivacySignals/appTracking`` set and not `authorized` | the same |
+/// | gdpr, no string | GDPR applies, no TCF string or one that does not decode | blocked |
+/// | tcf undisclosed | GDPR applies, a disclosed-vendors segment without the vendor | blocked |
+/// | tcf purpose 1 | GDPR applies, purpose 1 (device access) without consent (purpose or vendor) | blocked |
+/// | tcf purpose 2 | GDPR applies, purpose 2 (basic ads) without consent or legitimate interest | blocked |
+/// | tcf restriction | a publisher restriction forbids purpose 1 or 2, or requires what is missing | blocked |
+/// | tcf purposes 3, 4 | GDPR applies, profile purpose 3 or 4 without consent | no user ids, not personalised |
+/// | tcf special feature 1 | GDPR applies, precise geolocation not opted in | no precise geo |
+/// | us privacy | US Privacy opt-out of sale `Y` | no device ids, no user ids, no precise geo, not personalised |
+/// | us national | sale, sharing or targeted-advertising opt-out, or GPC | the same |
+/// | us national child | a known-child consent is "no consent" | the same |
+/// | us national geo | precise geolocation's sensitive-data consent is "no consent" | no precise geo |
+///
+/// A network without a declared vendor id is checked on the purposes alone. Vendor consent, legitimate interest and
+/// publisher restrictions follow the TCF v2 policy: purpose 1 needs consent; purpose 2 consent or legitimate interest,
+/// unless a restriction requires one of them; purpose one treatment waives purpose 1's purpose-level consent.
+public enum PrivacyRules {
+    /// The verdict for a network declaring `tcfVendorID` (nil: none declared).
+    public static func verdict(_ privacy: DecodedPrivacy, tcfVendorID: Int?) -> PrivacyVerdict {
+        var verdict = PrivacyVerdict(blockedReason: nil, permissions: .all, reasons: [])
+        func strip(_ reason: String, device: Bool = false, user: Bool = false, geo: Bool = false, ads: Bool = false) {
+            verdict.reasons.append(reason)
+            if device { verdict.permissions.deviceIDs = false }
+            if user { verdict.permissions.userIDs = false }
+            if geo { verdict.permissions.preciseGeo = false }
+            if ads { verdict.permissions.personalizedAds = false }
+        }
+        let signals = privacy.signals
+        if signals.coppa { strip("coppa", device: true, user: true, geo: true, ads: true) }
+        if signals.underAgeOfConsent { strip("under age of consent", device: true, user: true, geo: true, ads: true) }
+        if signals.limitAdTracking { strip("lmt", device: true, user: true, ads: true) }
+        if let att = signals.appTracking, att != .authorized {
+            strip("att \(att)", device: true, user: true, ads: true)
+        }
+        if privacy.gdprApplies {
+            if let block = tcfBlock(privacy, vendor: tcfVendorID) {
+                verdict.blockedReason = block
+                verdict.reasons.append(block)
+                verdict.permissions = .none
+                return verdict
+            }
+            if let tcf = privacy.tcf {
+                for purpose in [3, 4] where !consented(tcf, purpose: purpose, vendor: tcfVendorID) {
+                    strip(notConsented(purpose, tcfVendorID), user: true, ads: true)
+                }
+                if !tcf.specialFeatureOptIns.contains(1) { strip("tcf special feature 1 not opted in", geo: true) }
+            }
+        }
+        if privacy.usPrivacy?.optOutSale == .yes {
+            strip("us privacy opt-out of sale", device: true, user: true, geo: true, ads: true)
+        }
+        if let national = privacy.usNational {
+            if national.optedOutOfTargeting {
+                strip("us national opt-out", device: true, user: true, geo: true, ads: true)
+            }
+            if national.knownChildSensitiveDataConsents.contains(1) {
+                strip("us national known child", device: true, user: true, geo: true, ads: true)
+            }
+            let geoIndex = USNationalSection.preciseGeolocationIndex
+            if national.sensitiveDataProcessing.indices.contains(geoIndex),
+                national.sensitiveDataProcessing[geoIndex] == 1
+            {
+                strip("us national precise geolocation not consented", geo: true)
+            }
+        }
+        return verdict
+    }
+
+    /// The verdict for undecoded `signals` (decodes them first).
+    public static func verdict(_ signals: PrivacySignals, tcfVendorID: Int?) -> PrivacyVerdict {
+        verdict(DecodedPrivacy(signals), tcfVendorID: tcfVendorID)
+    }
+
+    /// Why a network may not be asked under GDPR, if it may not.
+    private static func tcfBlock(_ privacy: DecodedPrivacy, vendor: Int?) -> String? {
+        guard let tcf = privacy.tcf else {
+            if let error = privacy.tcfError { return "gdpr applies and the tcf string is invalid (\(error.code))" }
+            return "gdpr applies without a tcf string"
+        }
+        if let vendor, let disclosed = tcf.disclosedVendors, !disclosed.contains(vendor) {
+            return "tcf vendor \(vendor) not disclosed"
+        }
+        let restrictions =
+            vendor.map { vendor in
+                tcf.publisherRestrictions.filter { $0.vendors.contains(vendor) }
+            } ?? []
+        for purpose in [1, 2] {
+            let restriction = restrictions.first { $0.purpose == purpose }?.type
+            if restriction == .notAllowed, let vendor {
+                return "tcf purpose \(purpose) not allowed for vendor \(vendor) by a publisher restriction"
+            }
+            let byConsent = consented(tcf, purpose: purpose, vendor: vendor)
+            let byInterest =
+                purpose == 2 && tcf.purposeLegitimateInterests.contains(purpose)
+                && (vendor.map { tcf.vendorLegitimateInterests.contains($0) } ?? true)
+            let allowed =
+                switch restriction {
+                case .requireConsent: byConsent
+                case .requireLegitimateInterest: byInterest
+                default: byConsent || byInterest
+                }
+            if !allowed { return notConsented(purpose, vendor) }
+        }
+        return nil
+    }
+
+    /// Purpose `purpose` and the vendor (when declared) have the user's consent; purpose one treatment waives the
+    /// purpose-level consent of purpose 1.
+    private static func consented(_ tcf: TCFConsent, purpose: Int, vendor: Int?) -> Bool {
+        let purposeOK = tcf.purposeConsents.contains(purpose) || (purpose == 1 && tcf.purposeOneTreatment)
+        return purposeOK && (vendor.map { tcf.vendorConsents.contains($0) } ?? true)
+    }
+
+    private static func notConsented(_ purpose: Int, _ vendor: Int?) -> String {
+        vendor.map { "tcf purpose \(purpose) not consented for vendor \($0)" } ?? "tcf purpose \(purpose) not consented"
+    }
+}

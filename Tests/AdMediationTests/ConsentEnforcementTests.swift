@@ -1,0 +1,132 @@
+import AdMediationTesting
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AdMediation
+
+/// Consent read from the IAB's storage keys and enforced by the mediator before every adapter call.
+@Suite("Consent store and enforcement", .timeLimit(.minutes(1)))
+struct ConsentEnforcementTests {
+    /// A TC string consenting every purpose (1…10) and special feature 1, for `vendors`.
+    static func consenting(vendors: Set<Int> = [755]) -> String {
+        var tcf = TCFTestString()
+        tcf.purposeConsents = Set(1...10)
+        tcf.vendorConsents = vendors
+        tcf.specialFeatureOptIns = [1]
+        return tcf.encoded
+    }
+
+    @Test("the IAB keys of a store become the request's privacy signals")
+    func storeKeysBecomeSignals() {
+        let tcf = Self.consenting()
+        let store = InMemoryConsentStore([
+            "IABTCF_gdprApplies": .number(1), "IABTCF_TCString": .string(tcf),
+            "IABGPP_HDR_GppString": .string("DBABzw~1YNN~BVVqAAEABCA.QA"), "IABGPP_GppSID": .string("6_7"),
+            "IABUSPrivacy_String": .string("1YNN"),
+        ])
+        let signals = PrivacySignals(store: store)
+        #expect(signals.gdprApplies == true)
+        #expect(signals.tcfConsent == tcf)
+        #expect(signals.gpp == "DBABzw~1YNN~BVVqAAEABCA.QA")
+        #expect(signals.gppSectionIDs == [6, 7])
+        #expect(signals.usPrivacy == "1YNN")
+    }
+
+    @Test("malformed stored values are ignored with a warning naming the key and why, never the value")
+    func malformedStoredValuesAreIgnored() {
+        let capture = LogCapture()
+        let store = InMemoryConsentStore([
+            "IABTCF_gdprApplies": .number(7), "IABTCF_TCString": .string("secret-not-a-tc-string"),
+            "IABGPP_HDR_GppString": .number(3), "IABGPP_GppSID": .string("2_x"),
+            "IABUSPrivacy_String": .unreadable("Date"),
+        ])
+        let signals = PrivacySignals(store: store, logger: capture.logger(label: "t"))
+        #expect(signals == PrivacySignals())
+        let keys = capture.all.filter { $0.level == .warning }.compactMap { $0.metadata["key"] }
+        #expect(
+            Set(keys) == [
+                "IABTCF_gdprApplies", "IABTCF_TCString", "IABGPP_HDR_GppString", "IABGPP_GppSID",
+                "IABUSPrivacy_String",
+            ])
+        #expect(!capture.all.contains { "\($0.metadata)".contains("secret-not-a-tc-string") })
+    }
+
+    @Test("a UserDefaults suite is a consent store: strings and integers read, other types unreadable")
+    func userDefaultsStore() throws {
+        let suite = "admediation.consent.test.\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        defaults.set(1, forKey: "IABTCF_gdprApplies")
+        defaults.set("1YNN", forKey: "IABUSPrivacy_String")
+        defaults.set(2.5, forKey: "IABTCF_CmpSdkID")
+        let store = try #require(UserDefaultsConsentStore(suiteName: suite))
+        #expect(store.consentValue(forKey: "IABTCF_gdprApplies") == .number(1))
+        #expect(store.consentValue(forKey: "IABUSPrivacy_String") == .string("1YNN"))
+        #expect(store.consentValue(forKey: "IABTCF_TCString") == nil)
+        if case .unreadable = store.consentValue(forKey: "IABTCF_CmpSdkID") {} else { Issue.record("2.5 was read") }
+    }
+
+    @Test("the mediator reads the store on every request: consent withdrawn later blocks the next request")
+    func storeIsReadOnEveryRequest() async throws {
+        let net = ScriptedAdNetwork(id: "n", fallback: .fill())
+        let store = InMemoryConsentStore([
+            "IABTCF_gdprApplies": .number(1), "IABTCF_TCString": .string(Self.consenting()),
+        ])
+        let mediator = try Mediator(
+            networks: [net], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]),
+            privacy: PrivacyConfiguration(consentStore: store, tcfVendorIDs: ["n": 755]))
+        let first = await mediator.loadWithTrace(interstitial)
+        #expect(first.trace.lines[0].outcome == .fill)
+        (try first.result.get()).ad?.invalidate()
+        store.set(.string(TCFTestString().encoded), forKey: "IABTCF_TCString")  // everything refused
+        let second = await mediator.loadWithTrace(interstitial)
+        #expect(second.trace.lines[0].outcome == .skipped(.privacyBlocked))
+        #expect(second.trace.lines[0].privacyReason == "tcf purpose 1 not consented for vendor 755")
+        #expect(net.requests.count == 1, "the blocked network was never asked")
+    }
+
+    @Test("a vendor without consent is skipped with the reason in the trace; the next line is asked")
+    func vendorWithoutConsentIsSkipped() async throws {
+        let blocked = ScriptedAdNetwork(id: "a", fallback: .fill())
+        let allowed = ScriptedAdNetwork(id: "b", fallback: .fill())
+        let mediator = try Mediator(
+            networks: [blocked, allowed],
+            configuration: .init(
+                placements: [
+                    "p": placement([.init(network: "a", placement: "x"), .init(network: "b", placement: "y")])
+                ]
+            ), privacy: PrivacyConfiguration(tcfVendorIDs: ["a": 755, "b": 32]))
+        var request = interstitial
+        request.privacy = PrivacySignals(gdprApplies: true, tcfConsent: Self.consenting(vendors: [32]))
+        let outcome = await mediator.loadWithTrace(request)
+        #expect(outcome.trace.lines[0].outcome == .skipped(.privacyBlocked))
+        #expect(outcome.trace.lines[0].privacyReason == "tcf purpose 1 not consented for vendor 755")
+        #expect(outcome.trace.winner?.network == "b")
+        #expect(blocked.requests.isEmpty)
+        #expect(allowed.requests.first?.privacy.permissions == .all)
+        (try outcome.result.get()).ad?.invalidate()
+    }
+
+    @Test("COPPA strips the user id and every identifier permission before the adapter is called")
+    func coppaStripsIdentifiers() async throws {
+        let net = ScriptedAdNetwork(id: "n", fallback: .noFill())
+        let mediator = try Mediator(
+            networks: [net], configuration: .init(placements: ["p": placement([.init(network: "n", placement: "x")])]))
+        var request = interstitial
+        request.userID = "u1"
+        request.privacy.coppa = true
+        _ = await mediator.loadWithTrace(request)
+        #expect(net.requests.first?.userID == nil)
+        #expect(net.requests.first?.privacy.permissions == PrivacyPermissions.none)
+    }
+
+    @Test("a request's own signals win over the stored ones; unset ones are filled from the store")
+    func requestSignalsWin() {
+        let stored = PrivacySignals(gdprApplies: true, tcfConsent: "stored", usPrivacy: "1YNN")
+        let own = PrivacySignals(gdprApplies: false, coppa: true)
+        let merged = own.filling(from: stored)
+        #expect(merged.gdprApplies == false && merged.tcfConsent == "stored" && merged.usPrivacy == "1YNN")
+        #expect(merged.coppa)
+    }
+}
