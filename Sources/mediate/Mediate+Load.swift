@@ -115,7 +115,7 @@ struct Load: AsyncParsableCommand {
                     entry["reason"] = NSNull()
                 case .skipped(let reason):
                     entry["error"] = NSNull()
-                    entry["reason"] = reason.rawValue
+                    entry["reason"] = line.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
                 case .noFill(let reason):
                     entry["error"] = NSNull()
                     entry["reason"] = reason
@@ -133,7 +133,8 @@ struct Load: AsyncParsableCommand {
                 ]
                 switch bid.outcome {
                 case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
-                case .skipped(let reason): entry["reason"] = reason.rawValue
+                case .skipped(let reason):
+                    entry["reason"] = bid.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
                 case .noFill(let reason): entry["reason"] = reason
                 default: entry["reason"] = NSNull()
                 }

@@ -2,8 +2,9 @@ import AdMediation
 import ArgumentParser
 import Foundation
 
-/// `--gdpr`, `--tcf`, `--us-privacy`, `--gpp`, `--gpp-sid`, `--coppa`: the privacy signals every request of `load`
-/// and `compare` carries (each adapter forwards the ones its network supports to the wire).
+/// `--gdpr`, `--tcf`, `--us-privacy`, `--gpp`, `--gpp-sid`, `--coppa`, `--under-age`, `--lmt`, `--att`: the privacy
+/// signals every request of `load` and `compare` carries (each adapter forwards the ones its network supports to the
+/// wire; the mediator's privacy rules may skip a network, `privacy_blocked` in the trace, or strip identifiers).
 struct PrivacyOptions: ParsableArguments {
     @Option(name: .long, help: "GDPR applies to the user: 1 or 0 (default: unknown, not sent).") var gdpr: Int?
     @Option(name: .long, help: "IAB TCF v2 consent string.") var tcf: String?
@@ -12,10 +13,30 @@ struct PrivacyOptions: ParsableArguments {
     @Option(name: .customLong("gpp-sid"), help: "GPP section ids that apply, comma-separated (e.g. 2,7).")
     var gppSID: String?
     @Flag(name: .long, help: "The app is directed to children (COPPA).") var coppa = false
+    @Flag(name: .customLong("under-age"), help: "The user is under the age of consent.") var underAge = false
+    @Flag(name: .long, help: "The user limited ad tracking (lmt).") var lmt = false
+    @Option(
+        name: .long,
+        help: "Apple's App Tracking Transparency status: not-determined, restricted, denied or authorized.")
+    var att: String?
 
     func validate() throws {
         if let gdpr, gdpr != 0, gdpr != 1 { throw ValidationError("--gdpr: 0 or 1, got \(gdpr)") }
         _ = try sectionIDs()
+        if let att, Self.attStatus(att) == nil {
+            throw ValidationError("--att: not-determined, restricted, denied or authorized, got \"\(att)\"")
+        }
+    }
+
+    /// `--att`'s status.
+    private static func attStatus(_ text: String) -> AppTrackingStatus? {
+        switch text {
+        case "not-determined": .notDetermined
+        case "restricted": .restricted
+        case "denied": .denied
+        case "authorized": .authorized
+        default: nil
+        }
     }
 
     /// `--gpp-sid`'s ids; a bad list is a usage error naming the item.
@@ -32,8 +53,11 @@ struct PrivacyOptions: ParsableArguments {
 
     /// The signals the options set (everything else "not set").
     var signals: PrivacySignals {
-        PrivacySignals(
+        var signals = PrivacySignals(
             gdprApplies: gdpr.map { $0 == 1 }, tcfConsent: tcf, usPrivacy: usPrivacy, gpp: gpp,
-            gppSectionIDs: (try? sectionIDs()) ?? [], coppa: coppa)
+            gppSectionIDs: (try? sectionIDs()) ?? [], coppa: coppa, underAgeOfConsent: underAge)
+        signals.limitAdTracking = lmt
+        signals.appTracking = att.flatMap(Self.attStatus)
+        return signals
     }
 }

@@ -153,9 +153,12 @@ struct CLIOptionsTests {
 
     // MARK: privacy options
 
+    /// A valid TC string consenting purposes 1 and 2 (iabtcf-java's TCStringV2Test): under GDPR the privacy rules
+    /// skip a network whose TC string does not decode.
+    static let tcf = "COwxsONOwxsONKpAAAENAdCAAMAAAAAAAAAAAAAAAAAA"
+
     static let privacyArguments = [
-        "--gdpr", "1", "--tcf", "TCF-CONSENT-X", "--us-privacy", "1YNN", "--gpp", "GPP-STRING-Y", "--gpp-sid", "2,7",
-        "--coppa",
+        "--gdpr", "1", "--tcf", tcf, "--us-privacy", "1YNN", "--gpp", "GPP-STRING-Y", "--gpp-sid", "2,7", "--coppa",
     ]
 
     @Test func loadSendsThePrivacyOptionsOnTheWire() async throws {
@@ -166,7 +169,7 @@ struct CLIOptionsTests {
         await sandbox.shutdown()
         #expect(run.code == 0, "stderr: \(run.err)")
         let sent = try #require(recorded.first, "the app-open request reached the sandbox")
-        for field in ["gdpr=1", "gdpr_consent=TCF-CONSENT-X", "us_privacy=1YNN", "gpp=GPP-STRING-Y", "coppa=1"] {
+        for field in ["gdpr=1", "gdpr_consent=\(Self.tcf)", "us_privacy=1YNN", "gpp=GPP-STRING-Y", "coppa=1"] {
             #expect(sent.contains(field), "\(field) in \(sent)")
         }
         #expect(sent.contains("gpp_sid=2"), "\(sent)")
@@ -183,8 +186,30 @@ struct CLIOptionsTests {
         #expect(run.code == 0, "stderr: \(run.err)")
         #expect(recorded.count == 6, "3 mediated and 3 to the line's network alone: \(recorded)")
         for sent in recorded {
-            #expect(sent.contains("TCF-CONSENT-X") && sent.contains("1YNN") && sent.contains("GPP-STRING-Y"), "\(sent)")
+            #expect(sent.contains(Self.tcf) && sent.contains("1YNN") && sent.contains("GPP-STRING-Y"), "\(sent)")
         }
+    }
+
+    @Test("load's trace shows privacy_blocked with its reason when GDPR applies without a TC string")
+    func loadTraceShowsPrivacyBlocked() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(
+            ["load", "--config", config, "--placement", "launch", "--json", "--gdpr", "1", "--att", "denied"])
+        let recorded = sandbox.records.adRequestPrivacy
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let trace = try #require((root["trace"] as? [[String: Any]])?.first)
+        #expect(trace["outcome"] as? String == "skipped")
+        #expect(trace["reason"] as? String == "privacy_blocked: gdpr applies without a tcf string", "\(trace)")
+        #expect(recorded.isEmpty, "the blocked network was never asked: \(recorded)")
+    }
+
+    @Test func aBadATTValueIsAUsageError() async throws {
+        let run = try await mediate(["load", "--placement", "launch", "--att", "maybe"])
+        #expect(run.code == 2)
+        #expect(run.err.contains("--att: not-determined, restricted, denied or authorized"), "stderr: \(run.err)")
     }
 
     @Test func aBadGDPRValueIsAUsageError() async throws {
