@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Plain `swift test` runs everything in parallel and passes; `make test` runs the TimingTests target (wall-clock
 # bounds: the contract plus the measured scheduler slack) after the rest, so its bounds stay close to the contract.
 
-.PHONY: demo test deps build fuzz docs lint tsan portable-check
+.PHONY: demo test deps build fuzz docs lint tsan report-check portable-check
 
 deps:
 	@./scripts/ensure-deps.sh
@@ -40,6 +40,12 @@ lint:
 		| xargs -0 env LC_ALL=C awk '{ s = $$0; gsub(/[\200-\277]/, "", s) } length(s) > 120 { print FILENAME ":" FNR \
 		": over 120 characters"; bad = 1 } END { exit bad }'
 
+
+# The HTML reports (`mediate compare`/`load --format html`) in headless Chromium (Debian's `chromium`, installed
+# as root like libcurl) at 1400 and 390 px: no console error, every chart draws, no text outside its box.
+# SCREENSHOTS=docs/images refreshes the screenshots the docs show.
+report-check: deps
+	SWIFT=$(SWIFT) ./scripts/report-check.sh
 
 # ThreadSanitizer over the concurrency suites, one at a time (the sanitizer slows code ~5-10x, and some tests bound
 # wall time), in a scratch folder of its own. Linux caveat: Swift's Mutex locks with futexes ThreadSanitizer does not

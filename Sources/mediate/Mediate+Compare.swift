@@ -36,6 +36,8 @@ struct Compare: AsyncParsableCommand {
               mediate compare --config my.json --fail-under-fill 60 --max-error-rate 5
               # a reproducible run
               mediate compare --seed 7 --concurrency 1 --format json --output r.json
+              # what changed since that run
+              mediate compare --seed 7 --baseline r.json --format html --output r.html
               mediate compare --demo arms --arms static,optimized --requests 4000
               mediate compare --config my.json --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB --gpp-sid 2
             """
@@ -83,6 +85,12 @@ struct Compare: AsyncParsableCommand {
             "Seed for the in-process sandbox's draws (fill, prices, latency, faults) and every self-ordering "
                 + "placement's optimizer: with --concurrency 1, the same seed gives the same fills."))
     var seed: UInt64?
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A previous run's --format json output: the table and the HTML summary say what changed since (fill, "
+                + "revenue per 1000 requests, p95 per placement)."))
+    var baseline: String?
 
     func validate() throws {
         for (name, value) in [("--fail-under-fill", failUnderFill), ("--max-error-rate", maxErrorRate)] {
@@ -91,6 +99,7 @@ struct Compare: AsyncParsableCommand {
             }
             if value != nil, arms != nil { throw ValidationError("\(name) does not apply to --arms") }
         }
+        if baseline != nil, arms != nil { throw ValidationError("--baseline does not apply to --arms") }
         guard requests > 0 else { throw ValidationError("--requests must be positive, got \(requests)") }
         if let arms {
             do { _ = try Arm.parse(arms) } catch { throw ValidationError(error.message) }
@@ -110,6 +119,8 @@ struct Compare: AsyncParsableCommand {
     func run() async throws {
         let progress = Progress.forStderr(
             enabled: !quiet, plain: progressStyle == .plain, interval: .milliseconds(Int(progressInterval * 1000)))
+        // Read before the run: a wrong file fails at once, not after it.
+        let before = try baseline.map { path throws(AdError) in try Baseline.read(path: path) }
         let env = try await Environment.load(options, demo: demoOptions, progress: progress, seed: seed)
         let all = env.configuration.mediation.placements.keys.sorted()
         for id in placement where !all.contains(id) {
@@ -152,21 +163,25 @@ struct Compare: AsyncParsableCommand {
             requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
             privacy: privacy.signals)
         let planned = runner.phaseCount(placements: chosen) * requests
-        let runInfo = RunInfo(
+        var runInfo = RunInfo(
             date: Date(), requests: requests, concurrency: concurrency,
-            against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed)
+            against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed,
+            placements: chosen, baseline: baseline)
+        let started = ContinuousClock.now
         let reports = await runner.run(placements: chosen)
+        runInfo.duration = (ContinuousClock.now - started).milliseconds / 1000
         await env.close()
         if interruption.isRequested {
             let partial = PartialRun(
                 done: reports.reduce(0) { $0 + $1.mediated.requests + $1.lines.reduce(0) { $0 + $1.tally.requests } },
                 planned: planned)
-            let text = Reports.render(reports, as: format, partial: partial, wide: wide, run: runInfo)
+            let text = Reports.render(
+                reports, as: format, partial: partial, wide: wide, run: runInfo, baseline: before)
             try emit(text, progress: progress)
             warn(partial.text)
             throw ExitCode(130)
         }
-        try emit(Reports.render(reports, as: format, wide: wide, run: runInfo), progress: progress)
+        try emit(Reports.render(reports, as: format, wide: wide, run: runInfo, baseline: before), progress: progress)
         try Self.checkFailures(reports)
         let failed = Self.thresholdFailures(reports, failUnderFill: failUnderFill, maxErrorRate: maxErrorRate)
         for line in failed { warn(line) }

@@ -10,6 +10,11 @@ import Logging
 import MediateKit
 import Tracing
 
+/// `mediate load --format`.
+enum LoadFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
+    case text, json, html
+}
+
 struct Load: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "One request (mediated, or one network alone) with its full trace.",
@@ -18,6 +23,8 @@ struct Load: AsyncParsableCommand {
               # the demo's waterfall, line by line
               mediate load --placement home_tile
               mediate load --config my.json --placement main_banner --network cb --json
+              # the request's timeline (a Gantt chart of its lines and HTTP requests)
+              mediate load --placement main_banner --format html > request.html
               # the request's spans as OTLP/JSON
               mediate load --placement main_banner --trace-file trace.json
               mediate load --config my.json --placement home_tile --us-privacy 1YNN --coppa
@@ -29,7 +36,11 @@ struct Load: AsyncParsableCommand {
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.")
     var network: String?
-    @Flag(name: .long, help: "JSON output.") var json = false
+    @Flag(name: .long, help: "JSON output (the same as --format json).") var json = false
+    @Option(
+        name: .long,
+        help: "Output format: text, json, or html (one self-contained page: the request's timeline and its lines).")
+    var format: LoadFormat = .text
     @Option(
         name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
@@ -44,7 +55,9 @@ struct Load: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let tracer = traceFile == nil ? nil : TraceFile.tracer()
+        let format = json ? LoadFormat.json : self.format
+        // The HTML page draws the request's spans: they are recorded for it as for --trace-file.
+        let tracer = traceFile == nil && format != .html ? nil : TraceFile.tracer()
         let env = try await Environment.load(
             options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer)
         defer { Task { await env.close() } }
@@ -53,7 +66,7 @@ struct Load: AsyncParsableCommand {
             let known = env.configuration.mediation.placements.keys.sorted().joined(separator: ", ")
             throw AdError(.configuration, "--placement: unknown placement \"\(placement)\" (configured: \(known))")
         }
-        let format = placementConfig.format
+        let adFormat = placementConfig.format
         var trace: [[String: Any]] = []
         var bids: [[String: Any]] = []
         var winner: [String: Any]? = nil
@@ -70,7 +83,7 @@ struct Load: AsyncParsableCommand {
             do {
                 let result = try await adapter.load(
                     AdRequest(
-                        placement: line.placement, format: format, privacy: privacy.signals, testMode: true,
+                        placement: line.placement, format: adFormat, privacy: privacy.signals, testMode: true,
                         timeout: line.timeout))
                 entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
                 entry["ecpm"] = result.ad?.ecpm ?? NSNull()
@@ -93,7 +106,7 @@ struct Load: AsyncParsableCommand {
             trace.append(entry)
         } else {
             let outcome = await env.mediator.loadWithTrace(
-                AdRequest(placement: placement, format: format, privacy: privacy.signals, testMode: true))
+                AdRequest(placement: placement, format: adFormat, privacy: privacy.signals, testMode: true))
             if case .success(let result) = outcome.result, let ad = result.ad {
                 filled = true
                 winner = [
@@ -158,7 +171,13 @@ struct Load: AsyncParsableCommand {
         if let traceFile, let tracer {
             try TraceFile.write(tracer.finishedSpans, to: traceFile)
         }
-        if json {
+        if format == .html {
+            let result = filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
+            print(
+                Reports.requestPage(
+                    placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
+                    trace: trace, bids: bids))
+        } else if format == .json {
             let object: [String: Any] = [
                 "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace, "bids": bids,
             ]

@@ -9,8 +9,10 @@ extension Reports {
     /// A fixed palette; the waterfall is always the first colour.
     static let colours = ["#1f5fbf", "#d0762a", "#3b9c4b", "#b8403b", "#7d5cb5", "#8a6a4f", "#c65ba3", "#6f6f6f"]
 
-    static func html(_ reports: [PlacementReport], partial: PartialRun? = nil, run: RunInfo? = nil) -> String {
-        var body = summary(reports) + (run.map { details($0, partial: partial) } ?? "")
+    static func html(
+        _ reports: [PlacementReport], partial: PartialRun? = nil, run: RunInfo? = nil, baseline: Baseline? = nil
+    ) -> String {
+        var body = summary(reports, baseline: baseline) + (run.map { details($0, partial: partial) } ?? "")
         for (position, report) in reports.enumerated() {
             var sources: [(name: String, tally: Tally, wins: Int?, wonRevenue: Double?)] = [
                 ("waterfall", report.mediated, nil, nil)
@@ -24,7 +26,7 @@ extension Reports {
             }
             body +=
                 "<section id=\"placement-\(position)\" "
-                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
+                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2><div class=\"charts\">\n"
             body += svgBars(
                 title: "Fill rate", values: sources.map { ($0.name, $0.tally.fillRate * 100) }, unit: "%", maximum: 100)
             let maxRevenue = sources.map(\.tally.revenuePerMille).max() ?? 0
@@ -69,8 +71,8 @@ extension Reports {
                     maximum: 100, decimals: 1, colour: colours[3])
             }
             body +=
-                "<table><tr><th>source</th><th>requests</th><th>fills</th><th>fill rate</th><th>p50 ms</th><th>p95 "
-                + "ms</th><th>p99 ms</th>"
+                "</div><div class=\"scroll\"><table><tr><th>source</th><th>requests</th><th>fills</th>"
+                + "<th>fill rate</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th>"
             body += "<th>wins</th><th>rev/1000 req</th><th>won revenue</th><th>errors</th></tr>\n"
             for source in sources {
                 let t = source.tally
@@ -86,49 +88,135 @@ extension Reports {
                 body +=
                     cell("revenue_per_1000", usd(t.revenuePerMille))
                     + cell("won_revenue", source.wonRevenue.map(usd) ?? "-")
-                body += cell("errors", errorsText(t.errors)) + "</tr>\n"
+                body += cell("errors", errorShares(t.errors, requests: t.requests)) + "</tr>\n"
             }
-            body += "</table></section>\n"
+            body += "</table></div></section>\n"
         }
         let partialNote = partial.map { "<p class=\"partial\"><strong>\(escape($0.text))</strong></p>\n" } ?? ""
-        return """
-            <!DOCTYPE html>
-            <html xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8"/><title>mediate compare</title>
-            <style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em \
-            0}td,th{border:1px solid #ccc;padding:4px \
-            8px;text-align:right}td:first-child,th:first-child{text-align:left}svg{display:block;margin:1em 0}</style>
-            </head><body><h1>mediate compare</h1>
-            \(partialNote)\(body)<script type="application/json" id="report-data">\(embeddedJSON(reports))</script>
-            </body></html>
-            """
+        return page(
+            title: "mediate compare",
+            body: partialNote + body
+                + "<script type=\"application/json\" id=\"report-data\">\(embeddedJSON(reports))</script>\n")
     }
 
-    /// The summary first: per placement, the waterfall's fill, revenue per 1000 requests and p95, and the line
-    /// whose network alone earned the most per 1000 requests.
-    static func summary(_ reports: [PlacementReport]) -> String {
-        var html =
-            "<section id=\"summary\"><h2>Summary</h2><table><tr><th>placement</th><th>fill</th><th>rev/1000 req</th>"
+    /// The page around a report's body: the one style sheet (charts in a grid of 440 px columns, each chart scaled
+    /// down to the width it is given; tables in boxes that scroll sideways on a narrow screen), no external asset.
+    static func page(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html xmlns="http://www.w3.org/1999/xhtml" lang="en"><head><meta charset="utf-8"/>\
+        <meta name="viewport" content="width=device-width, initial-scale=1"/><title>\(escape(title))</title>
+        <style>
+        body{font-family:sans-serif;margin:2em;color:#222;line-height:1.35}
+        h1,h2,p,figcaption{overflow-wrap:anywhere}
+        table{border-collapse:collapse;margin:0}
+        td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}
+        td:first-child,th:first-child{text-align:left}
+        .scroll{overflow-x:auto;margin:1em 0;max-width:100%}
+        #run td{white-space:normal;overflow-wrap:anywhere;text-align:left}
+        .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,440px),1fr));gap:1em 2.5em}
+        figure{margin:0;min-width:0}
+        figcaption{font-weight:bold;margin:0.5em 0}
+        svg{display:block;width:100%;max-width:440px;height:auto}
+        svg text{font-family:sans-serif}
+        .better{color:#1a7f37}.worse{color:#b8403b}
+        @media (max-width:600px){body{margin:1em}}
+        </style>
+        </head><body><h1>\(escape(title))</h1>
+        \(body)</body></html>
+        """
+    }
+
+    /// `server_500: 20 (66.7%)`: each error code's count and its share of the source's requests.
+    static func errorShares(_ errors: [String: Int], requests: Int) -> String {
+        guard !errors.isEmpty else { return "-" }
+        return errors.sorted { $0.key < $1.key }.map { code, count in
+            let share = requests == 0 ? 0 : Double(count) / Double(requests)
+            return "\(code): \(count) (\(pct(share)))"
+        }.joined(separator: " ")
+    }
+
+    /// A chart: its title as the figure's caption (HTML, so a long title wraps instead of being cut) and an SVG
+    /// whose `viewBox` is `width` × `height`, scaled to the column it is given.
+    /// `label`: the chart's short name (`aria-label`), the title when nil.
+    static func figure(title: String, label: String? = nil, width: Int, height: Int, _ content: String) -> String {
+        "<figure><figcaption>\(escape(title))</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" "
+            + "viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" role=\"img\" "
+            + "aria-label=\"\(escape(label ?? title))\">\(content)</svg></figure>\n"
+    }
+
+    /// The summary first: per placement, the waterfall's fill, revenue per 1000 requests and p95 (each with its
+    /// change since `baseline` when given), the best source (the waterfall or a line's network alone, whichever
+    /// earned the most per 1000 requests), and the line whose network alone earned the most.
+    static func summary(_ reports: [PlacementReport], baseline: Baseline? = nil) -> String {
+        var html = "<section id=\"summary\"><h2>Summary</h2>"
+        if let baseline { html += "<p>Changes are against the baseline \(escape(baseline.name)).</p>" }
+        html +=
+            "<div class=\"scroll\"><table><tr><th>placement</th><th>best source</th><th>fill</th><th>rev/1000 req</th>"
             + "<th>p95 ms</th><th>best line alone</th><th>its rev/1000 req</th></tr>\n"
         for report in reports {
             let m = report.mediated
             let best = report.lines.max { $0.tally.revenuePerMille < $1.tally.revenuePerMille }
+            let bestSource =
+                best.map { $0.tally.revenuePerMille > m.revenuePerMille ? "\($0.network)/\($0.placement)" : nil }
+                ?? nil
+            let before = baseline?.placements[report.id]
             html +=
                 "<tr data-summary=\"\(escape(report.id))\">" + cell("placement", report.id)
-                + cell("fill_rate", pct(m.fillRate)) + cell("revenue_per_1000", usd(m.revenuePerMille))
-                + cell("p95", ms(m.percentileMs(95)))
+                + cell("best_source", bestSource ?? "waterfall")
+                + changeCell(
+                    "fill_rate", pct(m.fillRate), before.map { change(points: m.fillRate - $0.fillRate) },
+                    better: before.map { m.fillRate >= $0.fillRate }, missing: baseline != nil)
+                + changeCell(
+                    "revenue_per_1000", usd(m.revenuePerMille),
+                    before.map { change(usd: m.revenuePerMille - $0.revenuePerMille) },
+                    better: before.map { m.revenuePerMille >= $0.revenuePerMille }, missing: baseline != nil)
+                + changeCell(
+                    "p95", ms(m.percentileMs(95)), before.map { change(ms: m.percentileMs(95) - $0.p95Ms) },
+                    better: before.map { m.percentileMs(95) <= $0.p95Ms }, missing: baseline != nil)
                 + cell("best_line", best.map { "\($0.network)/\($0.placement)" } ?? "-")
                 + cell("best_revenue_per_1000", best.map { usd($0.tally.revenuePerMille) } ?? "-") + "</tr>\n"
         }
-        return html + "</table></section>\n"
+        return html + "</table></div></section>\n"
     }
 
-    /// The run's details: when, how many requests per source, at what concurrency, against what.
+    /// A summary cell: the value, then (with a baseline) its change on a second line, green when better, red when
+    /// worse, `new` when the baseline has no such placement.
+    private static func changeCell(
+        _ field: String, _ value: String, _ change: String?, better: Bool?, missing: Bool
+    ) -> String {
+        var html = "<td data-field=\"\(field)\">\(escape(value))"
+        if let change, let better {
+            html +=
+                "<br/><small class=\"\(better ? "better" : "worse")\" data-field=\"\(field)_change\">"
+                + "\(escape(change))</small>"
+        } else if missing {
+            html += "<br/><small data-field=\"\(field)_change\">new</small>"
+        }
+        return html + "</td>"
+    }
+
+    /// `+3.3 pts` (a change of a rate in percentage points).
+    static func change(points: Double) -> String { String(format: "%+.1f pts", points * 100) }
+    /// `-$0.0123`.
+    static func change(usd value: Double) -> String {
+        (value < 0 ? "-" : "+") + String(format: "$%.4f", abs(value))
+    }
+    /// `+1.20 ms`.
+    static func change(ms value: Double) -> String { String(format: "%+.2f ms", value) }
+
+    /// The run's details: the tool's version, when, how long, how many requests per source, at what concurrency,
+    /// against what, with which seed and baseline, which placements.
     static func details(_ run: RunInfo, partial: PartialRun?) -> String {
         let date = ISO8601DateFormatter().string(from: run.date)
         var rows = [
-            ("date", date), ("requests per source", "\(run.requests)"), ("concurrency", "\(run.concurrency)"),
+            ("mediate", MediateVersion.current), ("date", date),
+            ("duration", run.duration.map { String(format: "%.1f s", $0) } ?? "-"),
+            ("requests per source", "\(run.requests)"), ("concurrency", "\(run.concurrency)"),
             ("against", run.against),
+            ("placements", run.placements.isEmpty ? "-" : run.placements.joined(separator: ", ")),
             ("seed", run.seed.map { "\($0)" } ?? "none (the scenario's own)"),
+            ("baseline", run.baseline ?? "none"),
         ]
         if let partial { rows.append(("partial", partial.text)) }
         return "<section id=\"run\"><h2>Run</h2><table>"
@@ -150,57 +238,55 @@ extension Reports {
             .replacingOccurrences(of: "&", with: "\\u0026")
     }
 
+    /// A bar chart, one row per value: the label on a line of its own (shortened in the middle past 60 characters,
+    /// the whole name in its tooltip), the bar under it scaled to `maximum`, the value after the bar.
     static func svgBars(
         title: String, values: [(String, Double)], unit: String, maximum: Double, decimals: Int = 1,
         colour: String = colours[0]
     ) -> String {
-        let rowHeight = 22, labelWidth = 300, barWidth = 400
-        // A label longer than its column is shortened in the middle (its end, e.g. ` p95`, stays readable), the
-        // whole name in a tooltip: it never runs under the bars.
-        let labelCharacters = 46
-        let height = rowHeight * values.count + 30
-        var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(labelWidth + barWidth + 110)\" height=\"\(height)\" "
-            + "role=\"img\" aria-label=\"\(escape(title))\">"
-        svg += "<text x=\"0\" y=\"16\" font-weight=\"bold\">\(escape(title))</text>"
+        let width = 440, rowHeight = 34, barWidth = 340
+        let height = rowHeight * values.count + 4
+        var svg = ""
         for (index, (label, value)) in values.enumerated() {
-            let y = 26 + index * rowHeight
+            let y = index * rowHeight
             let fraction = maximum > 0 && value.isFinite ? min(1, max(0, value / maximum)) : 0
-            let width = Int((Double(barWidth) * fraction).rounded())
+            let bar = Int((Double(barWidth) * fraction).rounded())
             svg +=
-                "<text x=\"0\" y=\"\(y + 14)\" font-size=\"12\"><title>\(escape(label))</title>"
-                + "\(escape(shortened(label, to: labelCharacters)))</text>"
-            svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 2)\" width=\"\(width)\" height=\"16\" fill=\"\(colour)\"/>"
+                "<text x=\"1\" y=\"\(y + 13)\" font-size=\"12\"><title>\(escape(label))</title>"
+                + "\(escape(shortened(label, to: 60)))</text>"
             svg +=
-                "<text x=\"\(labelWidth + width + 6)\" y=\"\(y + 14)\" "
-                + "font-size=\"12\">\(String(format: "%.\(decimals)f", value))\(escape(unit))</text>"
+                "<rect x=\"0\" y=\"\(y + 17)\" width=\"\(barWidth)\" height=\"12\" fill=\"#f0f0f0\"/>"
+                + "<rect class=\"mark\" x=\"0\" y=\"\(y + 17)\" width=\"\(bar)\" height=\"12\" fill=\"\(colour)\"/>"
+            svg +=
+                "<text x=\"\(barWidth + 6)\" y=\"\(y + 28)\" "
+                + "font-size=\"11\">\(String(format: "%.\(decimals)f", value))\(escape(unit))</text>"
         }
-        return svg + "</svg>\n"
+        return figure(title: title, width: width, height: height, svg)
     }
 
     /// The latency distribution of every source as a cumulative curve (share of requests answered within x ms), from
-    /// the HdrHistogram percentiles 0…100 in steps of 2.5 (and 99, 99.9).
+    /// the HdrHistogram percentiles 0…100 in steps of 2.5 (and 99, 99.9); the legend under the plot.
     static func svgCDF(sources: [(name: String, tally: Tally)]) -> String {
-        let width = 640.0, height = 240.0, left = 50.0, top = 26.0, bottom = 30.0
-        let plotWidth = width - left - 20, plotHeight = height - top - bottom
+        let width = 440.0, left = 40.0, top = 8.0, plotHeight = 170.0
+        let plotWidth = width - left - 12
+        let drawn = sources.enumerated().filter { $0.element.tally.requests > 0 }
+        let legendTop = top + plotHeight + 26
+        let height = legendTop + Double(drawn.count) * 18 + 4
         let percentiles = stride(from: 0.0, through: 100.0, by: 2.5).map { $0 } + [99.0, 99.9]
         let maxMs = max(0.001, sources.map { $0.tally.percentileMs(100) }.max() ?? 1)
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width) + 260)\" height=\"\(Int(height))\" "
-            + "role=\"img\" aria-label=\"Latency distribution\">"
-        svg +=
-            "<text x=\"0\" y=\"16\" font-weight=\"bold\">Latency distribution (share of requests answered within x "
-            + "ms)</text>"
-        svg +=
             "<rect x=\"\(Int(left))\" y=\"\(Int(top))\" width=\"\(Int(plotWidth))\" height=\"\(Int(plotHeight))\" "
             + "fill=\"none\" stroke=\"#ccc\"/>"
-        svg += "<text x=\"\(Int(left))\" y=\"\(Int(height) - 8)\" font-size=\"11\">0 ms</text>"
+        let axis = Int(top + plotHeight) + 14
+        svg += "<text x=\"\(Int(left))\" y=\"\(axis)\" font-size=\"11\">0 ms</text>"
         svg +=
-            "<text x=\"\(Int(left + plotWidth) - 60)\" y=\"\(Int(height) - 8)\" font-size=\"11\">\(ms(maxMs)) ms</text>"
+            "<text x=\"\(Int(left + plotWidth))\" y=\"\(axis)\" font-size=\"11\" "
+            + "text-anchor=\"end\">\(ms(maxMs)) ms</text>"
         svg +=
-            "<text x=\"4\" y=\"\(Int(top) + 10)\" font-size=\"11\">100%</text><text x=\"14\" "
-            + "y=\"\(Int(top + plotHeight))\" font-size=\"11\">0%</text>"
-        for (index, source) in sources.enumerated() where source.tally.requests > 0 {
+            "<text x=\"\(Int(left) - 4)\" y=\"\(Int(top) + 9)\" font-size=\"11\" text-anchor=\"end\">100%</text>"
+            + "<text x=\"\(Int(left) - 4)\" y=\"\(Int(top + plotHeight))\" font-size=\"11\" "
+            + "text-anchor=\"end\">0%</text>"
+        for (row, (index, source)) in drawn.enumerated() {
             let colour = colours[index % colours.count]
             let points = percentiles.sorted().map { p -> String in
                 let x = left + plotWidth * min(1, source.tally.percentileMs(p) / maxMs)
@@ -208,16 +294,17 @@ extension Reports {
                 return String(format: "%.1f,%.1f", x, y)
             }
             svg +=
-                "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" "
+                "<polyline class=\"mark\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" "
                 + "points=\"\(points.joined(separator: " "))\"/>"
+            let y = Int(legendTop) + row * 18
+            svg += "<rect x=\"0\" y=\"\(y)\" width=\"12\" height=\"12\" fill=\"\(colour)\"/>"
             svg +=
-                "<rect x=\"\(Int(width))\" y=\"\(Int(top) + index * 18)\" width=\"12\" height=\"12\" "
-                + "fill=\"\(colour)\"/>"
-            svg +=
-                "<text x=\"\(Int(width) + 18)\" y=\"\(Int(top) + index * 18 + 11)\" "
-                + "font-size=\"12\">\(escape(source.name))</text>"
+                "<text x=\"18\" y=\"\(y + 11)\" font-size=\"12\"><title>\(escape(source.name))</title>"
+                + "\(escape(shortened(source.name, to: 60)))</text>"
         }
-        return svg + "</svg>\n"
+        return figure(
+            title: "Latency distribution (share of requests answered within x ms)", label: "Latency distribution",
+            width: Int(width), height: Int(height.rounded(.up)), svg)
     }
 
     /// The waterfall's fill rate over the run, in at most 60 columns of equal length (runs of 2 s or more; a
@@ -227,33 +314,40 @@ extension Reports {
             return "<p class=\"timeline\">Fill over time: the run lasted under 2 s, too short for a chart.</p>\n"
         }
         let seconds = last + 1
-        let width = (seconds + 59) / 60
-        var columns: [(requests: Int, fills: Int)] = Array(repeating: (0, 0), count: (seconds + width - 1) / width)
+        let span = (seconds + 59) / 60
+        var columns: [(requests: Int, fills: Int)] = Array(repeating: (0, 0), count: (seconds + span - 1) / span)
         for (second, bucket) in tally.timeline {
-            let column = min(second / width, columns.count - 1)
+            let column = min(second / span, columns.count - 1)
             columns[column].requests += bucket.requests
             columns[column].fills += bucket.fills
         }
-        let columnWidth = 10, plotHeight = 120, top = 26
+        let width = 440.0, left = 40.0, top = 8.0, plotHeight = 120.0
+        let plotWidth = width - left - 12
+        let columnWidth = plotWidth / Double(columns.count)
         var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(max(560, columns.count * columnWidth + 120))\" "
-            + "height=\"\(plotHeight + 56)\" role=\"img\" aria-label=\"Fill over time\">"
-        svg +=
-            "<text x=\"0\" y=\"16\" font-weight=\"bold\">Waterfall fill rate over time (\(width) s per column, "
-            + "\(seconds) s in all)</text>"
+            "<rect x=\"\(Int(left))\" y=\"\(Int(top))\" width=\"\(Int(plotWidth))\" height=\"\(Int(plotHeight))\" "
+            + "fill=\"none\" stroke=\"#ccc\"/>"
         for (index, column) in columns.enumerated() where column.requests > 0 {
             let rate = Double(column.fills) / Double(column.requests)
-            let height = Int((Double(plotHeight) * rate).rounded())
+            let height = plotHeight * rate
+            svg += String(
+                format: "<rect class=\"mark\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\">",
+                left + Double(index) * columnWidth, top + plotHeight - height, max(1, columnWidth * 0.8), height,
+                colours[0])
             svg +=
-                "<rect x=\"\(index * columnWidth)\" y=\"\(top + plotHeight - height)\" width=\"\(columnWidth - 2)\" "
-                + "height=\"\(height)\" fill=\"\(colours[0])\">"
-            svg +=
-                "<title>\(index * width)–\(index * width + width) s: \(pct(rate)) of \(column.requests)</title></rect>"
+                "<title>\(index * span)–\(index * span + span) s: \(pct(rate)) of \(column.requests)</title></rect>"
         }
-        svg += "<text x=\"0\" y=\"\(top + plotHeight + 20)\" font-size=\"11\">0 s</text>"
+        let axis = Int(top + plotHeight) + 14
         svg +=
-            "<text x=\"\(max(48, columns.count * columnWidth - 30))\" y=\"\(top + plotHeight + 20)\" "
-            + "font-size=\"11\">\(seconds) s</text>"
-        return svg + "</svg>\n"
+            "<text x=\"\(Int(left) - 4)\" y=\"\(Int(top) + 9)\" font-size=\"11\" text-anchor=\"end\">100%</text>"
+            + "<text x=\"\(Int(left) - 4)\" y=\"\(Int(top + plotHeight))\" font-size=\"11\" "
+            + "text-anchor=\"end\">0%</text>"
+        svg += "<text x=\"\(Int(left))\" y=\"\(axis)\" font-size=\"11\">0 s</text>"
+        svg +=
+            "<text x=\"\(Int(left + plotWidth))\" y=\"\(axis)\" font-size=\"11\" "
+            + "text-anchor=\"end\">\(seconds) s</text>"
+        return figure(
+            title: "Waterfall fill rate over time (\(span) s per column, \(seconds) s in all)", label: "Fill over time",
+            width: Int(width), height: axis + 6, svg)
     }
 }

@@ -28,6 +28,12 @@ struct RunInfo: Sendable {
     var against: String
     /// `--seed`, when given.
     var seed: UInt64? = nil
+    /// How long the run took, in seconds.
+    var duration: Double? = nil
+    /// The placements compared.
+    var placements: [String] = []
+    /// `--baseline`'s path, when given.
+    var baseline: String? = nil
 }
 
 enum Reports {
@@ -37,14 +43,35 @@ enum Reports {
     /// compact table that fits ``compactWidth`` columns.
     static func render(
         _ reports: [PlacementReport], as format: ReportFormat, partial: PartialRun? = nil, wide: Bool = false,
-        run: RunInfo? = nil
+        run: RunInfo? = nil, baseline: Baseline? = nil
     ) -> String {
         switch format {
-        case .table: (partial.map { $0.text + "\n" } ?? "") + (wide ? table(reports) : compactTable(reports))
+        case .table:
+            (partial.map { $0.text + "\n" } ?? "") + (wide ? table(reports) : compactTable(reports))
+                + (baseline.map { "\n" + changes(reports, since: $0) } ?? "")
         case .json: json(reports, partial: partial)
         case .csv: csv(reports)
-        case .html: html(reports, partial: partial, run: run)
+        case .html: html(reports, partial: partial, run: run, baseline: baseline)
         }
+    }
+
+    /// Under the table, one line per placement: what changed since `--baseline` (the waterfall's fill in points,
+    /// revenue per 1000 requests, p95), each line within ``compactWidth`` columns.
+    static func changes(_ reports: [PlacementReport], since baseline: Baseline) -> String {
+        var lines = [shortened("changes since the baseline \(baseline.name):", to: compactWidth)]
+        for report in reports {
+            let m = report.mediated
+            guard let before = baseline.placements[report.id] else {
+                lines.append(shortened("  \(report.id): not in the baseline", to: compactWidth))
+                continue
+            }
+            lines.append(
+                shortened(
+                    "  \(report.id): fill \(change(points: m.fillRate - before.fillRate)), rev/1000 "
+                        + "\(change(usd: m.revenuePerMille - before.revenuePerMille)), p95 "
+                        + change(ms: m.percentileMs(95) - before.p95Ms), to: compactWidth))
+        }
+        return lines.map(TerminalText.escaped).joined(separator: "\n")
     }
 
     static func revenueJSON(_ tally: Tally) -> [String: Any] {

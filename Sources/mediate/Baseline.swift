@@ -1,0 +1,76 @@
+import AdMediation
+import Foundation
+
+/// `--baseline OLD.json`: a previous `mediate compare --format json` output, read back for the summary's "what
+/// changed". Only what the summary compares is read (per placement: fill rate, revenue per 1000 requests, p95); the
+/// file is outside input, so it is bounded and every field is checked, and an error names the file and the field.
+struct Baseline: Sendable {
+    /// The waterfall's figures of one placement in the baseline run.
+    struct Placement: Sendable {
+        var fillRate: Double
+        var revenuePerMille: Double
+        var p95Ms: Double
+    }
+
+    /// The file's name as given.
+    var name: String
+    /// By placement id.
+    var placements: [String: Placement]
+
+    /// The largest baseline file read (a 20 000-request run of many placements is far smaller).
+    static let maxBytes = 32 << 20
+
+    /// Reads and checks `path`, at most ``maxBytes`` + 1 bytes.
+    static func read(path: String) throws(AdError) -> Baseline {
+        let shown = TerminalText.escaped(path)
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw AdError(.configuration, "--baseline: cannot read \(shown)")
+        }
+        defer { try? handle.close() }
+        var data = Data()
+        do {
+            while data.count <= maxBytes {
+                guard let chunk = try handle.read(upToCount: maxBytes + 1 - data.count), !chunk.isEmpty else { break }
+                data.append(chunk)
+            }
+        } catch {
+            throw AdError(.configuration, "--baseline: cannot read \(shown): \(error.localizedDescription)")
+        }
+        return try parse(data, name: path)
+    }
+
+    /// Parses a `--format json` output; `name` names the file in errors.
+    static func parse(_ data: Data, name: String) throws(AdError) -> Baseline {
+        let shown = TerminalText.escaped(name)
+        let hint = " (expected the output of `mediate compare --format json`)"
+        func fail(_ what: String) -> AdError { AdError(.configuration, "--baseline \(shown): \(what)\(hint)") }
+        let limits = JSONLimits(maxBytes: maxBytes, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 100_000)
+        if let violation = limits.violation(in: data) { throw fail(violation) }
+        guard let root = try? JSONSerialization.jsonObject(with: data) else { throw fail("not JSON") }
+        guard let object = root as? [String: Any] else { throw fail("not a JSON object") }
+        guard let list = object["placements"] as? [Any] else { throw fail("no \"placements\" array") }
+        var placements: [String: Placement] = [:]
+        for (index, item) in list.enumerated() {
+            let path = "placements[\(index)]"
+            guard let entry = item as? [String: Any] else { throw fail("\(path) is not an object") }
+            guard let id = entry["id"] as? String, !id.isEmpty else { throw fail("\(path).id: not a string") }
+            func number(_ value: Any?, _ field: String, in range: ClosedRange<Double>) throws(AdError) -> Double {
+                guard let number = value as? NSNumber else {
+                    throw fail("\(path).\(field): not a number")
+                }
+                let double = number.doubleValue
+                guard double.isFinite, range.contains(double) else {
+                    throw fail("\(path).\(field): \(double) is outside \(range.lowerBound)…\(range.upperBound)")
+                }
+                return double
+            }
+            let fill = try number(entry["fill_rate"], "fill_rate", in: 0...1)
+            let revenue = try number(
+                (entry["revenue"] as? [String: Any])?["per_1000_requests_usd"], "revenue.per_1000_requests_usd",
+                in: 0...1e12)
+            let p95 = try number((entry["latency_ms"] as? [String: Any])?["p95"], "latency_ms.p95", in: 0...1e9)
+            placements[id] = Placement(fillRate: fill, revenuePerMille: revenue, p95Ms: p95)
+        }
+        return Baseline(name: name, placements: placements)
+    }
+}

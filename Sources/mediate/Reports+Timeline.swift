@@ -1,0 +1,166 @@
+import Foundation
+import InMemoryTracing
+import Tracing
+
+/// `mediate load --format html`: one request as a mediation debugger shows it — the result, then a Gantt chart of its
+/// spans (the mediation, each ad line and bid, each HTTP request under the line that sent it) on one time axis, then
+/// the trace's table (outcome, latency, eCPM, reason per line).
+extension Reports {
+    /// One bar of the Gantt chart.
+    struct TimelineRow: Sendable {
+        var label: String
+        var depth: Int
+        /// Milliseconds since the request's start.
+        var startMs: Double
+        var endMs: Double
+        var colour: String
+    }
+
+    /// The spans as rows: each span after its parent (children by start time), times relative to the earliest span.
+    static func timelineRows(_ spans: [FinishedInMemorySpan]) -> [TimelineRow] {
+        guard let origin = spans.map(\.startInstant.nanosecondsSinceEpoch).min() else { return [] }
+        let ids = Set(spans.map(\.spanID))
+        var children: [String: [FinishedInMemorySpan]] = [:]
+        var roots: [FinishedInMemorySpan] = []
+        for span in spans {
+            if let parent = span.parentSpanID, ids.contains(parent) {
+                children[parent, default: []].append(span)
+            } else {
+                roots.append(span)
+            }
+        }
+        func byStart(_ a: FinishedInMemorySpan, _ b: FinishedInMemorySpan) -> Bool {
+            a.startInstant.nanosecondsSinceEpoch < b.startInstant.nanosecondsSinceEpoch
+        }
+        func ms(_ nanoseconds: UInt64) -> Double {
+            nanoseconds >= origin ? Double(nanoseconds - origin) / 1e6 : 0
+        }
+        var rows: [TimelineRow] = []
+        // Depth-first without recursion; a span is visited once even if the parent links were to form a loop.
+        var stack: [(FinishedInMemorySpan, Int)] = roots.sorted(by: byStart).reversed().map { ($0, 0) }
+        var seen = Set<String>()
+        while let (span, depth) = stack.popLast(), rows.count < 500 {
+            guard seen.insert(span.spanID).inserted else { continue }
+            let (label, colour) = describe(span)
+            let start = ms(span.startInstant.nanosecondsSinceEpoch)
+            rows.append(
+                TimelineRow(
+                    label: label, depth: depth, startMs: start,
+                    endMs: max(start, ms(span.endInstant.nanosecondsSinceEpoch)), colour: colour))
+            for child in (children[span.spanID] ?? []).sorted(by: byStart).reversed() {
+                stack.append((child, min(depth + 1, 8)))
+            }
+        }
+        return rows
+    }
+
+    /// A span's label and colour: an ad line by its network, placement and outcome (green fill, grey no fill, red
+    /// error), an HTTP request by its method and path (red for a status of 400 or more or a transport error).
+    private static func describe(_ span: FinishedInMemorySpan) -> (String, String) {
+        func text(_ key: String) -> String? {
+            switch span.attributes.get(key)?.toSpanAttribute() {
+            case .string(let value)?: value
+            case .int64(let value)?: "\(value)"
+            case .int32(let value)?: "\(value)"
+            case .double(let value)?: "\(value)"
+            default: nil
+            }
+        }
+        let failed = !span.errors.isEmpty || span.status?.code == .error
+        switch span.operationName {
+        case "ad line":
+            let outcome = text("admediation.outcome") ?? (failed ? "error" : "?")
+            var label = "\(text("admediation.network") ?? "?")/\(text("admediation.line_placement") ?? "?") \(outcome)"
+            if let code = text("admediation.code") { label += " (\(code))" }
+            if let ecpm = text("admediation.ecpm") { label += " eCPM \(ecpm)" }
+            let colour = outcome == "fill" ? colours[2] : outcome == "no_fill" ? "#9a9a9a" : colours[3]
+            return (label, colour)
+        case let name where name.hasPrefix("HTTP "):
+            // The path, not the host: every request of a line goes to its network's one origin.
+            var label = name
+            if let path = text("url.path") { label += " \(path)" }
+            if let status = text("http.response.status_code") { label += " → \(status)" }
+            if let error = text("error.type") { label += " → \(error)" }
+            return (label, failed ? colours[3] : "#7fa6dd")
+        default:
+            return (span.operationName, colours[0])
+        }
+    }
+
+    /// The Gantt chart: per row, its label (indented by depth, with its start and duration) on a line of its own and
+    /// its bar under it on the request's time axis.
+    static func svgGantt(_ rows: [TimelineRow]) -> String {
+        guard !rows.isEmpty else { return "<p class=\"timeline\">No spans were recorded for this request.</p>\n" }
+        let width = 440.0, rowHeight = 34.0
+        let total = max(0.001, rows.map(\.endMs).max() ?? 1)
+        var svg = ""
+        for (index, row) in rows.enumerated() {
+            let y = Double(index) * rowHeight
+            let indent = Double(row.depth) * 10
+            let label = String(format: " · at %.1f ms, %.1f ms", row.startMs, row.endMs - row.startMs)
+            let name = shortened(row.label, to: max(10, 66 - row.depth * 2 - label.count))
+            svg += String(format: "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">", indent + 1, y + 13)
+            svg += "<title>\(escape(row.label))</title>\(escape(name + label))</text>"
+            let x = width * row.startMs / total
+            let barWidth = max(2, width * (row.endMs - row.startMs) / total)
+            svg += String(
+                format: "<rect class=\"mark\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" fill=\"%@\"/>",
+                min(x, width - barWidth), y + 17, barWidth, row.colour)
+        }
+        let axis = Double(rows.count) * rowHeight + 12
+        svg += String(format: "<text x=\"1\" y=\"%.0f\" font-size=\"11\">0 ms</text>", axis)
+        svg += String(
+            format: "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">%@ ms</text>", width - 2,
+            axis, ms(total))
+        return figure(
+            title: "Timeline of the request (each line and HTTP request under the mediation)",
+            label: "Request timeline", width: Int(width), height: Int(axis) + 6, svg)
+    }
+
+    /// The page of `mediate load --format html`: the result, the Gantt chart, the trace's lines and bids as a table.
+    static func requestPage(
+        placement: String, result: String, spans: [FinishedInMemorySpan], trace: [[String: Any]],
+        bids: [[String: Any]]
+    ) -> String {
+        var body = "<section id=\"result\"><p data-field=\"result\">\(escape(result))</p></section>\n"
+        body += "<section id=\"timeline\"><div class=\"charts\">" + svgGantt(timelineRows(spans)) + "</div></section>\n"
+        func value(_ entry: [String: Any], _ key: String) -> String {
+            switch entry[key] {
+            case let number as Double: String(format: "%.2f", number)
+            case let text as String: text
+            case let error as [String: String]: "\(error["code"] ?? ""): \(error["message"] ?? "")"
+            case let auction as [String: Any]:
+                auction["result"] as? String == "won"
+                    ? String(format: "won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
+                    : "lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
+            default: "-"
+            }
+        }
+        body += "<section id=\"trace\"><h2>Lines</h2><div class=\"scroll\"><table><tr><th>line</th><th>outcome</th>"
+        body += "<th>latency ms</th><th>eCPM</th><th>reason</th><th>error</th></tr>\n"
+        for entry in trace {
+            let line = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
+            body +=
+                "<tr data-line=\"\(escape(line))\"><td>\(escape(line))</td><td data-field=\"outcome\">"
+                + "\(escape(value(entry, "outcome")))</td><td>\(escape(value(entry, "latency_ms")))</td>"
+                + "<td>\(escape(value(entry, "ecpm")))</td><td>\(escape(value(entry, "reason")))</td>"
+                + "<td>\(escape(value(entry, "error")))</td></tr>\n"
+        }
+        body += "</table></div>"
+        if !bids.isEmpty {
+            body += "<h2>Bids</h2><div class=\"scroll\"><table><tr><th>bidder</th><th>outcome</th><th>latency ms</th>"
+            body += "<th>price</th><th>reason</th><th>auction</th></tr>\n"
+            for entry in bids {
+                let bidder = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
+                body +=
+                    "<tr data-bid=\"\(escape(bidder))\"><td>\(escape(bidder))</td>"
+                    + "<td>\(escape(value(entry, "outcome")))</td><td>\(escape(value(entry, "latency_ms")))</td>"
+                    + "<td>\(escape(value(entry, "price")))</td><td>\(escape(value(entry, "reason")))</td>"
+                    + "<td>\(escape(value(entry, "auction")))</td></tr>\n"
+            }
+            body += "</table></div>"
+        }
+        body += "</section>\n"
+        return page(title: "mediate load \(placement)", body: body)
+    }
+}
