@@ -300,7 +300,7 @@ let package = Package(
             dependencies: [
                 "AdMediationTesting",
                 "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds",
-                "ChartboostBanners", "AppOpenAds",
+                "ChartboostBanners", "AppOpenAds", "OpenRTBBidder", "TestSupport",
             ]),
         // A sixth, toy network in a folder of its own: proves docs/ARCHITECTURE.md's "Adding a network" checklist.
         .testTarget(
