@@ -113,22 +113,105 @@ struct ArmsRunner {
         return Array(zip(arms, tallies)).map { (arm: $0.0, tally: $0.1) }
     }
 
+    /// Each arm's 95 % intervals (fill: Wilson; revenue per 1000 requests: normal approximation of the mean of
+    /// per-request revenue) and, against the first arm, the interval of each difference and whether it is
+    /// significant (its interval excludes 0).
+    struct Confidence {
+        var fill: Statistics.Interval?
+        var revenue: Statistics.Interval?
+        var fillDifference: Statistics.Interval?
+        var revenueDifference: Statistics.Interval?
+
+        init(_ tally: Tally, first: Tally?) {
+            fill = Statistics.wilson(successes: tally.fills, trials: tally.requests)
+            revenue = Statistics.meanInterval(
+                count: tally.requests, sum: tally.revenue, squares: tally.revenueSquares, scale: 1000)
+            if let first {
+                fillDifference = Statistics.proportionDifference(
+                    (first.fills, first.requests), (tally.fills, tally.requests))
+                revenueDifference = Statistics.meanDifference(
+                    (first.requests, first.revenue, first.revenueSquares),
+                    (tally.requests, tally.revenue, tally.revenueSquares), scale: 1000)
+            }
+        }
+    }
+
+    static func intervalJSON(_ interval: Statistics.Interval?, digits: Double = 1e4) -> Any {
+        guard let interval else { return NSNull() }
+        return [(interval.low * digits).rounded() / digits, (interval.high * digits).rounded() / digits]
+    }
+
+    /// The lines under an arms table: each arm's intervals, then each later arm against the first.
+    static func confidenceLines(_ arms: [(arm: Arm, tally: Tally)]) -> [String] {
+        func range(_ interval: Statistics.Interval?, _ format: String) -> String {
+            interval.map { "[" + String(format: format, $0.low) + ", " + String(format: format, $0.high) + "]" } ?? "-"
+        }
+        var lines = ["  95 % CI    fill              rev/1000"]
+        for (arm, tally) in arms {
+            let ci = Confidence(tally, first: nil)
+            let fill = range(ci.fill.map { .init(low: $0.low * 100, high: $0.high * 100) }, "%.1f%%")
+            lines.append(
+                "  " + arm.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + " "
+                    + fill.padding(toLength: 17, withPad: " ", startingAt: 0) + " " + range(ci.revenue, "%.3f"))
+        }
+        guard let first = arms.first else { return lines }
+        for (arm, tally) in arms.dropFirst() {
+            let ci = Confidence(tally, first: first.tally)
+            let name = "\(arm.rawValue) − \(first.arm.rawValue)"
+            if let difference = ci.fillDifference {
+                lines.append(
+                    "  \(name): fill "
+                        + String(
+                            format: "%+.1f pts (CI %+.1f…%+.1f): ", (tally.fillRate - first.tally.fillRate) * 100,
+                            difference.low * 100, difference.high * 100)
+                        + (difference.containsZero ? "not significant" : "significant"))
+            }
+            if let difference = ci.revenueDifference {
+                lines.append(
+                    "  \(name): rev/1000 "
+                        + String(
+                            format: "%+.3f (CI %+.3f…%+.3f): ", tally.revenuePerMille - first.tally.revenuePerMille,
+                            difference.low, difference.high)
+                        + (difference.containsZero ? "not significant" : "significant"))
+            }
+        }
+        return lines
+    }
+
     /// A table, or JSON: per arm, requests, fill rate, estimated revenue per 1000 requests, p50/p95/p99 decision
-    /// latency; and each arm's revenue relative to the first arm.
+    /// latency, each with its 95 % interval; and each arm's revenue relative to the first arm, the differences'
+    /// intervals and whether each is significant.
     static func render(_ results: [(placement: String, arms: [(arm: Arm, tally: Tally)])], json: Bool) -> String {
         if json {
             let object: [[String: Any]] = results.map { placement in
                 let base = placement.arms.first?.tally.revenuePerMille ?? 0
+                let first = placement.arms.first?.tally
                 return [
                     "placement": placement.placement,
-                    "arms": placement.arms.map { arm -> [String: Any] in
-                        [
+                    "arms": placement.arms.enumerated().map { index, arm -> [String: Any] in
+                        let ci = Confidence(arm.tally, first: index == 0 ? nil : first)
+                        var object: [String: Any] = [
                             "arm": arm.arm.rawValue, "requests": arm.tally.requests, "fills": arm.tally.fills,
                             "fill_rate": round3(arm.tally.fillRate),
+                            "fill_rate_ci95": intervalJSON(ci.fill),
                             "revenue_per_mille": round3(arm.tally.revenuePerMille),
+                            "revenue_per_mille_ci95": intervalJSON(ci.revenue),
                             "revenue_vs_first": base > 0 ? round3(arm.tally.revenuePerMille / base) : NSNull(),
                             "latency_ms": arm.tally.latencyJSON, "errors": arm.tally.errors,
                         ]
+                        if let first, index > 0 {
+                            object["vs_first"] = [
+                                "fill_rate_difference": round3(arm.tally.fillRate - first.fillRate),
+                                "fill_rate_difference_ci95": intervalJSON(ci.fillDifference),
+                                "fill_rate_significant": ci.fillDifference.map { !$0.containsZero } ?? false,
+                                "revenue_per_mille_difference": round3(
+                                    arm.tally.revenuePerMille - first.revenuePerMille),
+                                "revenue_per_mille_difference_ci95": intervalJSON(ci.revenueDifference),
+                                "revenue_per_mille_significant": ci.revenueDifference.map { !$0.containsZero }
+                                    ?? false,
+                            ]
+                        }
+                        return object
                     },
                 ]
             }
@@ -155,6 +238,7 @@ struct ArmsRunner {
                             format: "  %7.2f  %7.2f  %7.2f", tally.percentileMs(50), tally.percentileMs(95),
                             tally.percentileMs(99)))
             }
+            lines += confidenceLines(placement.arms)
         }
         return lines.joined(separator: "\n")
     }

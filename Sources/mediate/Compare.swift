@@ -74,6 +74,9 @@ struct Tally: Sendable {
     var errors: [String: Int] = [:]
     /// Estimated revenue of every fill, had each been shown once (US dollars).
     var revenue = 0.0
+    /// The sum of each request's revenue squared (a request without a fill earns 0): with ``revenue`` and
+    /// ``requests``, the variance behind the confidence interval of revenue per 1000 requests.
+    var revenueSquares = 0.0
     /// Fills by revenue precision (`estimated`, `publisher_defined`, …).
     var precisions: [String: Int] = [:]
     /// Requests, fills and revenue by A/B label (placements with a label or arms).
@@ -104,6 +107,7 @@ struct Tally: Sendable {
         if let error = sample.error { errors[error.code.name, default: 0] += 1 }
         if let revenue = sample.revenue {
             self.revenue += revenue.value
+            revenueSquares += revenue.value * revenue.value
             precisions[revenue.precision.rawValue, default: 0] += 1
         }
         if let label = sample.abLabel {
@@ -125,6 +129,7 @@ struct Tally: Sendable {
         requests += other.requests
         fills += other.fills
         revenue += other.revenue
+        revenueSquares += other.revenueSquares
         for (k, v) in other.wins { wins[k, default: 0] += v }
         for (k, v) in other.winRevenue { winRevenue[k, default: 0] += v }
         for (k, v) in other.errors { errors[k, default: 0] += v }
