@@ -1,9 +1,10 @@
 // Runs a 320x50 banner slot against the demand sandbox for a few simulated minutes on a manual clock and prints
 // the refresh timeline: refreshes every 30 s, a click, the app going to the background, a full-screen ad covering
-// the banner, and failures backing off.
+// the banner, and failures backing off. The simulated clock moves only when nothing is in flight (no load, no
+// impression report), so every run prints the same times.
 import AdMediation
-import AdPresentation
 import AdMediationTesting
+import AdPresentation
 import ChartboostBanners
 import CurlTransport
 import DemandSandbox
@@ -40,22 +41,43 @@ var printed = 0
     printed = history.count
 }
 
-/// Advances the clock second by second, letting loads finish between steps.
+/// Waits until no load is in progress and every ad shown has its impression logged (or failed): the impression is
+/// reported in a task of its own, over real HTTP, and is stamped with the simulated time it lands at, so moving the
+/// clock while one is in flight would print a different second on each run. Bounded: 10 s of real time.
+@MainActor func settle() async {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < deadline {
+        await slot.waitForLoad()
+        var shown = 0
+        var reported = 0
+        for event in await slot.history {
+            switch event {
+            case .shown: shown += 1
+            case .impression, .impressionFailed: reported += 1
+            default: break
+            }
+        }
+        if reported >= shown, !(await slot.isLoading) { return }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+/// Advances the clock second by second, letting loads and impression reports finish between steps.
 @MainActor func run(for seconds: Int) async {
     for _ in 0..<seconds {
         await clock.advance(by: .seconds(1))
-        await slot.waitForLoad()
+        await settle()
         await flush()
     }
 }
 
 await slot.start()
-await slot.waitForLoad()
+await settle()
 await flush()
 await run(for: 65)
 print("\(time())  -- the user clicks the banner")
 await slot.adClicked()
-await slot.waitForLoad()
+await settle()
 await flush()
 await run(for: 20)
 print("\(time())  -- the app goes to the background for 2 minutes")

@@ -1,7 +1,8 @@
 // A rewarded ad from GrowthCat against the demand sandbox, end to end, with core types only once the network exists:
 // load, present full screen on a manual clock (the renderer's signals: render, playback progress and end; the
 // impression, video quartiles from the played position, the close button held back until the minimum view time, the
-// reward validated with the server), close, and the events flushed (queued, then delivered). Prints each step.
+// reward validated with the server), close, and the events flushed (queued, then delivered). Prints each step in
+// time order: what the viewer did and what the presentation logged, merged by their instant on the simulated clock.
 import AdMediation
 import AdMediationTesting
 import CurlTransport
@@ -9,14 +10,24 @@ import DemandSandbox
 import Foundation
 import GrowthCatAds
 
+/// What the viewer did, with the instant on the simulated clock: printed with the presentation's log, in time order.
+actor ViewerNotes {
+    private(set) var notes: [(at: AdInstant, text: String)] = []
+
+    func add(_ text: String, at instant: AdInstant) { notes.append((instant, text)) }
+}
+
 /// The app's screen, headless: it renders the ad and plays the video (a 30 s video when the network gives no length),
 /// reporting the played position each second and the real end; the user tries to close at 10 s, then waits for the
 /// close button.
 struct ConsoleViewer: FullScreenPresenter {
     let clock: ManualAdClock
+    let notes: ViewerNotes
 
     func present(_ ad: LoadedAd, controls: FullScreenControls) async {
-        print("showing \(ad.creative.id) (\(ad.creative.kind)), \"Sponsored\": \(controls.state.showsSponsoredLabel)")
+        await notes.add(
+            "showing \(ad.creative.id) (\(ad.creative.kind)), \"Sponsored\": \(controls.state.showsSponsoredLabel)",
+            at: clock.now)
         await controls.renderBegan()
         var length: Duration?
         if case .video(let declared) = controls.state.creative {
@@ -35,7 +46,7 @@ struct ConsoleViewer: FullScreenPresenter {
             }
             let state = await controls.refresh()
             if second == 10, !state.closeVisible, let at = state.closeAvailableAt {
-                print("t=10s  the user tries to close: hidden until \(at)")
+                await notes.add("the user tries to close: hidden until \(at)", at: clock.now)
             }
             if state.closeVisible, await controls.close() { return }
         }
@@ -56,8 +67,16 @@ guard case .filled(let ad) = try await network.load(request) else {
     print("no fill")
     exit(0)
 }
-let result = try await ad.presentFullScreen(on: ConsoleViewer(clock: clock), clock: clock)
-for entry in result.log { print("t=\(entry.at)  \(entry)") }
+let notes = ViewerNotes()
+let result = try await ad.presentFullScreen(on: ConsoleViewer(clock: clock, notes: notes), clock: clock)
+// One timeline: the viewer's notes and the log, by instant; at the same instant the viewer's note comes first (it
+// caused the step), and each list keeps its own order (a stable sort).
+let steps =
+    await notes.notes.enumerated().map { (at: $0.element.at, rank: 0, order: $0.offset, text: $0.element.text) }
+    + result.log.enumerated().map { (at: $0.element.at, rank: 1, order: $0.offset, text: "\($0.element)") }
+for step in steps.sorted(by: { ($0.at, $0.rank, $0.order) < ($1.at, $1.rank, $1.order) }) {
+    print("t=\(step.at)  \(step.text)")
+}
 print("grant: \(result.reward.map { "\($0)" } ?? "nothing")")
 let records = sandbox.records
 print("the sandbox counted \(records.growthcatEvents.count) events, \(records.growthcatDuplicates) duplicates")
