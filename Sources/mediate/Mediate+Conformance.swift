@@ -15,6 +15,10 @@ struct Conformance: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the conformance kit against a configured network; one line per scenario; exit 1 if any fails.",
         discussion: """
+            Against a demand sandbox (the demo's, or `mediate sandbox` behind --config), the command sets what \
+            each scenario needs through the sandbox's admin API (fill, no fill, a 500, a slow answer) and puts \
+            the sandbox's scenario back; against another server it says so and skips what it cannot provoke.
+
             Examples:
               # against the built-in demo's sandbox
               mediate conformance --network mars
@@ -71,18 +75,42 @@ struct Conformance: AsyncParsableCommand {
             network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format),
             privacyFields: Self.privacyFields[base.type] ?? Set(ConformanceSubject.PrivacyField.allCases))
 
-        var results = await AdNetworkConformance.runAll(subject)
-        await single.shutdown([network: adapter])
-        if placementConfig.bidders.contains(where: { $0.network == network }) {
-            // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without
-            // waiting).
-            let clock = ManualAdClock()
-            if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
-                let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
-                results += await BidderConformance.runAll(
-                    BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
-                await single.shutdown([network: bidder])
+        // A demand sandbox is driven through its admin API, so each scenario gets the answers it needs.
+        var sandbox: ConformanceSandbox?
+        switch await ConformanceSandbox.connect(baseURL: base.baseURL, http: env.http) {
+        case .success(let connected): sandbox = connected
+        case .failure(let why):
+            warn(
+                TerminalText.escaped(
+                    "conformance: \(network) is not served by a demand sandbox (\(why.message)): the scenarios that "
+                        + "need a fill rely on the server filling; no fill, a failure and a slow answer cannot be "
+                        + "provoked, so their scenarios are skipped"))
+        }
+        var results: [ConformanceResult] = []
+        do {
+            try await sandbox?.set(placement: linePlacement) { _ in }
+            results = await AdNetworkConformance.runAll(subject)
+            if let sandbox {
+                results = try await Self.provoked(results, subject: subject, sandbox: sandbox, placement: linePlacement)
+                try await sandbox.set(placement: linePlacement) { _ in }
             }
+            await single.shutdown([network: adapter])
+            if placementConfig.bidders.contains(where: { $0.network == network }) {
+                // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without
+                // waiting).
+                let clock = ManualAdClock()
+                if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
+                    let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
+                    results += await BidderConformance.runAll(
+                        BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                    await single.shutdown([network: bidder])
+                }
+            }
+            try await sandbox?.restore()
+        } catch {
+            try? await sandbox?.restore()
+            await env.close()
+            throw error
         }
         await env.close()
         var (passed, skipped, failed) = (0, 0, 0)
@@ -104,5 +132,77 @@ struct Conformance: AsyncParsableCommand {
         }
         print("\(passed) passed, \(skipped) skipped, \(failed) failed")
         if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The scenarios the subject alone skips, run against the sandbox set up for each: no fill (fill rate 0), a
+    /// failure (every answer a 500, expected as `server_500`), a slow answer (1.5 s, for cancellation and timeouts).
+    /// Their results replace the skips in `results`.
+    static func provoked(
+        _ results: [ConformanceResult], subject: ConformanceSubject, sandbox: ConformanceSandbox, placement: String
+    ) async throws -> [ConformanceResult] {
+        var subject = subject
+        subject.noFillRequest = subject.fillRequest
+        subject.failingRequest = (subject.fillRequest, .server(status: ConformanceSandbox.failingStatus))
+        subject.slowRequest = subject.fillRequest
+        // Each phase: how the sandbox is set, the answer a probe load must then get (nil: no probe; the slow phase
+        // would cost its 1.5 s twice), and the scenarios it serves. A sandbox may not obey: Google's app-open test ad
+        // unit always fills, whatever the scenario. A probe that gets another answer skips the phase's scenarios.
+        let phases: [(change: @Sendable (inout NetworkScenario) -> Void, expect: String?, names: [String])] = [
+            ({ $0.fillRate = 0 }, "no fill", ["noFillIsAValue"]),
+            (
+                { $0.faults = [Fault(.status, status: ConformanceSandbox.failingStatus)] }, "an error",
+                ["errorsMapToTheTaxonomy"]
+            ),
+            (
+                { $0.latencyMs = .fixed(ConformanceSandbox.slowLatencyMs) }, nil,
+                ["cancellationIsHonouredPromptly", "timeoutsAreHonoured"]
+            ),
+        ]
+        var results = results
+        for (change, expect, names) in phases {
+            try await sandbox.set(placement: placement, change)
+            var skip: String?
+            if let expect {
+                let got = await probe(subject)
+                if got != expect {
+                    skip =
+                        "the sandbox was set to answer \(placement) with \(expect) but a probe got \(got) (it answers "
+                        + "this placement its own way, e.g. a test ad unit that always fills)"
+                }
+            }
+            for name in names {
+                guard let scenario = AdNetworkConformance.scenarios.first(where: { $0.name == name }),
+                    let index = results.firstIndex(where: { $0.scenario == name })
+                else { continue }
+                if let skip {
+                    results[index].status = .skipped(skip)
+                    continue
+                }
+                let status: ConformanceResult.Status
+                do {
+                    try await scenario.run(subject)
+                    status = .passed
+                } catch let failure as ConformanceFailure {
+                    status = .failed(failure)
+                } catch {
+                    status = .failed(
+                        ConformanceFailure(scenario: name, expectation: "no unexpected error", observed: "\(error)"))
+                }
+                results[index].status = status
+            }
+        }
+        return results
+    }
+
+    /// One load of the subject's fill request: `a fill`, `no fill` or `an error`.
+    static func probe(_ subject: ConformanceSubject) async -> String {
+        do {
+            let result = try await subject.network.load(subject.fillRequest)
+            guard let ad = result.ad else { return "no fill" }
+            ad.invalidate()
+            return "a fill"
+        } catch {
+            return "an error"
+        }
     }
 }

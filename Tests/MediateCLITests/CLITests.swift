@@ -1,3 +1,4 @@
+import AdMediationTesting
 import DemandSandbox
 import Foundation
 import TestSupport
@@ -242,11 +243,16 @@ struct CLITests {
     }
 
     @Test func conformanceExitsOneWhenAScenarioFails() async throws {
-        let sandbox = try await DemandSandbox.start(
-            scenario: SandboxScenario(networks: ["appopen": NetworkScenario(faults: [Fault(.status, status: 500)])]))
-        let config = try writeConfig(sandboxConfig(sandbox))
+        // Not a sandbox (a demand sandbox's admin API would be told to fill): a server failing every request.
+        let server = try LoopbackHTTPServer { _ in .respond(.text("", status: 500)) }
+        defer { server.stop() }
+        let config = try writeConfig(
+            """
+            {"networks": {"ao": {"type": "appopen", "base_url": "\(server.baseURL)/appopen"}},
+             "placements": {"launch": {"format": "app_open", "lines": [{"network": "ao", "placement": "x", \
+            "timeout_ms": 2000}]}}}
+            """)
         let run = try await mediate(["conformance", "--config", config, "--network", "ao"])
-        await sandbox.shutdown()
         #expect(run.code == 1)
         #expect(run.out.contains("FAIL  fillIsWellFormed"))
     }
