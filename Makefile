@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Plain `swift test` runs everything in parallel and passes; `make test` runs the TimingTests target (wall-clock
 # bounds: the contract plus the measured scheduler slack) after the rest, so its bounds stay close to the contract.
 
-.PHONY: demo test deps build fuzz docs lint tsan report-check portable-check
+.PHONY: demo test deps build fuzz docs lint tsan report-check portable-check privacy-check
 
 deps:
 	@./scripts/ensure-deps.sh
@@ -32,6 +32,11 @@ docs: deps
 # the platform shim (scripts/check-portable.sh).
 portable-check:
 	./scripts/check-portable.sh
+
+# The Apple privacy manifest parses and declares every required-reason API the code uses
+# (scripts/check-privacy-manifest.sh).
+privacy-check:
+	./scripts/check-privacy-manifest.sh
 
 # `swift format lint --strict` with the committed .swift-format (4-space indent, 120 columns, the rules it enables).
 lint:

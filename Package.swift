@@ -68,7 +68,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-            ], swiftSettings: fuzzSettings),
+            ],
+            // Apple's privacy manifest: no tracking, no collected data, the required-reason APIs the library uses
+            // (`make privacy-check` keeps it in step with the code).
+            resources: [.copy("PrivacyInfo.xcprivacy")], swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting"]),
