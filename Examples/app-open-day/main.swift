@@ -1,8 +1,8 @@
 // Simulates one day of an app's life on a manual clock: a cold start from a loading screen, then foregrounds and
 // backgrounds through the day, with app-open ads served by the demand sandbox. Prints what was shown and why not.
 import AdMediation
-import AdPresentation
 import AdMediationTesting
+import AdPresentation
 import AppOpenAds
 import CurlTransport
 import DemandSandbox

@@ -1,11 +1,10 @@
 import AdMediation
-import AdapterKit
 import AdMediationTesting
+import AdapterKit
+import AdapterSupport
 import CurlTransport
 import Foundation
 import Testing
-
-import AdapterSupport
 
 /// The request runner's mapping table, one behaviour each, over real loopback HTTP through the libcurl transport.
 @Suite("Request runner", .timeLimit(.minutes(1)))

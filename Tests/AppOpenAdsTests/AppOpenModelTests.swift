@@ -1,6 +1,6 @@
 import AdMediation
-import AdPresentation
 import AdMediationTesting
+import AdPresentation
 import AppOpenAds
 import Foundation
 import Testing

@@ -1,7 +1,7 @@
 import AdMediation
-import AdPresentation
 import AdMediationTesting
 import AdNetworkConformance
+import AdPresentation
 import AppOpenAds
 import TestSupport
 import Testing

@@ -1,6 +1,6 @@
 import AdMediation
-import AdPresentation
 import AdMediationTesting
+import AdPresentation
 import ChartboostBanners
 import Foundation
 import Testing

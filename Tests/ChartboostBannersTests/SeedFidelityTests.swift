@@ -1,7 +1,7 @@
 import AdMediation
-import AdPresentation
 import AdMediationTesting
 import AdNetworkConformance
+import AdPresentation
 import ChartboostBanners
 import Foundation
 import Synchronization
