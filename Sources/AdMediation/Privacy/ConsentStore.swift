@@ -64,10 +64,10 @@ public final class InMemoryConsentStore: ConsentStore {
     }
 }
 
-/// The consent store of Apple platforms (and Foundation on Linux): `UserDefaults`, the standard one or an app
-/// group's suite, where CMPs write the IAB keys.
 // @unchecked Sendable: the only stored property is a `UserDefaults`, which Apple documents as thread-safe (its
 // Foundation on Linux guards its state with a lock too); the class adds no state of its own.
+/// The consent store of Apple platforms (and Foundation on Linux): `UserDefaults`, the standard one or an app
+/// group's suite, where CMPs write the IAB keys.
 public final class UserDefaultsConsentStore: ConsentStore, @unchecked Sendable {
     private let defaults: UserDefaults
 
