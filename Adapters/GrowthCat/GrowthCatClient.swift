@@ -187,14 +187,7 @@ public actor GrowthCatClient {
         _ body: (GrowthCatClient) async throws -> T
     ) async throws -> T {
         let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
-        do {
-            let value = try await body(client)
-            await client.shutdown()
-            return value
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        return try await withCleanup { try await body(client) } finally: { await client.shutdown() }
     }
 
     deinit {

@@ -190,12 +190,5 @@ public func withCurlHTTPClient<T: Sendable>(
     _ body: (CurlHTTPClient) async throws -> T
 ) async throws -> T {
     let client = CurlHTTPClient(configuration: configuration)
-    do {
-        let value = try await body(client)
-        await client.shutdown()
-        return value
-    } catch {
-        await client.shutdown()
-        throw error
-    }
+    return try await withCleanup { try await body(client) } finally: { await client.shutdown() }
 }

@@ -1,4 +1,5 @@
 import AdapterSupport
+import AdMediation
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -18,14 +19,7 @@ public enum DemandSandbox {
         _ body: (RunningSandbox) async throws -> T
     ) async throws -> T {
         let sandbox = try await start(scenario: scenario, configuration: configuration)
-        do {
-            let value = try await body(sandbox)
-            await sandbox.shutdown()
-            return value
-        } catch {
-            await sandbox.shutdown()
-            throw error
-        }
+        return try await withCleanup { try await body(sandbox) } finally: { await sandbox.shutdown() }
     }
 
     /// Starts the sandbox and returns once it accepts connections.

@@ -116,61 +116,69 @@ struct Compare: AsyncParsableCommand {
         }
     }
 
+    /// What a compare run gave: the arms' table, or the placements' reports (printed after the environment is
+    /// closed).
+    enum Ran: Sendable {
+        case arms(String)
+        case mediated(reports: [PlacementReport], run: RunInfo, planned: Int, interruption: Interruption)
+    }
+
     func run() async throws {
         let progress = Progress.forStderr(
             enabled: !quiet, plain: progressStyle == .plain, interval: .milliseconds(Int(progressInterval * 1000)))
         // Read before the run: a wrong file fails at once, not after it.
         let before = try baseline.map { path throws(AdError) in try Baseline.read(path: path) }
-        let env = try await Environment.load(options, demo: demoOptions, progress: progress, seed: seed)
-        let all = env.configuration.mediation.placements.keys.sorted()
-        for id in placement where !all.contains(id) {
-            await env.close()
-            throw AdError(
-                .configuration, "--placement: unknown placement \"\(id)\" (configured: \(all.joined(separator: ", ")))")
-        }
-        let chosen = placement.isEmpty ? all : placement
-        if let arms {
-            let parsed: [Arm]
-            do { parsed = try Arm.parse(arms) } catch {
-                await env.close()
-                throw error
+        let ran = try await Environment.with(options, demo: demoOptions, progress: progress, seed: seed) {
+            env -> Ran in
+            let all = env.configuration.mediation.placements.keys.sorted()
+            for id in placement where !all.contains(id) {
+                throw AdError(
+                    .configuration,
+                    "--placement: unknown placement \"\(id)\" (configured: \(all.joined(separator: ", ")))")
             }
-            progress.say(
-                "compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency "
-                    + "\(concurrency)"
-            )
-            let runner = ArmsRunner(
-                configuration: env.configuration, networks: env.networks, requests: requests, concurrency: concurrency,
-                progress: progress, privacy: privacy.signals)
-            var results: [(placement: String, arms: [(arm: Arm, tally: Tally)])] = []
-            for id in chosen {
-                do { results.append((id, try await runner.run(placement: id, arms: parsed))) } catch {
-                    await env.close()
-                    throw error
+            let chosen = placement.isEmpty ? all : placement
+            if let arms {
+                let parsed = try Arm.parse(arms)
+                progress.say(
+                    "compare: \(chosen.count) placement(s), arms \(arms), \(requests) requests per arm, concurrency "
+                        + "\(concurrency)"
+                )
+                let runner = ArmsRunner(
+                    configuration: env.configuration, networks: env.networks, requests: requests,
+                    concurrency: concurrency,
+                    progress: progress, privacy: privacy.signals)
+                var results: [(placement: String, arms: [(arm: Arm, tally: Tally)])] = []
+                for id in chosen {
+                    results.append((id, try await runner.run(placement: id, arms: parsed)))
                 }
+                return .arms(ArmsRunner.render(results, json: format == .json))
             }
-            await env.close()
-            try emit(ArmsRunner.render(results, json: format == .json), progress: progress)
+            progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
+            // Ctrl-C stops starting requests; what ran is reported (marked partial) and written, then exit 130.
+            let interruption = Interruption {
+                warn(
+                    "\ninterrupted: finishing the requests in flight, then reporting what ran "
+                        + "(Ctrl-C again to quit now)"
+                )
+            }
+            let runner = CompareRunner(
+                configuration: env.configuration, networks: env.networks, mediator: env.mediator,
+                requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
+                privacy: privacy.signals)
+            let planned = runner.phaseCount(placements: chosen) * requests
+            var runInfo = RunInfo(
+                date: Date(), requests: requests, concurrency: concurrency,
+                against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed,
+                placements: chosen, baseline: baseline)
+            let started = ContinuousClock.now
+            let reports = await runner.run(placements: chosen)
+            runInfo.duration = (ContinuousClock.now - started).milliseconds / 1000
+            return .mediated(reports: reports, run: runInfo, planned: planned, interruption: interruption)
+        }
+        guard case .mediated(let reports, let runInfo, let planned, let interruption) = ran else {
+            if case .arms(let text) = ran { try emit(text, progress: progress) }
             return
         }
-        progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
-        // Ctrl-C stops starting requests; what ran is reported (marked partial) and written, then exit 130.
-        let interruption = Interruption {
-            warn("\ninterrupted: finishing the requests in flight, then reporting what ran (Ctrl-C again to quit now)")
-        }
-        let runner = CompareRunner(
-            configuration: env.configuration, networks: env.networks, mediator: env.mediator,
-            requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
-            privacy: privacy.signals)
-        let planned = runner.phaseCount(placements: chosen) * requests
-        var runInfo = RunInfo(
-            date: Date(), requests: requests, concurrency: concurrency,
-            against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed,
-            placements: chosen, baseline: baseline)
-        let started = ContinuousClock.now
-        let reports = await runner.run(placements: chosen)
-        runInfo.duration = (ContinuousClock.now - started).milliseconds / 1000
-        await env.close()
         if interruption.isRequested {
             let partial = PartialRun(
                 done: reports.reduce(0) { $0 + $1.mediated.requests + $1.lines.reduce(0) { $0 + $1.tally.requests } },

@@ -45,74 +45,75 @@ struct Conformance: AsyncParsableCommand {
 
     func run() async throws {
         let demo = options.config == nil
-        let env = try await Environment.load(
-            options, progress: Progress(enabled: false), scenario: demo ? Self.demoScenario : nil)
-        guard let base = env.configuration.networks[network] else {
-            await env.close()
-            throw AdError(.configuration, "--network: unknown network \"\(network)\"")
-        }
-        let candidates = env.configuration.mediation.placements.sorted { $0.key < $1.key }
-            .filter { placement == nil || $0.key == placement }
-            .compactMap { id, config -> (PlacementConfiguration, String)? in
-                (config.lines.first { $0.network == network }?.placement
-                    ?? config.bidders.first { $0.network == network }?.placement)
-                    .map { (config, $0) }
+        let results = try await Environment.with(
+            options, progress: Progress(enabled: false), scenario: demo ? Self.demoScenario : nil
+        ) { env in
+            guard let base = env.configuration.networks[network] else {
+                throw AdError(.configuration, "--network: unknown network \"\(network)\"")
             }
-        guard let (placementConfig, linePlacement) = candidates.first else {
-            await env.close()
-            throw AdError(.configuration, "--placement: no placement has a line or bidder for network \"\(network)\"")
-        }
-        let format = placementConfig.format
-        // The kit watches the wire through a recording client wrapped around the real one.
-        let recording = RecordingHTTPClient(wrapping: env.http)
-        let single = CLIConfiguration(
-            networks: [network: base], mediation: env.configuration.mediation, factories: env.configuration.factories)
-        guard let adapter = try single.makeNetworks(http: recording)[network] else {
-            await env.close()
-            throw ExitCode(2)
-        }
-        let subject = ConformanceSubject(
-            network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format),
-            privacyFields: Self.privacyFields[base.type] ?? Set(ConformanceSubject.PrivacyField.allCases))
-
-        // A demand sandbox is driven through its admin API, so each scenario gets the answers it needs.
-        var sandbox: ConformanceSandbox?
-        switch await ConformanceSandbox.connect(baseURL: base.baseURL, http: env.http) {
-        case .success(let connected): sandbox = connected
-        case .failure(let why):
-            warn(
-                TerminalText.escaped(
-                    "conformance: \(network) is not served by a demand sandbox (\(why.message)): the scenarios that "
-                        + "need a fill rely on the server filling; no fill, a failure and a slow answer cannot be "
-                        + "provoked, so their scenarios are skipped"))
-        }
-        var results: [ConformanceResult] = []
-        do {
-            try await sandbox?.set(placement: linePlacement) { _ in }
-            results = await AdNetworkConformance.runAll(subject)
-            if let sandbox {
-                results = try await Self.provoked(results, subject: subject, sandbox: sandbox, placement: linePlacement)
-                try await sandbox.set(placement: linePlacement) { _ in }
-            }
-            await single.shutdown([network: adapter])
-            if placementConfig.bidders.contains(where: { $0.network == network }) {
-                // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry without
-                // waiting).
-                let clock = ManualAdClock()
-                if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
-                    let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
-                    results += await BidderConformance.runAll(
-                        BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
-                    await single.shutdown([network: bidder])
+            let candidates = env.configuration.mediation.placements.sorted { $0.key < $1.key }
+                .filter { placement == nil || $0.key == placement }
+                .compactMap { id, config -> (PlacementConfiguration, String)? in
+                    (config.lines.first { $0.network == network }?.placement
+                        ?? config.bidders.first { $0.network == network }?.placement)
+                        .map { (config, $0) }
                 }
+            guard let (placementConfig, linePlacement) = candidates.first else {
+                throw AdError(
+                    .configuration, "--placement: no placement has a line or bidder for network \"\(network)\"")
             }
-            try await sandbox?.restore()
-        } catch {
-            try? await sandbox?.restore()
-            await env.close()
-            throw error
+            let format = placementConfig.format
+            // The kit watches the wire through a recording client wrapped around the real one.
+            let recording = RecordingHTTPClient(wrapping: env.http)
+            let single = CLIConfiguration(
+                networks: [network: base], mediation: env.configuration.mediation,
+                factories: env.configuration.factories)
+            guard let adapter = try single.makeNetworks(http: recording)[network] else {
+                throw ExitCode(2)
+            }
+            let subject = ConformanceSubject(
+                network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format),
+                privacyFields: Self.privacyFields[base.type] ?? Set(ConformanceSubject.PrivacyField.allCases))
+
+            // A demand sandbox is driven through its admin API, so each scenario gets the answers it needs.
+            var sandbox: ConformanceSandbox?
+            switch await ConformanceSandbox.connect(baseURL: base.baseURL, http: env.http) {
+            case .success(let connected): sandbox = connected
+            case .failure(let why):
+                warn(
+                    TerminalText.escaped(
+                        "conformance: \(network) is not served by a demand sandbox (\(why.message)): the scenarios "
+                            + "that need a fill rely on the server filling; no fill, a failure and a slow answer "
+                            + "cannot be provoked, so their scenarios are skipped"))
+            }
+            var results: [ConformanceResult] = []
+            do {
+                try await sandbox?.set(placement: linePlacement) { _ in }
+                results = await AdNetworkConformance.runAll(subject)
+                if let sandbox {
+                    results = try await Self.provoked(
+                        results, subject: subject, sandbox: sandbox, placement: linePlacement)
+                    try await sandbox.set(placement: linePlacement) { _ in }
+                }
+                await single.shutdown([network: adapter])
+                if placementConfig.bidders.contains(where: { $0.network == network }) {
+                    // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry
+                    // without waiting).
+                    let clock = ManualAdClock()
+                    if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
+                        let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
+                        results += await BidderConformance.runAll(
+                            BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                        await single.shutdown([network: bidder])
+                    }
+                }
+                try await sandbox?.restore()
+            } catch {
+                try? await sandbox?.restore()
+                throw error
+            }
+            return results
         }
-        await env.close()
         var (passed, skipped, failed) = (0, 0, 0)
         for result in results {
             // Observations quote the server's answers: escaped.

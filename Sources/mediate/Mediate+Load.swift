@@ -58,160 +58,160 @@ struct Load: AsyncParsableCommand {
         let format = json ? LoadFormat.json : self.format
         // The HTML page draws the request's spans: they are recorded for it as for --trace-file.
         let tracer = traceFile == nil && format != .html ? nil : TraceFile.tracer()
-        let env = try await Environment.load(
-            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer)
-        defer { Task { await env.close() } }
-        guard let placementConfig = env.configuration.mediation.placements[placement] else {
-            await env.close()
-            let known = env.configuration.mediation.placements.keys.sorted().joined(separator: ", ")
-            throw AdError(.configuration, "--placement: unknown placement \"\(placement)\" (configured: \(known))")
-        }
-        let adFormat = placementConfig.format
-        var trace: [[String: Any]] = []
-        var bids: [[String: Any]] = []
-        var winner: [String: Any]? = nil
-        var filled = false
-        if let network {
-            guard let line = placementConfig.lines.first(where: { $0.network == network }),
-                let adapter = env.networks[network]
-            else {
-                await env.close()
-                throw AdError(.configuration, "--network: no line of \(placement) uses network \"\(network)\"")
+        try await Environment.with(
+            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer
+        ) { env in
+            guard let placementConfig = env.configuration.mediation.placements[placement] else {
+                let known = env.configuration.mediation.placements.keys.sorted().joined(separator: ", ")
+                throw AdError(.configuration, "--placement: unknown placement \"\(placement)\" (configured: \(known))")
             }
-            let start = ContinuousClock.now
-            var entry: [String: Any] = ["network": network, "placement": line.placement]
-            do {
-                let result = try await adapter.load(
-                    AdRequest(
-                        placement: line.placement, format: adFormat, privacy: privacy.signals, testMode: true,
-                        timeout: line.timeout))
-                entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
-                entry["ecpm"] = result.ad?.ecpm ?? NSNull()
-                entry["error"] = NSNull()
-                if let ad = result.ad {
+            let adFormat = placementConfig.format
+            var trace: [[String: Any]] = []
+            var bids: [[String: Any]] = []
+            var winner: [String: Any]? = nil
+            var filled = false
+            if let network {
+                guard let line = placementConfig.lines.first(where: { $0.network == network }),
+                    let adapter = env.networks[network]
+                else {
+                    throw AdError(.configuration, "--network: no line of \(placement) uses network \"\(network)\"")
+                }
+                let start = ContinuousClock.now
+                var entry: [String: Any] = ["network": network, "placement": line.placement]
+                do {
+                    let result = try await adapter.load(
+                        AdRequest(
+                            placement: line.placement, format: adFormat, privacy: privacy.signals, testMode: true,
+                            timeout: line.timeout))
+                    entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
+                    entry["ecpm"] = result.ad?.ecpm ?? NSNull()
+                    entry["error"] = NSNull()
+                    if let ad = result.ad {
+                        filled = true
+                        winner = [
+                            "network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
+                            "revenue": Self.revenueJSON(ad.revenue),
+                        ]
+                        ad.invalidate()
+                    }
+                } catch let error as AdError {
+                    entry["outcome"] = "error"
+                    entry["ecpm"] = NSNull()
+                    entry["error"] = ["code": error.code.name, "message": error.message]
+                }
+                entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
+                entry["reason"] = NSNull()
+                trace.append(entry)
+            } else {
+                let outcome = await env.mediator.loadWithTrace(
+                    AdRequest(placement: placement, format: adFormat, privacy: privacy.signals, testMode: true))
+                if case .success(let result) = outcome.result, let ad = result.ad {
                     filled = true
                     winner = [
-                        "network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
+                        "network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(),
+                        "ad_id": ad.creative.id,
                         "revenue": Self.revenueJSON(ad.revenue),
                     ]
                     ad.invalidate()
                 }
-            } catch let error as AdError {
-                entry["outcome"] = "error"
-                entry["ecpm"] = NSNull()
-                entry["error"] = ["code": error.code.name, "message": error.message]
-            }
-            entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
-            entry["reason"] = NSNull()
-            trace.append(entry)
-        } else {
-            let outcome = await env.mediator.loadWithTrace(
-                AdRequest(placement: placement, format: adFormat, privacy: privacy.signals, testMode: true))
-            if case .success(let result) = outcome.result, let ad = result.ad {
-                filled = true
-                winner = [
-                    "network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(),
-                    "ad_id": ad.creative.id,
-                    "revenue": Self.revenueJSON(ad.revenue),
-                ]
-                ad.invalidate()
-            }
-            for line in outcome.trace.lines {
-                var entry: [String: Any] = [
-                    "network": line.network, "placement": line.placement, "outcome": line.outcome.name,
-                    "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(),
-                    "ecpm": line.ecpm ?? NSNull(),
-                ]
-                switch line.outcome {
-                case .error(let error):
-                    entry["error"] = ["code": error.code.name, "message": error.message]
-                    entry["reason"] = NSNull()
-                case .skipped(let reason):
-                    entry["error"] = NSNull()
-                    entry["reason"] = line.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
-                case .noFill(let reason):
-                    entry["error"] = NSNull()
-                    entry["reason"] = reason
-                default:
-                    entry["error"] = NSNull()
-                    entry["reason"] = NSNull()
-                }
-                trace.append(entry)
-            }
-            for bid in outcome.trace.bids {
-                var entry: [String: Any] = [
-                    "network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
-                    "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(),
-                    "price": bid.price ?? NSNull(),
-                ]
-                switch bid.outcome {
-                case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
-                case .skipped(let reason):
-                    entry["reason"] = bid.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
-                case .noFill(let reason): entry["reason"] = reason
-                default: entry["reason"] = NSNull()
-                }
-                switch bid.auction {
-                case .won(let clearing)?: entry["auction"] = ["result": "won", "clearing_price": clearing]
-                case .lost(let reason, let price)?:
-                    entry["auction"] = [
-                        "result": "lost", "loss_code": reason.code, "loss_reason": reason.name,
-                        "winning_price": price.map { $0 as Any } ?? NSNull(),
+                for line in outcome.trace.lines {
+                    var entry: [String: Any] = [
+                        "network": line.network, "placement": line.placement, "outcome": line.outcome.name,
+                        "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(),
+                        "ecpm": line.ecpm ?? NSNull(),
                     ]
-                case nil: entry["auction"] = NSNull()
+                    switch line.outcome {
+                    case .error(let error):
+                        entry["error"] = ["code": error.code.name, "message": error.message]
+                        entry["reason"] = NSNull()
+                    case .skipped(let reason):
+                        entry["error"] = NSNull()
+                        entry["reason"] = line.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
+                    case .noFill(let reason):
+                        entry["error"] = NSNull()
+                        entry["reason"] = reason
+                    default:
+                        entry["error"] = NSNull()
+                        entry["reason"] = NSNull()
+                    }
+                    trace.append(entry)
                 }
-                bids.append(entry)
-            }
-            if case .failure(let error) = outcome.result, error.code != .timeout {
-                await env.close()
-                throw error
-            }
-        }
-        await env.close()
-        if let traceFile, let tracer {
-            try TraceFile.write(tracer.finishedSpans, to: traceFile)
-        }
-        if format == .html {
-            let result = filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
-            print(
-                Reports.requestPage(
-                    placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
-                    trace: trace, bids: bids))
-        } else if format == .json {
-            let object: [String: Any] = [
-                "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace, "bids": bids,
-            ]
-            let data = try JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
-        } else {
-            // Human output: every line escaped (ad ids, reasons and messages come from servers).
-            let result = filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
-            print(TerminalText.escaped("\(placement): \(result)"))
-            for entry in trace {
-                let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                var line =
-                    "  \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
-                if let ecpm = entry["ecpm"] as? Double { line += String(format: "  eCPM %.2f", ecpm) }
-                if let reason = entry["reason"] as? String { line += "  (\(reason))" }
-                if let error = entry["error"] as? [String: String] {
-                    line += "  \(error["code"] ?? ""): \(error["message"] ?? "")"
+                for bid in outcome.trace.bids {
+                    var entry: [String: Any] = [
+                        "network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
+                        "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(),
+                        "price": bid.price ?? NSNull(),
+                    ]
+                    switch bid.outcome {
+                    case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
+                    case .skipped(let reason):
+                        entry["reason"] = bid.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
+                    case .noFill(let reason): entry["reason"] = reason
+                    default: entry["reason"] = NSNull()
+                    }
+                    switch bid.auction {
+                    case .won(let clearing)?: entry["auction"] = ["result": "won", "clearing_price": clearing]
+                    case .lost(let reason, let price)?:
+                        entry["auction"] = [
+                            "result": "lost", "loss_code": reason.code, "loss_reason": reason.name,
+                            "winning_price": price.map { $0 as Any } ?? NSNull(),
+                        ]
+                    case nil: entry["auction"] = NSNull()
+                    }
+                    bids.append(entry)
                 }
-                print(TerminalText.escaped(line))
-            }
-            for entry in bids {
-                let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                var line =
-                    "  bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
-                if let price = entry["price"] as? Double { line += String(format: "  price %.2f", price) }
-                if let reason = entry["reason"] as? String { line += "  (\(reason))" }
-                if let auction = entry["auction"] as? [String: Any] {
-                    line +=
-                        auction["result"] as? String == "won"
-                        ? String(format: "  won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
-                        : "  lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
+                if case .failure(let error) = outcome.result, error.code != .timeout {
+                    throw error
                 }
-                print(TerminalText.escaped(line))
+            }
+            if let traceFile, let tracer {
+                try TraceFile.write(tracer.finishedSpans, to: traceFile)
+            }
+            if format == .html {
+                let result =
+                    filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
+                print(
+                    Reports.requestPage(
+                        placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
+                        trace: trace, bids: bids))
+            } else if format == .json {
+                let object: [String: Any] = [
+                    "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace,
+                    "bids": bids,
+                ]
+                let data = try JSONSerialization.data(
+                    withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                // Human output: every line escaped (ad ids, reasons and messages come from servers).
+                let result =
+                    filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
+                print(TerminalText.escaped("\(placement): \(result)"))
+                for entry in trace {
+                    let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
+                    var line =
+                        "  \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
+                    if let ecpm = entry["ecpm"] as? Double { line += String(format: "  eCPM %.2f", ecpm) }
+                    if let reason = entry["reason"] as? String { line += "  (\(reason))" }
+                    if let error = entry["error"] as? [String: String] {
+                        line += "  \(error["code"] ?? ""): \(error["message"] ?? "")"
+                    }
+                    print(TerminalText.escaped(line))
+                }
+                for entry in bids {
+                    let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
+                    let source = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
+                    var line = "  bid \(source)  \(entry["outcome"] ?? "")  \(latency)"
+                    if let price = entry["price"] as? Double { line += String(format: "  price %.2f", price) }
+                    if let reason = entry["reason"] as? String { line += "  (\(reason))" }
+                    if let auction = entry["auction"] as? [String: Any] {
+                        line +=
+                            auction["result"] as? String == "won"
+                            ? String(format: "  won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
+                            : "  lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
+                    }
+                    print(TerminalText.escaped(line))
+                }
             }
         }
     }

@@ -42,33 +42,29 @@ struct Show: AsyncParsableCommand {
     private var watch: Duration { OutsideValue.duration(seconds: watchSeconds) ?? .zero }
 
     func run() async throws {
-        let env = try await Environment.load(options, demo: demoOptions, progress: Progress(enabled: false))
-        guard let placementConfig = env.configuration.mediation.placements[placement] else {
-            await env.close()
-            throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
+        let presented = try await Environment.with(options, demo: demoOptions, progress: Progress(enabled: false)) {
+            env -> (ad: LoadedAd, shown: FullScreenResult)? in
+            guard let placementConfig = env.configuration.mediation.placements[placement] else {
+                throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
+            }
+            let clock = ManualAdClock()
+            let outcome = await env.mediator.loadWithTrace(
+                AdRequest(placement: placement, format: placementConfig.format, userID: appUserID, testMode: true))
+            guard case .success(let result) = outcome.result, let ad = result.ad else { return nil }
+            // Core types only: the adapter's own rules decide the events, the close button and the reward.
+            let shown = try await ad.presentFullScreen(
+                on: SimulatedViewer(
+                    clock: clock, watch: watch, click: click,
+                    failAt: failPlaybackAfter.flatMap { OutsideValue.duration(seconds: $0) }), clock: clock)
+            ad.invalidate()
+            return (ad, shown)
         }
-        let format = placementConfig.format
-        let clock = ManualAdClock()
-        let outcome = await env.mediator.loadWithTrace(
-            AdRequest(placement: placement, format: format, userID: appUserID, testMode: true))
-        guard case .success(let result) = outcome.result, let ad = result.ad else {
-            await env.close()
+        guard let (ad, shown) = presented else {
             print(
                 json
                     ? #"{"placement":"\#(placement)","filled":false,"events":[]}"#
                     : TerminalText.escaped("\(placement): no fill, nothing shown"))
             throw ExitCode(1)
-        }
-        // Core types only: the adapter's own rules decide the events, the close button and the reward.
-        let shown: FullScreenResult
-        do {
-            shown = try await ad.presentFullScreen(
-                on: SimulatedViewer(
-                    clock: clock, watch: watch, click: click,
-                    failAt: failPlaybackAfter.flatMap { OutsideValue.duration(seconds: $0) }), clock: clock)
-        } catch {
-            await env.close()
-            throw error
         }
         let seconds = { (at: AdInstant) in Double(at.nanoseconds) / 1e9 }
         var sent: [[String: Any]] = []
@@ -111,8 +107,6 @@ struct Show: AsyncParsableCommand {
         if reward == nil && ad.format == .rewarded {
             reward = ["validated": false, "error": "the ad was not watched long enough to be closed"]
         }
-        ad.invalidate()
-        await env.close()
         let failures = shown.log.filter(\.isFailure).count
         if json {
             let object: [String: Any] = [

@@ -206,8 +206,23 @@ struct Environment {
             store: store)
     }
 
+    /// Runs `body` with a loaded environment (``load(_:demo:progress:tracer:scenario:seed:)``), then closes it
+    /// (``close()``) whichever way `body` ends: the one place a command's environment is shut down.
+    static func with<T: Sendable>(
+        _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
+        scenario: SandboxScenario? = nil, seed: UInt64? = nil, _ body: (Environment) async throws -> T
+    ) async throws -> T {
+        let env = try await load(
+            options, demo: demo, progress: progress, tracer: tracer, scenario: scenario, seed: seed)
+        return try await withCleanup {
+            try await body(env)
+        } finally: {
+            await env.close()
+        }
+    }
+
     /// Saves what the self-ordering placements learned (with `--optimizer-state`), then shuts everything down.
-    func close() async {
+    private func close() async {
         if let store {
             do { try await mediator.saveOptimizerState(to: store) } catch {
                 FileHandle.standardError.write(Data("warning: --optimizer-state: \(error)\n".utf8))
