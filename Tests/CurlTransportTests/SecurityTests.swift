@@ -37,9 +37,12 @@ struct SecurityTests {
         let proxy = try LoopbackHTTPServer { request in .respond(.text("via-proxy \(request.target)")) }
         defer { proxy.stop() }
         try await withServer(kind, .init(), { _ in .respond(.text("direct")) }) { server, client in
-            for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { setenv(name, proxy.baseURL, 1) }
-            defer { for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { unsetenv(name) } }
-            let direct = try await client.send(HTTPRequest(url: server.baseURL + "/x"))
+            // While the variables are set, no client that reads them (URLSession on Linux) sends anything.
+            let direct = try await ProxyEnvironment.gate.exclusively {
+                for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { setenv(name, proxy.baseURL, 1) }
+                defer { for name in ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"] { unsetenv(name) } }
+                return try await client.send(HTTPRequest(url: server.baseURL + "/x"))
+            }
             #expect(String(decoding: direct.body, as: UTF8.self) == "direct")
             #expect(proxy.requestsReceived == 0)
         }

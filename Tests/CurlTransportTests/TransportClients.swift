@@ -88,7 +88,8 @@ enum TransportKind: String, Sendable, CaseIterable, CustomTestStringConvertible 
             if let value = settings.defaultTimeout { configuration.defaultTimeout = value }
             configuration.proxy = settings.proxy
             if let value = settings.maxConnectionsPerHost { configuration.maxConnectionsPerHost = value }
-            return URLSessionHTTPClient(configuration: configuration)
+            let client = URLSessionHTTPClient(configuration: configuration)
+            return has(.proxyFromEnvironment) ? EnvironmentGatedClient(client) : client
         }
     }
 
@@ -146,4 +147,76 @@ func skipping(_ kind: TransportKind, for gap: TransportGap, because reason: Stri
     guard kind.has(gap) else { return false }
     withKnownIssue(Comment(rawValue: gap.rawValue)) { Issue.record("not run for \(kind): \(reason)") }
     return true
+}
+
+/// A client that reads the process environment's proxy variables (URLSession on Linux) sends only while no test has
+/// set them: every send holds a shared turn of ``ProxyEnvironment``, and a test that sets the variables holds the
+/// exclusive one.
+struct EnvironmentGatedClient<Client: TransportUnderTest>: TransportUnderTest {
+    let client: Client
+    init(_ client: Client) { self.client = client }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        await ProxyEnvironment.gate.enterShared()
+        do {
+            let response = try await client.send(request)
+            await ProxyEnvironment.gate.leaveShared()
+            return response
+        } catch {
+            await ProxyEnvironment.gate.leaveShared()
+            throw error
+        }
+    }
+
+    func shutdown() async { await client.shutdown() }
+    var requestsHoldingResources: Int { client.requestsHoldingResources }
+}
+
+/// Turns on the process's proxy environment variables: shared while requests that read them run, exclusive while a
+/// test sets them (a waiting exclusive turn goes before later shared ones).
+actor ProxyEnvironment {
+    static let gate = ProxyEnvironment()
+
+    private var shared = 0
+    private var exclusive = false
+    private var waitingShared: [CheckedContinuation<Void, Never>] = []
+    private var waitingExclusive: [CheckedContinuation<Void, Never>] = []
+
+    func enterShared() async {
+        if exclusive || !waitingExclusive.isEmpty {
+            await withCheckedContinuation { waitingShared.append($0) }
+        } else {
+            shared += 1
+        }
+    }
+
+    func leaveShared() {
+        shared -= 1
+        if shared == 0, !waitingExclusive.isEmpty {
+            exclusive = true
+            waitingExclusive.removeFirst().resume()
+        }
+    }
+
+    /// Runs `body` with no shared turn held.
+    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+        if exclusive || shared > 0 {
+            await withCheckedContinuation { waitingExclusive.append($0) }
+        } else {
+            exclusive = true
+        }
+        defer { leaveExclusive() }
+        return try await body()
+    }
+
+    private func leaveExclusive() {
+        if !waitingExclusive.isEmpty {
+            waitingExclusive.removeFirst().resume()
+            return
+        }
+        exclusive = false
+        shared += waitingShared.count
+        for waiter in waitingShared { waiter.resume() }
+        waitingShared.removeAll()
+    }
 }
