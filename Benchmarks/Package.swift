@@ -40,6 +40,23 @@ let package = Package(
                 .product(name: "AdStorage", package: "AdMediation"),
             ]
         ),
+        // What an app feels (issue 36): hung partners, start-up, idle cost, a long session.
+        .executableTarget(
+            name: "app-bench",
+            dependencies: [
+                .product(name: "AdMediation", package: "AdMediation"),
+                .product(name: "AdMediationTesting", package: "AdMediation"),
+                .product(name: "CurlTransport", package: "AdMediation"),
+                .product(name: "DemandSandbox", package: "AdMediation"),
+                .product(name: "OpenRTBBidder", package: "AdMediation"),
+                .product(name: "ChartboostBanners", package: "AdMediation"),
+                .product(name: "AppOpenAds", package: "AdMediation"),
+                .product(name: "GrowthCatAds", package: "AdMediation"),
+                .product(name: "MARSAds", package: "AdMediation"),
+                .product(name: "AdPresentation", package: "AdMediation"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // package-benchmark: allocation counts and static regression thresholds (`swift package benchmark`).
         .executableTarget(
             name: "MediatorMicro",
