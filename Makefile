@@ -62,3 +62,11 @@ tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan-suppressions.txt halt_on_error=0" $(SWIFT) test --skip-build \
 		--sanitize=thread --scratch-path .build-tsan --no-parallel --filter '$(TSAN_TESTS)'
+
+# A quick subset of the benchmarks against the committed baselines (Benchmarks/baselines.json: ratios with a
+# tolerance, docs/BENCHMARKS.md): transport CPU vs AsyncHTTPClient, mediator cost per line, 100k-request compare.
+# Release builds of the Benchmarks package and `mediate`, then a few minutes. Not run in CI.
+.PHONY: bench-check
+bench-check: deps
+	cd Benchmarks && $(SWIFT) build -c release && $(SWIFT) build -c release --product mediate \
+		&& .build/release/app-bench check baselines.json
