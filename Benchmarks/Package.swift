@@ -17,6 +17,7 @@ let package = Package(
             name: "transport-bench",
             dependencies: [
                 .product(name: "CurlTransport", package: "AdMediation"),
+                .product(name: "URLSessionTransport", package: "AdMediation"),
                 .product(name: "AdMediationTesting", package: "AdMediation"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]

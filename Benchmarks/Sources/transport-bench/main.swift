@@ -1,11 +1,13 @@
-// Transport benchmark: CurlHTTPClient vs URLSession (FoundationNetworking) vs AsyncHTTPClient against the same
-// loopback keep-alive server (TCP_NODELAY), which runs in a child process so the CPU time measured here is the
-// client's alone. Usage: transport-bench [requests-per-cell]   (the child is started as `transport-bench serve`)
+// Transport benchmark: CurlHTTPClient vs URLSessionHTTPClient vs URLSession itself (FoundationNetworking) vs
+// AsyncHTTPClient against the same loopback keep-alive server (TCP_NODELAY), which runs in a child process so the
+// CPU time measured here is the client's alone. Usage: transport-bench [requests-per-cell]   (the child is started
+// as `transport-bench serve`)
 import AdMediation
 import AdMediationTesting
 import AsyncHTTPClient
 import CurlTransport
 import Foundation
+import URLSessionTransport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -81,12 +83,16 @@ let curl = CurlHTTPClient()
 let sessionConfiguration = URLSessionConfiguration.default
 sessionConfiguration.httpMaximumConnectionsPerHost = 64
 let session = URLSession(configuration: sessionConfiguration)
+var urlSessionConfiguration = URLSessionHTTPClient.Configuration()
+urlSessionConfiguration.maxConnectionsPerHost = 64
+let urlSessionClient = URLSessionHTTPClient(configuration: urlSessionConfiguration)
 let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
 let request = HTTPRequest(url: url, timeout: .seconds(10))
 let urlRequest = URLRequest(url: URL(string: url)!)
 
 let clients: [(String, @Sendable () async throws -> Void)] = [
     ("CurlHTTPClient", { _ = try await curl.send(request) }),
+    ("URLSessionHTTPClient", { _ = try await urlSessionClient.send(request) }),
     (
         "URLSession",
         {
@@ -109,7 +115,7 @@ let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
 for (name, send) in clients where only == nil || only == name {
     for concurrency in [1, 8, 64] {
         // URLSession is ~10x slower: give it fewer requests so a run stays short.
-        let total = name == "URLSession" ? max(500, requestsPerCell / 5) : requestsPerCell
+        let total = name.hasPrefix("URLSession") ? max(500, requestsPerCell / 5) : requestsPerCell
         let cell = try await measure(concurrency: concurrency, total: total, send)
         table[name, default: [:]][concurrency] = cell
         FileHandle.standardError.write(
@@ -120,6 +126,7 @@ for (name, send) in clients where only == nil || only == name {
 }
 try await ahc.shutdown().get()
 await curl.shutdown()
+await urlSessionClient.shutdown()
 
 if json {
     // {"CurlHTTPClient": {"1": {"rps": …, "cpu_us_per_request": …}, "8": …}, …}
