@@ -6,7 +6,8 @@ import Synchronization
 /// within ``Limits/deadline`` (retries on transport errors and 5xx answers back off 250 ms, then doubling, on the
 /// network's clock). A notice beyond the queue is dropped and counted, never waited for.
 ///
-/// One task, owned by the ``BiddingNetwork``: when the network is released it ends after sending what was queued;
+/// One task, owned by the ``BiddingNetwork`` and started by the first notice (nothing runs before there is something
+/// to send): when the network is released it ends after sending what was queued;
 /// ``shutdown()`` waits for that at most ``Limits/shutdownGrace`` on the network's clock, then cancels what is left
 /// (counted as dropped). Nothing here ever holds a load's answer: ``send(_:context:_:)`` only queues.
 final class NoticeSender: Sendable {
@@ -27,7 +28,10 @@ final class NoticeSender: Sendable {
     }
 
     private let continuation: AsyncStream<String>.Continuation
-    private let task: Mutex<Task<Void, Never>?>
+    /// The sending task, started by the first notice (nothing starts in `init`); `finished` once the queue has ended
+    /// (no task is started after that).
+    private let task: Mutex<(running: Task<Void, Never>?, finished: Bool)>
+    private let start: @Sendable () -> Task<Void, Never>
     private let counts = Counts()
     private let clock: any AdClock
     private let grace: Duration
@@ -58,7 +62,8 @@ final class NoticeSender: Sendable {
         self.grace = limits.shutdownGrace
         let counts = self.counts
         let concurrency = max(1, limits.concurrency)
-        self.task = Mutex(
+        self.task = Mutex((running: nil, finished: false))
+        self.start = {
             Task {
                 await withTaskGroup(of: Void.self) { group in
                     var running = 0
@@ -84,7 +89,8 @@ final class NoticeSender: Sendable {
                     $0.dropped += $0.pending
                     $0.pending = 0
                 }
-            })
+            }
+        }
     }
 
     /// Queues `url` (after macro substitution) unless it is nil or not an absolute http(s) URL; drops and counts it
@@ -94,6 +100,9 @@ final class NoticeSender: Sendable {
         let resolved = context.substitute(url, values)
         guard context.isFetchable(resolved) else { return }
         counts.withLock { $0.pending += 1 }
+        task.withLock { state in
+            if state.running == nil && !state.finished { state.running = start() }
+        }
         switch continuation.yield(resolved) {
         case .enqueued: break
         case .dropped, .terminated:
@@ -117,14 +126,21 @@ final class NoticeSender: Sendable {
     var failed: Int { counts.withLock { $0.failed } }
 
     /// Ends the queue; the task sends what is queued (each notice within its deadline) and returns.
-    func finish() { continuation.finish() }
+    func finish() {
+        task.withLock { $0.finished = true }
+        continuation.finish()
+    }
 
     /// Ends the queue and waits for it to drain, at most the shutdown grace on the network's clock; then cancels the
     /// notices left (queued and in flight), counts them as dropped and returns once the task has ended. Cancelling the
     /// caller ends the grace at once.
     func shutdown() async {
+        let running = task.withLock { state in
+            state.finished = true
+            return state.running
+        }
         continuation.finish()
-        guard let running = task.withLock({ $0 }) else { return }
+        guard let running else { return }
         let clock = self.clock
         let deadline = clock.now + grace
         await withTaskGroup(of: Bool.self) { group in
