@@ -79,8 +79,11 @@ struct ReportTests {
         let points = String(format: "%+.1f pts", (fill - 0.25) * 100)
         #expect(html.contains(#"data-field="fill_rate_change">\#(points)</small>"#), "fill \(fill) vs 25 %")
         let revenue = try #require((placement["revenue"] as? [String: Any])?["per_1000_requests_usd"] as? Double)
-        let dollars = (revenue < 0.5 ? "-" : "+") + String(format: "$%.4f", abs(revenue - 0.5))
-        #expect(html.contains(#"data-field="revenue_per_1000_change">\#(dollars)</small>"#), "\(revenue) vs 0.5")
+        // Shown to 4 decimals: compared within half a unit of the last (a difference ending in 5 may round either way).
+        let pattern = #/data-field="revenue_per_1000_change">([+-])\$([0-9.]+)</small>/#
+        let shown = try #require(html.firstMatch(of: pattern))
+        let change = (shown.1 == "-" ? -1 : 1) * (Double(shown.2) ?? .nan)
+        #expect(abs(change - (revenue - 0.5)) <= 0.000_051, "\(shown.0): \(revenue) vs 0.5")
         let p95 = try #require((placement["latency_ms"] as? [String: Double])?["p95"])
         #expect(p95 < 1000)
         #expect(html.contains(#"<small class="better" data-field="p95_change">-"#), "p95 fell from 1 s: better")
