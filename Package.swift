@@ -258,20 +258,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-            ]),
+            ], exclude: ["Fixtures"]),
         .testTarget(
             name: "ChartboostBannersTests",
             dependencies: [
                 "ChartboostBanners", "AdPresentation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "AdMediationTesting",
-            ]),
+                "AdMediationTesting", "TestSupport",
+            ], exclude: ["Fixtures"]),
         .testTarget(
             name: "MARSAdsTests",
             dependencies: [
                 "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
                 "AdMediationTesting", "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-            ]),
+            ], exclude: ["Fixtures"]),
         .testTarget(
             name: "MediateCLITests",
             dependencies: [
@@ -288,7 +288,7 @@ let package = Package(
                 "DemandSandbox", "CurlTransport", "AdMediationTesting", "TestSupport", "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]),
+            ], exclude: ["Fixtures"]),
         .testTarget(
             name: "AdapterSupportTests",
             dependencies: ["AdapterSupport", "AdapterKit", "AdMediation", "CurlTransport", "AdMediationTesting"]),
@@ -297,7 +297,7 @@ let package = Package(
             dependencies: [
                 "OpenRTBBidder", "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
                 "AdMediationTesting", "TestSupport",
-            ]),
+            ], exclude: ["Fixtures"]),
         .testTarget(
             name: "FaultMatrixTests",
             dependencies: [
