@@ -129,4 +129,72 @@ struct ConsentEnforcementTests {
         #expect(merged.gdprApplies == false && merged.tcfConsent == "stored" && merged.usPrivacy == "1YNN")
         #expect(merged.coppa)
     }
+    @Test("each blocking row of the rule table names its reason")
+    func blockingReasons() {
+        func reason(_ tcf: String?, gdpr: Bool? = true, vendor: Int? = 755) -> String? {
+            PrivacyRules.verdict(PrivacySignals(gdprApplies: gdpr, tcfConsent: tcf), tcfVendorID: vendor).blockedReason
+        }
+        var all = TCFTestString()
+        all.purposeConsents = Set(1...10)
+        all.vendorConsents = [755]
+        #expect(reason(all.encoded) == nil)
+        #expect(reason(nil) == "gdpr applies without a tcf string")
+        #expect(reason("x") == "gdpr applies and the tcf string is invalid (unsupported_version)")
+        #expect(reason(nil, gdpr: false) == nil, "no GDPR, no TCF rule")
+        var undisclosed = all
+        undisclosed.disclosedVendors = [1, 2]
+        #expect(reason(undisclosed.encoded) == "tcf vendor 755 not disclosed")
+        var noVendor = all
+        noVendor.vendorConsents = [1]
+        #expect(reason(noVendor.encoded) == "tcf purpose 1 not consented for vendor 755")
+        #expect(reason(noVendor.encoded, vendor: nil) == nil, "without a declared vendor only purposes count")
+        var restricted = all
+        restricted.restrictions = [(purpose: 2, type: 0, vendors: [755])]
+        #expect(reason(restricted.encoded) == "tcf purpose 2 not allowed for vendor 755 by a publisher restriction")
+        var interestOnly = all
+        interestOnly.purposeConsents = [1]
+        interestOnly.purposeLegitimateInterests = [2]
+        interestOnly.vendorLegitimateInterests = [755]
+        #expect(reason(interestOnly.encoded) == nil, "purpose 2 on legitimate interest")
+        interestOnly.restrictions = [(purpose: 2, type: 1, vendors: [755])]
+        #expect(reason(interestOnly.encoded) == "tcf purpose 2 not consented for vendor 755", "consent required")
+        var treatment = all
+        treatment.purposeConsents = Set(2...10)
+        #expect(reason(treatment.encoded) == "tcf purpose 1 not consented for vendor 755")
+        treatment.purposeOneTreatment = true
+        #expect(reason(treatment.encoded) == nil, "purpose one treatment waives purpose 1's purpose consent")
+    }
+
+    @Test("without gdprApplies, GPP section 2 in force makes GDPR apply and its TC string counts")
+    func gppSectionTwoAppliesGDPR() {
+        // The GPP specification's example: section 2 is a TC string without any consent.
+        let gpp = "DBACNY~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA~1YNN"
+        let applying = PrivacySignals(gpp: gpp, gppSectionIDs: [2, 6])
+        #expect(DecodedPrivacy(applying).gdprApplies)
+        #expect(PrivacyRules.verdict(applying, tcfVendorID: 755).blockedReason != nil)
+        let notListed = PrivacySignals(gpp: gpp, gppSectionIDs: [6])
+        #expect(!DecodedPrivacy(notListed).gdprApplies)
+        #expect(PrivacyRules.verdict(notListed, tcfVendorID: 755).mayBeAsked)
+    }
+
+    @Test("US opt-outs, ATT and lmt strip identifiers but never block")
+    func strippingRows() {
+        func permissions(_ change: (inout PrivacySignals) -> Void) -> PrivacyPermissions {
+            var signals = PrivacySignals()
+            change(&signals)
+            let verdict = PrivacyRules.verdict(signals, tcfVendorID: nil)
+            #expect(verdict.mayBeAsked)
+            return verdict.permissions
+        }
+        #expect(permissions { _ in } == .all)
+        #expect(permissions { $0.usPrivacy = "1YYN" } == .none)
+        #expect(permissions { $0.usPrivacy = "1YNN" } == .all)
+        #expect(permissions { $0.appTracking = .authorized } == .all)
+        let denied = permissions { $0.appTracking = .denied }
+        #expect(!denied.deviceIDs && !denied.userIDs && !denied.personalizedAds && denied.preciseGeo)
+        #expect(permissions { $0.limitAdTracking = true } == denied)
+        #expect(permissions { $0.gpp = "DBABLA~BVVVkkkklWA.YA" } == .none, "US National opt-outs")
+        let geo = permissions { $0.gpp = "DBABLA~BVVqAAEABCA.QA" }
+        #expect(geo.deviceIDs && geo.userIDs && !geo.preciseGeo, "precise geolocation consent refused")
+    }
 }

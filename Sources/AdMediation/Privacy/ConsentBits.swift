@@ -48,8 +48,22 @@ public struct ConsentIDSet: Hashable, Sendable, CustomStringConvertible {
 
     /// A set holding `ids`.
     public init<S: Sequence>(_ ids: S) where S.Element == Int {
-        ranges = []
-        for id in ids { insert(id...id) }
+        self.init(ranges: ids.map { $0...$0 })
+    }
+
+    /// A set holding every id of `ranges` (in any order, overlapping or not): sorted and merged once,
+    /// O(n log n), so hostile input with thousands of entries costs no more than sorting them.
+    init(ranges unsorted: [ClosedRange<Int>]) {
+        var merged: [ClosedRange<Int>] = []
+        merged.reserveCapacity(unsorted.count)
+        for range in unsorted.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, range.lowerBound <= last.upperBound + 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        ranges = merged
     }
 
     /// Whether `id` is in the set.
@@ -85,40 +99,13 @@ public struct ConsentIDSet: Hashable, Sendable, CustomStringConvertible {
             .joined(separator: ", ") + "]"
     }
 
-    /// Adds the ids of `range`.
-    mutating func insert(_ range: ClosedRange<Int>) {
-        var merged = range
-        var kept: [ClosedRange<Int>] = []
-        kept.reserveCapacity(ranges.count + 1)
-        var placed = false
-        for existing in ranges {
-            if existing.upperBound + 1 < merged.lowerBound {
-                kept.append(existing)
-            } else if merged.upperBound + 1 < existing.lowerBound {
-                if !placed {
-                    kept.append(merged)
-                    placed = true
-                }
-                kept.append(existing)
-            } else {
-                merged = min(existing.lowerBound, merged.lowerBound)...max(existing.upperBound, merged.upperBound)
-            }
-        }
-        if !placed { kept.append(merged) }
-        ranges = kept
-    }
-
-    /// Appends a range known to lie above every range already held (the fast path of bitfields and sorted input).
+    /// Appends a range that lies above every range already held, not overlapping (bitfields read in order).
     mutating func append(_ range: ClosedRange<Int>) {
-        if let last = ranges.last, last.upperBound + 1 >= range.lowerBound {
-            if last.upperBound + 1 == range.lowerBound {
-                ranges[ranges.count - 1] = last.lowerBound...range.upperBound
-                return
-            }
-            insert(range)
-            return
+        if let last = ranges.last, last.upperBound + 1 == range.lowerBound {
+            ranges[ranges.count - 1] = last.lowerBound...range.upperBound
+        } else {
+            ranges.append(range)
         }
-        ranges.append(range)
     }
 }
 

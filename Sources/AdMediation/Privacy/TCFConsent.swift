@@ -178,7 +178,7 @@ public struct TCFConsent: Hashable, Sendable {
         -> ConsentIDSet
     {
         let count = try bits.int(12, "\(field).NumEntries")
-        var set = ConsentIDSet()
+        var ranges: [ClosedRange<Int>] = []
         for index in 0..<count {
             let isRange = try bits.bool("\(field).Entry[\(index)].IsARange")
             let start = try bits.int(16, "\(field).Entry[\(index)].StartOrOnlyVendorId")
@@ -187,8 +187,8 @@ public struct TCFConsent: Hashable, Sendable {
                 throw ConsentStringError(
                     .invalidField, "\(bits.name): \(field) entry \(index) is the range \(start)…\(end)")
             }
-            set.insert(start...end)
+            ranges.append(start...end)
         }
-        return set
+        return ConsentIDSet(ranges: ranges)
     }
 }
