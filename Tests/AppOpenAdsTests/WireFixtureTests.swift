@@ -11,7 +11,7 @@ struct AppOpenWireFixtureTests {
 
     @Test("every wire fixture replays", arguments: fixtures.names)
     func replays(name: String) async throws {
-        let replay = try await Self.fixtures.replay(name) { context in
+        let replay = try await Self.fixtures.replay(name, settings: ["destinations"]) { context in
             var configuration = AppOpenNetwork.Configuration(baseURL: context.baseURL)
             if context.setting("destinations", or: "") == "strict" {
                 configuration.destinations = .strict

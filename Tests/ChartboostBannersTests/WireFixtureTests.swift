@@ -11,7 +11,7 @@ struct ChartboostWireFixtureTests {
 
     @Test("every wire fixture replays", arguments: fixtures.names)
     func replays(name: String) async throws {
-        let replay = try await Self.fixtures.replay(name) { context in
+        let replay = try await Self.fixtures.replay(name, settings: ["app_id", "destinations"]) { context in
             var configuration = ChartboostNetwork.Configuration(
                 baseURL: context.baseURL, appID: context.setting("app_id", or: "cb_app_demo"),
                 appSignature: "fixture-app-signature")

@@ -11,7 +11,7 @@ struct OpenRTBWireFixtureTests {
 
     @Test("every wire fixture replays", arguments: fixtures.names)
     func replays(name: String) async throws {
-        let replay = try await Self.fixtures.replay(name) { context in
+        let replay = try await Self.fixtures.replay(name, settings: ["app_bundle", "advertising_id"]) { context in
             var configuration = BiddingNetwork.Configuration(baseURL: context.baseURL)
             configuration.appBundle = context.setting("app_bundle", or: configuration.appBundle)
             if case .string(let ifa)? = context.settings["advertising_id"] {

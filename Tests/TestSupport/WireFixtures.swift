@@ -69,13 +69,32 @@ public struct WireFixtures: Sendable {
         }
     }
 
-    /// Reads fixture `name` (off the cooperative pool) and replays it.
+    /// Reads fixture `name` (on a thread of its own, off the cooperative pool) and replays it. `settings` lists the
+    /// keys of the fixture's `settings` the factory reads: any other key is reported as a mismatch (a typo).
     public func replay(
-        _ name: String, makeNetwork: @Sendable (WireFixtureContext) async throws -> WireFixtureNetwork
+        _ name: String, settings: Set<String> = [],
+        makeNetwork: @Sendable (WireFixtureContext) async throws -> WireFixtureNetwork
     ) async throws -> WireFixtureReplay {
         let path = directory + "/" + name
-        let fixture = try await Task.detached { try WireFixture(contentsOf: path) }.value
-        return try await Self.replay(fixture, makeNetwork: makeNetwork)
+        let read: Result<WireFixture, WireFixtureError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do throws(WireFixtureError) {
+                    continuation.resume(returning: .success(try WireFixture(contentsOf: path)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.start()
+        }
+        let fixture = try read.get()
+        var replay = try await Self.replay(fixture, makeNetwork: makeNetwork)
+        let unknown = fixture.settings.keys.filter { !settings.contains($0) }.sorted()
+        replay.mismatches += unknown.map { key in
+            WireFixtureMismatch(
+                path: "settings.\(key)", expected: "one of [\(settings.sorted().joined(separator: ", "))]",
+                actual: "an unknown key")
+        }
+        return replay
     }
 
     /// Replays `fixture`: starts a loopback server that records each request and answers the matching mock
