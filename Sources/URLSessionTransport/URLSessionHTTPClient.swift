@@ -178,12 +178,9 @@ public func withURLSessionHTTPClient<T: Sendable>(
     _ body: (URLSessionHTTPClient) async throws -> T
 ) async throws -> T {
     let client = URLSessionHTTPClient(configuration: configuration)
-    do {
-        let value = try await body(client)
+    return try await withCleanup {
+        try await body(client)
+    } finally: {
         await client.shutdown()
-        return value
-    } catch {
-        await client.shutdown()
-        throw error
     }
 }
