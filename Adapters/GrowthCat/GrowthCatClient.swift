@@ -187,7 +187,11 @@ public actor GrowthCatClient {
         _ body: (GrowthCatClient) async throws -> T
     ) async throws -> T {
         let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
-        return try await withCleanup { try await body(client) } finally: { await client.shutdown() }
+        return try await withCleanup {
+            try await body(client)
+        } finally: {
+            await client.shutdown()
+        }
     }
 
     deinit {

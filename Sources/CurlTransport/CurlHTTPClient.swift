@@ -190,5 +190,9 @@ public func withCurlHTTPClient<T: Sendable>(
     _ body: (CurlHTTPClient) async throws -> T
 ) async throws -> T {
     let client = CurlHTTPClient(configuration: configuration)
-    return try await withCleanup { try await body(client) } finally: { await client.shutdown() }
+    return try await withCleanup {
+        try await body(client)
+    } finally: {
+        await client.shutdown()
+    }
 }

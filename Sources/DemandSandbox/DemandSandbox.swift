@@ -1,5 +1,5 @@
-import AdapterSupport
 import AdMediation
+import AdapterSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -19,7 +19,11 @@ public enum DemandSandbox {
         _ body: (RunningSandbox) async throws -> T
     ) async throws -> T {
         let sandbox = try await start(scenario: scenario, configuration: configuration)
-        return try await withCleanup { try await body(sandbox) } finally: { await sandbox.shutdown() }
+        return try await withCleanup {
+            try await body(sandbox)
+        } finally: {
+            await sandbox.shutdown()
+        }
     }
 
     /// Starts the sandbox and returns once it accepts connections.
