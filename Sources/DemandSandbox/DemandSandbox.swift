@@ -126,7 +126,8 @@ public final class RunningSandbox: Sendable {
     public var chartboostBaseURL: String { rootURL + "/chartboost" }
     /// The app-open network's base URL (append `/appopen/v1/ad`).
     public var appOpenBaseURL: String { rootURL + "/appopen" }
-    /// The base URL of the route module `network` (``SandboxConfiguration/routeModules``): `http://HOST:PORT/<network>`.
+    /// The base URL of the route module `network` (``SandboxConfiguration/routeModules``):
+    /// `http://HOST:PORT/<network>`.
     public func moduleBaseURL(_ network: String) -> String { rootURL + "/" + network }
     /// The base URL of the sandbox's OpenRTB bidder `name` (any name; its scenario is the network `name`).
     public func bidderBaseURL(_ name: String) -> String { rootURL + "/openrtb/" + name }
