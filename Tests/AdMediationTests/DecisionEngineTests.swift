@@ -62,6 +62,24 @@ struct DecisionEngineTests {
         return (ad.creative.id, slot, ecpm)
     }
 
+    @Test("a line's own timeout read at the deadline, before the deadline's tick, still decides the request")
+    func aLineAnsweringAtTheDeadlineBeforeItsTickDecides() {
+        // Sequential lines: the third starts with its timeout clamped to the deadline, so its own timeout answer and
+        // the deadline fall on the same instant; when the answer is read first, the lines never started must be
+        // skipped there and then (found by the hung-partner benchmark: such requests never answered).
+        var m = engine(bidders: [], floors: [nil, nil, nil], maxInFlight: 1, deadlineMs: 400)
+        #expect(started(m.begin(at: t0)) == [0])
+        _ = m.answer(0, .failure(AdError(.timeout, "own timeout")), at: ms(400))
+        #expect(m.isFinished)
+        #expect(m.nextWakeUp == nil)
+        let trace = m.trace(placement: "p", at: ms(400))
+        #expect(trace.lines.map(\.outcome) == [.timeout, .skipped(.notReached), .skipped(.notReached)])
+        guard case .timeout = m.decision else {
+            Issue.record("expected a timeout decision, got \(String(describing: m.decision))")
+            return
+        }
+    }
+
     @Test func biddersAndLinesShareOneIndexSpaceBiddersFirst() {
         var m = engine(bidders: [100, 100], floors: [nil, nil])
         #expect(started(m.begin(at: t0)) == [0, 1], "every bidder at once")

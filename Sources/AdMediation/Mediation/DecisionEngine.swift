@@ -321,6 +321,10 @@ struct DecisionEngine: Sendable {
 
     private mutating func evaluate(at now: AdInstant, into actions: inout [Action]) {
         guard phase == .waterfall else { return }
+        // Past the deadline nothing more starts, whatever brought us here: a tick, or a line's own answer (its
+        // timeout, clamped to the deadline, can be read before the deadline's tick). Pending lines left pending with
+        // nothing running and no wake-up would leave the request undecided for ever.
+        if now >= deadline { skipPending(.notReached) }
         // 1. Decide, if every line above the first fill is settled.
         var firstFill: Int?
         var undecided = false
