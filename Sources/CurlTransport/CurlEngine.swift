@@ -314,6 +314,8 @@ final class CurlEngine: @unchecked Sendable {
 
     private func run() {
         guard let multi else { return }
+        // The thread's name as `top`, `gdb` and /proc show it (Foundation's `Thread.name` is not applied there).
+        curlshim_set_thread_name("CurlHTTPClient")
         var running: Int32 = 0
         // The earliest deadline of an active transfer (or later: a finished transfer's deadline may linger until the
         // next scan, which only costs that scan).
@@ -393,9 +395,13 @@ final class CurlEngine: @unchecked Sendable {
                 activeCount.store(active.count, ordering: .relaxed)
             }
             // Wait for socket activity, a wake-up, libcurl's own timeouts (curl_multi_poll honours them) or the nearest
-            // deadline.
+            // deadline. With no transfer there is no deadline to watch: the thread sleeps until a wake-up (the
+            // eventfd stays readable until drained, so none is lost) or a timer of libcurl's own, and never polls.
             var waitMs: Int32 = 1000
-            if nearest != .max {
+            if active.isEmpty {
+                nearest = .max  // a finished transfer's deadline no longer matters
+                waitMs = Int32.max
+            } else if nearest != .max {
                 waitMs = nearest <= now ? 0 : Int32(min(1000, (nearest - now + 999_999) / 1_000_000))
             }
             flushFinished()

@@ -35,6 +35,9 @@ int curlshim_sigpipe_ignored(void);
 int curlshim_eventfd(void);
 /// Adds one to the eventfd's counter (makes it readable).
 void curlshim_eventfd_signal(int fd);
+
+/* Names the calling thread (at most 15 characters on Linux). */
+void curlshim_set_thread_name(const char *name);
 /// Reads (and so resets) the eventfd's counter; does nothing when it is zero.
 void curlshim_eventfd_drain(int fd);
 
