@@ -89,5 +89,9 @@ void curlshim_eventfd_drain(int fd) {
 
 void curlshim_set_thread_name(const char *name) {
     /* Names the calling thread as top, gdb and /proc show it (Linux: at most 15 characters). */
+#if defined(__APPLE__)
+    (void)pthread_setname_np(name);
+#else
     (void)pthread_setname_np(pthread_self(), name);
+#endif
 }
