@@ -118,15 +118,12 @@ func withServer(
 ) async throws {
     let server = try LoopbackHTTPServer(handler: handler)
     let client = kind.make(settings)
-    do {
+    try await withCleanup {
         try await body(server, client)
-    } catch {
+    } finally: {
         await client.shutdown()
         server.stop()
-        throw error
     }
-    await client.shutdown()
-    server.stop()
 }
 
 /// Runs `check` as a known issue when `kind` has `gap` (the check is expected to fail), and plainly otherwise.

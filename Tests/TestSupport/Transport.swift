@@ -11,15 +11,12 @@ public func withServer(
 ) async throws {
     let server = try LoopbackHTTPServer(handler: handler)
     let client = CurlHTTPClient(configuration: configuration)
-    do {
+    try await withCleanup {
         try await body(server, client)
-    } catch {
+    } finally: {
         await client.shutdown()
         server.stop()
-        throw error
     }
-    await client.shutdown()
-    server.stop()
 }
 
 /// The transport error a call threw, or nil if it did not throw one.
