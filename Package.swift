@@ -36,6 +36,7 @@ let package = Package(
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AdPresentation", targets: ["AdPresentation"]),
         .library(name: "AdapterKit", targets: ["AdapterKit"]),
+        .library(name: "MediationFileFormat", targets: ["MediationFileFormat"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
         .library(name: "AdStorage", targets: ["AdStorage"]),
         .library(name: "ObliviousHTTP", targets: ["ObliviousHTTP"]),
@@ -72,6 +73,10 @@ let package = Package(
             // Apple's privacy manifest: no tracking, no collected data, the required-reason APIs the library uses
             // (`make privacy-check` keeps it in step with the code).
             resources: [.copy("PrivacyInfo.xcprivacy")], swiftSettings: fuzzSettings),
+
+        // The mediation configuration's JSON file form (Codable, snake_case keys, errors at the field path): the core's
+        // configuration is plain values; the CLI and apps that read the same file use this.
+        .target(name: "MediationFileFormat", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
         .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting"]),
@@ -162,8 +167,8 @@ let package = Package(
         .target(
             name: "MediateKit",
             dependencies: [
-                "AdMediation", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds",
-                "OpenRTBBidder",
+                "AdMediation", "MediationFileFormat", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds",
+                "GrowthCatAds", "OpenRTBBidder",
             ], swiftSettings: fuzzSettings),
 
         // The CLI.
@@ -218,7 +223,7 @@ let package = Package(
             dependencies: [
                 "AdMediationTesting",
                 "AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox",
-                "MediateKit", "ObliviousHTTP", "OpenRTBBidder",
+                "MediateKit", "MediationFileFormat", "ObliviousHTTP", "OpenRTBBidder",
             ],
             path: "Tests/Fuzz",
             exclude: ["Corpus"],
@@ -312,6 +317,9 @@ let package = Package(
                 "AdMediation", "AdapterKit", "AdMediationTesting", "AdNetworkConformance", "CurlTransport",
                 "DemandSandbox", "MediateKit",
             ]),
+        .testTarget(
+            name: "MediationFileFormatTests",
+            dependencies: ["AdMediation", "AdMediationTesting", "MediationFileFormat"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdMediationTesting", "AdNetworkConformance"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["AdMediationTesting", "ObliviousHTTP"]),
         .testTarget(

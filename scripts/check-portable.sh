@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make portable-check`: the modules an app links (the core, the adapters, storage, presentation, the URLSession
-# transport, the conformance kit and the testing helpers) must build on Apple platforms too. Fails with file:line when
-# one of them
+# `make portable-check`: the modules an app links (the core, the adapters, storage, presentation, the configuration
+# file form, the URLSession transport, the conformance kit and the testing helpers) must build on Apple platforms too.
+# Fails with file:line when one of them
 #   - imports a platform module (Glibc, Musl, Darwin, …) outside an `#if canImport(...)` / `#if os(...)` branch, or
 #   - calls a Linux-only API (eventfd, epoll, getrandom, CLOCK_BOOTTIME, /proc, MSG_NOSIGNAL, Glibc.…) outside a branch
 #     taken only on Linux (`#if os(Linux)`, `#if canImport(Glibc)`, `#if canImport(Musl)`).
@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 portable=(
     Sources/AdMediation Sources/AdapterSupport Sources/AdStorage Sources/ObliviousHTTP Sources/AdPresentation
-    Sources/URLSessionTransport Sources/AdNetworkConformance Sources/AdMediationTesting Adapters
+    Sources/URLSessionTransport Sources/AdNetworkConformance Sources/AdMediationTesting Sources/MediationFileFormat
+    Adapters
 )
 dirs=()
 for dir in "${portable[@]}"; do [ -d "$dir" ] && dirs+=("$dir"); done

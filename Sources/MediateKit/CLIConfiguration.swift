@@ -5,6 +5,7 @@ import CurlTransport
 import Foundation
 import GrowthCatAds
 import MARSAds
+import MediationFileFormat
 import OpenRTBBidder
 
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes

@@ -1,5 +1,6 @@
 import AdMediation
 import Foundation
+import MediationFileFormat
 
 /// One network of the configuration file, read and checked: its id, type, base URL, and its factory's typed
 /// settings, ready to build.

@@ -228,17 +228,4 @@ struct AuctionTests {
         #expect(bidder.loadCount == 2)
         #expect(try rested.result.get().ad?.networkID == "w")
     }
-
-    @Test func bidderConfigurationErrorsNameTheField() throws {
-        let json =
-            #"{"placements": {"p": {"format": "interstitial", "bidders": [{"network": "zz", "placement": "t"}]}}}"#
-        let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
-        #expect(throws: AdError(.configuration, #"placements.p.bidders[0].network: unknown network "zz""#)) {
-            try configuration.validate(networks: ["a": [.interstitial]])
-        }
-        let auction =
-            (#"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": "#
-                + #"[{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#)
-        #expect(throws: AdError.self) { try MediationConfiguration.decode(json: Data(auction.utf8)) }
-    }
 }

@@ -1,106 +1,10 @@
 import AdMediation
 import AdMediationTesting
-import AdNetworkConformance
-import Foundation
 import Testing
 
+/// The configuration as plain values, built in code (its file form is tested with `MediationFileFormat`).
 @Suite("Mediation configuration", .timeLimit(.minutes(2)))
 struct ConfigurationTests {
-    let networks: [any AdNetwork] = [ScriptedAdNetwork(id: "gc"), ScriptedAdNetwork(id: "mars", formats: [.tile])]
-
-    func error(_ json: String) -> String? {
-        do {
-            let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
-            _ = try Mediator(networks: networks, configuration: configuration)
-            return nil
-        } catch {
-            return error.message
-        }
-    }
-
-    @Test func validJSONLoadsWithDefaults() throws {
-        let configuration = try MediationConfiguration.decode(
-            json: Data(
-                """
-                {"placements": {"home": {"format": "tile", "lines": [{"network": "mars", "placement": "mock_tile_1"}]}}}
-                """.utf8))
-        let home = try #require(configuration.placements["home"])
-        #expect(home.mode == .parallel)
-        #expect(home.lines[0].timeout == .seconds(1))
-        #expect(configuration.circuitBreaker.failureThreshold == 5)
-        _ = try Mediator(networks: networks, configuration: configuration)
-    }
-
-    @Test func unknownNetworkNamesTheLine() {
-        #expect(
-            error(
-                """
-                {"placements": {"home_tile": {"format": "tile", "lines": [
-                  {"network": "mars", "placement": "a"}, {"network": "gx", "placement": "b"}]}}}
-                """) == #"placements.home_tile.lines[1].network: unknown network "gx""#)
-    }
-
-    @Test func emptyWaterfallIsRejected() {
-        #expect(
-            error(#"{"placements": {"p": {"format": "tile", "lines": []}}}"#)
-                == "placements.p.lines: the waterfall is empty (and there are no bidders)")
-    }
-
-    @Test func negativeTimeoutIsRejected() {
-        #expect(
-            error(
-                (#"{"placements": {"p": {"format": "tile", "lines": "#
-                    + #"[{"network": "mars", "placement": "a", "timeout_ms": -5}]}}}"#)
-            )
-                == "placements.p.lines[0].timeout_ms: must be 1…600000, got -5")
-    }
-
-    @Test func duplicateLineIsRejected() {
-        #expect(
-            error(
-                (#"{"placements": {"p": {"format": "tile", "lines": [{"network": "#
-                    + #""mars", "placement": "a"}, {"network": "mars", "placement": "a"}]}}}"#)
-            )
-                == #"placements.p.lines[1]: duplicate of lines[0] (network "mars", placement "a")"#)
-    }
-
-    @Test func networkThatDoesNotServeTheFormatIsRejected() {
-        #expect(
-            error(#"{"placements": {"p": {"format": "rewarded", "lines": [{"network": "mars", "placement": "a"}]}}}"#)
-                == #"placements.p.lines[0].network: network "mars" does not serve format "rewarded""#)
-    }
-
-    @Test func bannerWithoutSizeIsRejected() {
-        #expect(
-            error(#"{"placements": {"p": {"format": "banner", "lines": [{"network": "gc", "placement": "a"}]}}}"#)
-                == #"placements.p.size: a banner placement needs a size such as "320x50""#)
-    }
-
-    @Test func unknownFormatIsRejected() {
-        #expect(
-            error(#"{"placements": {"p": {"format": "poster", "lines": [{"network": "gc", "placement": "a"}]}}}"#)?
-                .hasPrefix(#"placements.p.format: unknown format "poster""#) == true)
-    }
-
-    @Test func wrongTypeNamesTheFieldPath() {
-        #expect(
-            error(
-                (#"{"placements": {"p": {"format": "tile", "lines": [{"network": "#
-                    + #""mars", "placement": "a", "timeout_ms": "fast"}]}}}"#)
-            )?
-            .hasPrefix("placements.p.lines[0].timeout_ms: expected a number") == true)
-    }
-
-    @Test func missingFieldNamesTheFieldPath() {
-        #expect(
-            error(#"{"placements": {"p": {"format": "tile", "lines": [{"network": "mars"}]}}}"#)
-                == "placements.p.lines[0].placement: required field is missing")
-    }
-
-    @Test func malformedJSONIsAConfigurationError() {
-        #expect(error("{not json")?.hasPrefix("configuration:") == true)
-    }
-
     @Test func placementDeclaredOnceLoadsWithoutNamingItsFormat() async throws {
         let network = ScriptedAdNetwork(id: "mars", formats: [.tile], fallback: .fill(ecpm: 2))
         let mediator = try Mediator(
@@ -116,21 +20,6 @@ struct ConfigurationTests {
         #expect(network.requests.map(\.format) == [.tile])
     }
 
-    @Test func typedConfigurationRoundTripsThroughItsJSONForm() throws {
-        let configuration = MediationConfiguration(
-            placements: [
-                "b": PlacementConfiguration(
-                    format: .banner(.medium),
-                    lines: [WaterfallLine(network: "gc", placement: "x", timeout: .milliseconds(250))],
-                    deadline: .milliseconds(1500), frequencyCap: 3, frequencyWindow: .seconds(90),
-                    minInterval: .milliseconds(2500))
-            ], circuitBreaker: CircuitBreakerConfiguration(failureThreshold: 2, coolDown: .seconds(12)))
-        let json = try JSONEncoder().encode(configuration)
-        let text = String(decoding: json, as: UTF8.self)
-        #expect(text.contains(#""deadline_ms":1500"#) && text.contains(#""size":"300x250""#))
-        #expect(try MediationConfiguration.decode(json: json) == configuration)
-    }
-
     @Test func outOfRangeDurationBuiltInCodeNamesTheJSONField() {
         let configuration = MediationConfiguration(placements: [
             "p": PlacementConfiguration(
@@ -142,13 +31,5 @@ struct ConfigurationTests {
         } catch {
             #expect(error.message == "placements.p.deadline_ms: must be 1…600000, got 700000.0")
         }
-    }
-
-    @Test func secondsFieldOutOfRangeIsRefusedAtItsField() {
-        #expect(
-            error(
-                (#"{"placements": {"p": {"format": "tile", "min_interval_s": "#
-                    + #"-1, "lines": [{"network": "mars", "placement": "a"}]}}}"#)
-            ) == "placements.p.min_interval_s: must be 0…604800, got -1.0")
     }
 }

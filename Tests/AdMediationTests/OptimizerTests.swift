@@ -154,16 +154,6 @@ struct OptimizerTests {
         try await mediator.restoreOptimizerState(from: store)
         #expect(mediator.lineStatistics(of: "p").isEmpty)
     }
-
-    @Test func optimizerSettingsOutOfRangeNameTheField() throws {
-        let json =
-            (#"{"placements": {"p": {"format": "interstitial", "lines": "#
-                + #"[{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#)
-        let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
-        #expect(throws: AdError(.configuration, "placements.p.optimizer.pinned[0]: no line 3 (the waterfall has 1)")) {
-            try configuration.validate(networks: ["n": [.interstitial]])
-        }
-    }
 }
 
 extension Result {

@@ -62,25 +62,4 @@ struct PlacementArmTests {
         }
         #expect((1400...1600).contains(control), "3:1 of 2000 is 1500 control, got \(control)")
     }
-
-    @Test func armsWithADuplicateLabelOrABadWeightAreRefused() throws {
-        let line = #"[{"network": "n", "placement": "a"}]"#
-        for (arms, message) in [
-            (#"[{"label": "x"}, {"label": "x"}]"#, #"placements.p.arms[1].label: "x" is used twice"#),
-            (
-                #"[{"label": "x", "weight": 0}]"#,
-                "placements.p.arms[0].weight: must be over 0 and at most 1000000, got 0.0"
-            ),
-            (
-                #"[{"label": "x", "lines": [{"network": "zz", "placement": "q"}]}]"#,
-                #"placements.p.arms[0].lines[0].network: unknown network "zz""#
-            ),
-        ] {
-            let json = #"{"placements": {"p": {"format": "interstitial", "lines": \#(line), "arms": \#(arms)}}}"#
-            let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
-            #expect(throws: AdError(.configuration, message)) {
-                try configuration.validate(networks: ["n": [.interstitial]])
-            }
-        }
-    }
 }

@@ -10,6 +10,7 @@ import GrowthCatAds
 import Logging
 import MARSAds
 import MediateKit
+import MediationFileFormat
 import ObliviousHTTP
 import OpenRTBBidder
 

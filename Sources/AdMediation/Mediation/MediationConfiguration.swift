@@ -1,10 +1,7 @@
-import Foundation
-
-/// The mediator's configuration: placements with their waterfalls, plus breaker settings. `Codable` with
-/// snake_case keys; every field but `placements` and each placement's `format` and `lines` has a default. A key no
-/// type here knows is an error at its path, naming the nearest valid key (`placements.p.lines[0].floor_ecmp: unknown
-/// key; did you mean "floor_ecpm"?`), never a silently defaulted field.
-public struct MediationConfiguration: Codable, Sendable, Hashable {
+/// The mediator's configuration: placements with their waterfalls, plus breaker settings. Plain values: every field
+/// but `placements` and each placement's `format` and `lines` has a default. Its JSON file form (snake_case keys,
+/// errors naming the field path, unknown keys refused) is the `MediationFileFormat` module's.
+public struct MediationConfiguration: Sendable, Hashable {
     /// Mediated placements by id.
     public var placements: [String: PlacementConfiguration]
     /// The circuit breaker applied to each network.
@@ -14,35 +11,6 @@ public struct MediationConfiguration: Codable, Sendable, Hashable {
     public init(placements: [String: PlacementConfiguration], circuitBreaker: CircuitBreakerConfiguration = .init()) {
         self.placements = placements
         self.circuitBreaker = circuitBreaker
-    }
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case placements
-        case circuitBreaker = "circuit_breaker"
-    }
-
-    /// Decodes with defaults for missing optional fields.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        placements = try container.decode([String: PlacementConfiguration].self, forKey: .placements)
-        circuitBreaker =
-            try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init()
-    }
-
-    /// Decodes JSON, turning decoding failures into a ``AdError/Code/configuration`` error that names the field
-    /// path (`placements.home.lines[1].timeout_ms: expected a number`).
-    public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
-        if let violation = JSONLimits().violation(in: json) {
-            throw AdError(.configuration, "configuration: \(violation)")
-        }
-        do {
-            return try JSONDecoder().decode(MediationConfiguration.self, from: json)
-        } catch let error as DecodingError {
-            throw AdError(.configuration, ConfigurationPath.describe(error))
-        } catch {
-            throw AdError(.configuration, "invalid configuration: \(error)")
-        }
     }
 
     /// Checks the configuration against the networks that exist (id → served formats). Throws
@@ -57,9 +25,9 @@ public struct MediationConfiguration: Codable, Sendable, Hashable {
 }
 
 /// One mediated placement.
-public struct PlacementConfiguration: Codable, Sendable, Hashable {
+public struct PlacementConfiguration: Sendable, Hashable {
     /// How lines are tried.
-    public enum Mode: String, Codable, Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable {
         /// Lines start concurrently (bounded by `max_in_flight`); priority still decides the winner.
         case parallel
         /// One line at a time, in order: the classic waterfall.
@@ -127,79 +95,6 @@ public struct PlacementConfiguration: Codable, Sendable, Hashable {
         self.frequencyCap = frequencyCap
         self.frequencyWindow = frequencyWindow
         self.minInterval = minInterval
-    }
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case format, size, mode, lines
-        case maxInFlight = "max_in_flight"
-        case deadlineMs = "deadline_ms"
-        case frequencyCap = "frequency_cap"
-        case frequencyWindowS = "frequency_window_s"
-        case minIntervalS = "min_interval_s"
-        case abLabel = "ab_label"
-        case bidders, auction, optimizer, arms
-    }
-
-    /// Decodes with defaults.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        format = try Self.decodeFormat(c)
-        mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
-        bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders) ?? []
-        lines =
-            try bidders.isEmpty
-            ? c.decode([WaterfallLine].self, forKey: .lines)
-            : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
-        auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction) ?? .firstPrice
-        optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
-        arms = try c.decodeIfPresent([PlacementArm].self, forKey: .arms) ?? []
-        maxInFlight = try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4
-        deadline = try c.decodeMillisecondsIfPresent(forKey: .deadlineMs) ?? .seconds(5)
-        frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
-        frequencyWindow = try c.decodeSecondsIfPresent(forKey: .frequencyWindowS, zeroAllowed: false) ?? .seconds(3600)
-        minInterval = try c.decodeSecondsIfPresent(forKey: .minIntervalS, zeroAllowed: true)
-        abLabel = try c.decodeIfPresent(String.self, forKey: .abLabel)
-    }
-
-    /// `format` and, for a banner, `size`, with the field at fault named.
-    private static func decodeFormat(_ c: KeyedDecodingContainer<CodingKeys>) throws -> AdFormat {
-        let name = try c.decode(String.self, forKey: .format)
-        guard let kind = AdFormat.Kind(rawValue: name) ?? (name == "appOpen" ? .appOpen : nil) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .format, in: c,
-                debugDescription: "unknown format \"\(name.prefix(64))\" (expected one of "
-                    + "\(AdFormat.allNames.joined(separator: ", ")))")
-        }
-        guard kind == .banner else { return AdFormat(name: kind.rawValue) ?? .interstitial }
-        guard let size = try c.decodeIfPresent(String.self, forKey: .size) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .size, in: c, debugDescription: "a banner placement needs a size such as \"320x50\"")
-        }
-        guard let parsed = BannerSize(parsing: size) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .size, in: c, debugDescription: "invalid banner size \"\(size.prefix(64))\"")
-        }
-        return .banner(parsed)
-    }
-
-    /// Encodes the JSON form (`format` and `size`, times in `_ms` and `_s` fields).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(format.name, forKey: .format)
-        if case .banner(let size) = format { try c.encode(size.description, forKey: .size) }
-        try c.encode(mode, forKey: .mode)
-        try c.encode(lines, forKey: .lines)
-        try c.encode(maxInFlight, forKey: .maxInFlight)
-        try c.encode(deadline.wholeMilliseconds, forKey: .deadlineMs)
-        try c.encodeIfPresent(frequencyCap, forKey: .frequencyCap)
-        try c.encode(frequencyWindow.seconds, forKey: .frequencyWindowS)
-        try c.encodeIfPresent(minInterval?.seconds, forKey: .minIntervalS)
-        try c.encodeIfPresent(abLabel, forKey: .abLabel)
-        if !bidders.isEmpty { try c.encode(bidders, forKey: .bidders) }
-        try c.encode(auction, forKey: .auction)
-        try c.encodeIfPresent(optimizer, forKey: .optimizer)
-        if !arms.isEmpty { try c.encode(arms, forKey: .arms) }
     }
 
     func validate(path: String, networks: [String: Set<AdFormat.Kind>]) throws(AdError) {

@@ -1,7 +1,5 @@
-import Foundation
-
 /// One arm of a placement's A/B test (``PlacementConfiguration/arms``).
-public struct PlacementArm: Codable, Sendable, Hashable {
+public struct PlacementArm: Sendable, Hashable {
     /// The arm's A/B label (1…64 printable ASCII characters), on every trace, log line, span and metric of its
     /// requests.
     public var label: String
@@ -30,20 +28,6 @@ public struct PlacementArm: Codable, Sendable, Hashable {
         self.optimizer = optimizer
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case label, weight, lines, bidders, auction, optimizer }
-
-    /// Decodes with defaults.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        label = try c.decode(String.self, forKey: .label)
-        weight = try c.decodeIfPresent(Double.self, forKey: .weight) ?? 1
-        lines = try c.decodeIfPresent([WaterfallLine].self, forKey: .lines)
-        bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders)
-        auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction)
-        optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
-    }
-
     func apply(to placement: PlacementConfiguration) -> PlacementConfiguration {
         var variant = placement
         if let lines { variant.lines = lines }
@@ -56,7 +40,7 @@ public struct PlacementArm: Codable, Sendable, Hashable {
 }
 
 /// How the winning bid of a unified auction clears.
-public enum AuctionType: String, Codable, Sendable, Hashable {
+public enum AuctionType: String, Sendable, Hashable {
     /// The winner pays its own bid.
     case firstPrice = "first_price"
     /// The winner pays max(the second price + 0.01, its floor), never more than its bid.
@@ -64,7 +48,7 @@ public enum AuctionType: String, Codable, Sendable, Hashable {
 }
 
 /// A real-time bidder of a placement (an ``AdNetwork`` whose fills are priced bids, such as an OpenRTB bidder).
-public struct BidderLine: Codable, Sendable, Hashable {
+public struct BidderLine: Sendable, Hashable {
     /// The network's id.
     public var network: String
     /// The bidder's own placement id (its `tagid`).
@@ -83,36 +67,12 @@ public struct BidderLine: Codable, Sendable, Hashable {
         self.timeout = timeout
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case network, placement
-        case floorEcpm = "floor_ecpm"
-        case timeoutMs = "timeout_ms"
-    }
-
-    /// Decodes with defaults.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        network = try c.decode(String.self, forKey: .network)
-        placement = try c.decode(String.self, forKey: .placement)
-        floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
-        timeout = try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .milliseconds(500)
-    }
-
-    /// Encodes the JSON form (`timeout_ms`).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(network, forKey: .network)
-        try c.encode(placement, forKey: .placement)
-        try c.encodeIfPresent(floorEcpm, forKey: .floorEcpm)
-        try c.encode(timeout.wholeMilliseconds, forKey: .timeoutMs)
-    }
 }
 
 /// The self-ordering waterfall of a placement: each line's eCPM, fill rate and timeouts are learned online, and
 /// the lines are ordered by Thompson sampling within the publisher's constraints (the mediator's `WaterfallOptimizer`:
 /// Thompson sampling, see the waterfall article).
-public struct OptimizerConfiguration: Codable, Sendable, Hashable {
+public struct OptimizerConfiguration: Sendable, Hashable {
     /// The share of requests (0…1) whose order is drawn from the posterior (exploration); the rest use the
     /// posterior means (exploitation). Default 0.1.
     public var exploration: Double
@@ -132,21 +92,6 @@ public struct OptimizerConfiguration: Codable, Sendable, Hashable {
         self.seed = seed
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case exploration, pinned, seed
-        case halfLifeRequests = "half_life_requests"
-    }
-
-    /// Decodes with defaults.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        exploration = try c.decodeIfPresent(Double.self, forKey: .exploration) ?? 0.1
-        pinned = try c.decodeIfPresent([Int].self, forKey: .pinned) ?? []
-        halfLifeRequests = try c.decodeIfPresent(Double.self, forKey: .halfLifeRequests) ?? 2000
-        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
-    }
-
     func validate(path: String, lineCount: Int) throws(AdError) {
         if !(exploration >= 0 && exploration <= 1) {
             throw AdError(.configuration, "\(path).exploration: must be 0…1, got \(exploration)")
@@ -163,7 +108,7 @@ public struct OptimizerConfiguration: Codable, Sendable, Hashable {
 }
 
 /// One line of a waterfall.
-public struct WaterfallLine: Codable, Sendable, Hashable {
+public struct WaterfallLine: Sendable, Hashable {
     /// The network's id.
     public var network: String
     /// The network's own placement id.
@@ -186,34 +131,6 @@ public struct WaterfallLine: Codable, Sendable, Hashable {
         self.placement = placement
         self.floorEcpm = floorEcpm
         self.timeout = timeout
-    }
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case network, placement
-        case floorEcpm = "floor_ecpm"
-        case timeoutMs = "timeout_ms"
-        case ecpm
-    }
-
-    /// Decodes with defaults.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        network = try c.decode(String.self, forKey: .network)
-        placement = try c.decode(String.self, forKey: .placement)
-        floorEcpm = try c.decodeIfPresent(Double.self, forKey: .floorEcpm)
-        timeout = try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .seconds(1)
-        ecpm = try c.decodeIfPresent(Double.self, forKey: .ecpm)
-    }
-
-    /// Encodes the JSON form (`timeout_ms`).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(network, forKey: .network)
-        try c.encode(placement, forKey: .placement)
-        try c.encodeIfPresent(floorEcpm, forKey: .floorEcpm)
-        try c.encode(timeout.wholeMilliseconds, forKey: .timeoutMs)
-        try c.encodeIfPresent(ecpm, forKey: .ecpm)
     }
 
     func validate(path: String) throws(AdError) {

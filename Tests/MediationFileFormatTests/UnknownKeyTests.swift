@@ -1,5 +1,6 @@
 import AdMediation
 import Foundation
+import MediationFileFormat
 import Testing
 
 /// A misspelt key in the mediation configuration is refused at its path with the nearest valid key (issue 32 item 3):
@@ -67,20 +68,5 @@ struct UnknownKeyTests {
             problem(placement(line: #""colour": "red","#))
                 == "placements.p.lines[0].colour: unknown key "
                 + "(valid keys: ecpm, floor_ecpm, network, placement, timeout_ms)")
-    }
-
-    @Test func nearestCountsASwapOfNeighboursAsOneEditAndIgnoresCase() {
-        #expect(ConfigurationKeys.nearest(to: "flaor_ecpm", in: ["floor_ecpm", "ecpm"]) == "floor_ecpm")
-        #expect(ConfigurationKeys.nearest(to: "floor_epcm", in: ["floor_ecpm"]) == "floor_ecpm")
-        #expect(ConfigurationKeys.nearest(to: "eCPM", in: ["ecpm"]) == "ecpm")
-    }
-
-    @Test func nearestSuggestsTheKeyWithAUnitSuffixWhenNoneIsWithinTwoEdits() {
-        #expect(ConfigurationKeys.nearest(to: "deadline", in: ["deadline_ms", "lines"]) == "deadline_ms")
-    }
-
-    @Test func nearestSuggestsNothingThreeEditsAway() {
-        #expect(ConfigurationKeys.nearest(to: "flr_ecm", in: ["floor_ecpm"]) == nil)
-        #expect(ConfigurationKeys.nearest(to: "x", in: ["y"]) == nil)
     }
 }

@@ -1,0 +1,71 @@
+import AdMediation
+import Foundation
+
+// The JSON file form of the mediation configuration (docs/CONFIG.md): snake_case keys, times in `_ms` and `_s`
+// fields, defaults for every optional field, and errors that name the field path. A key no type here knows is an
+// error at its path, naming the nearest valid key (`placements.p.lines[0].floor_ecmp: unknown key; did you mean
+// "floor_ecpm"?`), never a silently defaulted field. The core's types are plain values; this module reads and writes
+// them, for the `mediate` CLI and for apps that ship or download the same file.
+
+extension MediationConfiguration: Codable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case placements
+        case circuitBreaker = "circuit_breaker"
+    }
+
+    /// Decodes the file form, with defaults for missing optional fields.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            placements: try container.decode([String: PlacementConfiguration].self, forKey: .placements),
+            circuitBreaker: try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker)
+                ?? .init())
+    }
+
+    /// Encodes the file form.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(placements, forKey: .placements)
+        try c.encode(circuitBreaker, forKey: .circuitBreaker)
+    }
+
+    /// Decodes the JSON file form, bounded by ``AdMediation/JSONLimits``' defaults, turning decoding failures into
+    /// an ``AdMediation/AdError/Code/configuration`` error that names the field path
+    /// (`placements.home.lines[1].timeout_ms: expected a number`). Call `validate(networks:)` next.
+    public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
+        if let violation = JSONLimits().violation(in: json) {
+            throw AdError(.configuration, "configuration: \(violation)")
+        }
+        do {
+            return try JSONDecoder().decode(MediationConfiguration.self, from: json)
+        } catch let error as DecodingError {
+            throw AdError(.configuration, ConfigurationPath.describe(error))
+        } catch {
+            throw AdError(.configuration, "invalid configuration: \(error)")
+        }
+    }
+}
+
+extension CircuitBreakerConfiguration: Codable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case failureThreshold = "failure_threshold"
+        case coolDownS = "cool_down_s"
+    }
+
+    /// Decodes the file form (`failure_threshold`, `cool_down_s`), with defaults.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            failureThreshold: try c.decodeWholeIfPresent(forKey: .failureThreshold) ?? 5,
+            coolDown: try c.decodeSecondsIfPresent(forKey: .coolDownS, zeroAllowed: true) ?? .seconds(30))
+    }
+
+    /// Encodes the file form (`cool_down_s`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(failureThreshold, forKey: .failureThreshold)
+        try c.encode(coolDown.seconds, forKey: .coolDownS)
+    }
+}

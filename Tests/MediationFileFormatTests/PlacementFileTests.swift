@@ -1,0 +1,55 @@
+import AdMediation
+import Foundation
+import MediationFileFormat
+import Testing
+
+/// Bidders, the optimizer and A/B arms read from the file form, then validated: errors name the field path.
+@Suite("Mediation configuration file: bidders, optimizer, arms", .timeLimit(.minutes(1)))
+struct PlacementFileTests {
+    @Test("a bidder naming an unknown network, or an unknown auction type, is refused at its field")
+    func bidderConfigurationErrorsNameTheField() throws {
+        let json =
+            #"{"placements": {"p": {"format": "interstitial", "bidders": [{"network": "zz", "placement": "t"}]}}}"#
+        let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
+        #expect(throws: AdError(.configuration, #"placements.p.bidders[0].network: unknown network "zz""#)) {
+            try configuration.validate(networks: ["a": [.interstitial]])
+        }
+        let auction =
+            (#"{"placements": {"p": {"format": "interstitial", "bidders": [], "lines": "#
+                + #"[{"network": "a", "placement": "x"}], "auction": "third_price"}}}"#)
+        #expect(throws: AdError.self) { try MediationConfiguration.decode(json: Data(auction.utf8)) }
+    }
+
+    @Test("a pinned line the waterfall does not have is refused at its field")
+    func optimizerSettingsOutOfRangeNameTheField() throws {
+        let json =
+            (#"{"placements": {"p": {"format": "interstitial", "lines": "#
+                + #"[{"network": "n", "placement": "x"}], "optimizer": {"pinned": [3]}}}}"#)
+        let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
+        #expect(throws: AdError(.configuration, "placements.p.optimizer.pinned[0]: no line 3 (the waterfall has 1)")) {
+            try configuration.validate(networks: ["n": [.interstitial]])
+        }
+    }
+
+    @Test("an A/B arm with a label used twice, a weight of 0 or an unknown network is refused at its field")
+    func armsWithADuplicateLabelOrABadWeightAreRefused() throws {
+        let line = #"[{"network": "n", "placement": "a"}]"#
+        for (arms, message) in [
+            (#"[{"label": "x"}, {"label": "x"}]"#, #"placements.p.arms[1].label: "x" is used twice"#),
+            (
+                #"[{"label": "x", "weight": 0}]"#,
+                "placements.p.arms[0].weight: must be over 0 and at most 1000000, got 0.0"
+            ),
+            (
+                #"[{"label": "x", "lines": [{"network": "zz", "placement": "q"}]}]"#,
+                #"placements.p.arms[0].lines[0].network: unknown network "zz""#
+            ),
+        ] {
+            let json = #"{"placements": {"p": {"format": "interstitial", "lines": \#(line), "arms": \#(arms)}}}"#
+            let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
+            #expect(throws: AdError(.configuration, message)) {
+                try configuration.validate(networks: ["n": [.interstitial]])
+            }
+        }
+    }
+}
