@@ -20,6 +20,9 @@ let fuzzLinkerSettings: [LinkerSetting] =
         .unsafeFlags(["-sanitize=address", "-Xlinker", Context.environment["ADMEDIATION_FUZZER_LIB"] ?? "", "-lstdc++"])
     ] : []
 
+/// Background work (the transports, GrowthCat's delivery, a bidder's notices, the sandbox) runs as a `Service`.
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+
 let package = Package(
     name: "AdMediation",
     // Apple platforms at what the code needs: the core and the adapters use the standard library's `Synchronization`
@@ -56,6 +59,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // `swift package generate-documentation` (DocC catalogs in Sources/*/*.docc); a plugin, nothing is linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -96,10 +100,11 @@ let package = Package(
             dependencies: [
                 "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                serviceLifecycle,
             ]),
 
         // URLSession (Foundation; FoundationNetworking on Linux): the transport for iOS and tvOS apps. No libcurl.
-        .target(name: "URLSessionTransport", dependencies: ["AdMediation"]),
+        .target(name: "URLSessionTransport", dependencies: ["AdMediation", serviceLifecycle]),
 
         // For tests and simulations: a manual clock, a scripted network, and a raw HTTP/1.1 loopback server with fault
         // injection (transport tests and benchmarks).
@@ -127,12 +132,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), serviceLifecycle,
             ], swiftSettings: fuzzSettings),
 
         // Presentation rules that work with any network: the banner slot with refresh and the app-open manager
-        // (full-screen rules are in the core, beside the event ledger they feed). Core only, no I/O.
-        .target(name: "AdPresentation", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+        // (full-screen rules are in the core, beside the event ledger they feed). No I/O.
+        .target(name: "AdPresentation", dependencies: ["AdMediation", serviceLifecycle], swiftSettings: fuzzSettings),
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
@@ -156,10 +161,10 @@ let package = Package(
             name: "GrowthCatAds",
             dependencies: [
                 "AdMediation", "AdapterSupport", "AdStorage", .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"), serviceLifecycle,
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
-            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"],
+            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport", serviceLifecycle],
             path: "Adapters/OpenRTB",
             swiftSettings: fuzzSettings),
 
@@ -168,7 +173,7 @@ let package = Package(
             name: "MediateKit",
             dependencies: [
                 "AdMediation", "MediationFileFormat", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds",
-                "GrowthCatAds", "OpenRTBBidder",
+                "GrowthCatAds", "OpenRTBBidder", serviceLifecycle,
             ], swiftSettings: fuzzSettings),
 
         // The CLI.
@@ -181,7 +186,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"), serviceLifecycle,
             ]),
 
         .executableTarget(
@@ -292,7 +297,7 @@ let package = Package(
                 "GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance",
                 "DemandSandbox", "CurlTransport", "AdMediationTesting", "TestSupport", "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), serviceLifecycle,
             ], exclude: ["Fixtures"]),
         .testTarget(
             name: "AdapterSupportTests",
@@ -326,7 +331,7 @@ let package = Package(
             name: "CurlTransportTests",
             dependencies: [
                 "CurlTransport", "URLSessionTransport", "CurlShim", "AdMediationTesting", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), serviceLifecycle,
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),

@@ -4,6 +4,7 @@ import AdapterSupport
 import CoreMetrics
 import Foundation
 import Logging
+import ServiceLifecycle
 
 /// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
 /// offline queue, reward validation, and the seed's status-code rules.
@@ -89,8 +90,10 @@ public actor GrowthCatClient {
     let configuration: Configuration
     let http: any HTTPClient
     let clock: any AdClock
-    let queue: EventQueueStore
-    let mediaCache: MediaCache?
+    /// The durable queue's opening, started by the first use (``queue``); every later use awaits the same one.
+    private var queueOpening: Task<Result<OpenedQueue, StorageError>, Never>?
+    /// The media cache once first used (``mediaCache``); `.some(nil)` when its directory could not be made.
+    private var openedMediaCache: MediaCache??
     /// The bootstrap, once fetched.
     public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
     var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
@@ -119,54 +122,121 @@ public actor GrowthCatClient {
     /// that could not be stored (error: lost work). Never the API key.
     var logger: Logger { configuration.logger }
 
-    /// How the durable queue was opened: `.opened`, or the file was unusable and was moved aside
-    /// (`.quarantined`), or not even a fresh file could be made and the queue lives in memory (`.inMemory`).
-    public nonisolated let queueRecovery: EventQueueStore.Recovery
+    /// An opened queue and how it was opened.
+    struct OpenedQueue: Sendable {
+        var store: EventQueueStore
+        var recovery: EventQueueStore.Recovery
+    }
 
-    /// Creates the client; opens (or creates) the durable queue, whose events are replayed by the next flush. A queue
-    /// file that cannot be used (corrupt, read-only) is moved aside and a fresh one started (warned once): it
-    /// degrades this client's durability only, never the app; a media cache directory that cannot be made turns
-    /// pre-downloading off (warned). Throws only when no queue at all can be made.
+    /// How the durable queue was opened (opening it now if nothing has yet): `.opened`, or the file was unusable and
+    /// was moved aside (`.quarantined`), or not even a fresh file could be made and the queue lives in memory
+    /// (`.inMemory`).
+    public var queueRecovery: EventQueueStore.Recovery {
+        get async throws(StorageError) { try await openQueue().recovery }
+    }
+
+    /// Creates the client. Nothing is opened or started here: the durable queue (whose events the next flush
+    /// replays) is opened by the first event or flush, and the media cache by the first creative, both off the
+    /// calling thread, so constructing a client at launch costs no disk I/O. A queue file that cannot be used
+    /// (corrupt, read-only) is then moved aside and a fresh one started (warned once): it degrades this client's
+    /// durability only, never the app; a media cache directory that cannot be made turns pre-downloading off (warned).
+    /// Throws ``AdError/Code/configuration`` for a blank queue path.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
         throws(AdError)
     {
+        guard !configuration.eventQueuePath.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw AdError(.configuration, "eventQueuePath: must not be blank")
+        }
         self.configuration = configuration
         self.http = http
         self.clock = clock
-        do {
-            (self.queue, self.queueRecovery) = try EventQueueStore.openRecovering(
-                path: configuration.eventQueuePath, maxBytes: configuration.eventQueueMaxBytes)
-        } catch {
-            throw AdError(.configuration, "local storage could not be opened: \(error)")
-        }
-        do {
-            self.mediaCache = try configuration.mediaCacheDirectory.map {
-                try MediaCache(directory: $0, maxBytes: configuration.mediaCacheMaxBytes)
+    }
+
+    /// The durable queue, opened on first use (see ``init(configuration:http:clock:)``).
+    var queue: EventQueueStore {
+        get async throws(StorageError) { try await openQueue().store }
+    }
+
+    /// Opens the queue once, on a thread outside the cooperative pool (SQLite creates, journals and syncs the file);
+    /// concurrent first uses await the same opening.
+    private func openQueue() async throws(StorageError) -> OpenedQueue {
+        let opening: Task<Result<OpenedQueue, StorageError>, Never>
+        if let queueOpening {
+            opening = queueOpening
+        } else {
+            let path = configuration.eventQueuePath
+            let maxBytes = configuration.eventQueueMaxBytes
+            let logger = configuration.logger
+            opening = Task {
+                await offCooperativePool { () -> Result<OpenedQueue, StorageError> in
+                    do throws(StorageError) {
+                        let (store, recovery) = try EventQueueStore.openRecovering(path: path, maxBytes: maxBytes)
+                        Self.logRecovery(recovery, logger)
+                        return .success(OpenedQueue(store: store, recovery: recovery))
+                    } catch {
+                        logger.error("the event queue could not be opened", metadata: ["reason": "\(error)"])
+                        return .failure(error)
+                    }
+                }
             }
-        } catch {
-            // Pre-downloading is an optimisation: without it ads render from their remote URL (the seed's fallback).
-            self.mediaCache = nil
-            configuration.logger.warning(
-                "the media cache directory could not be used: creatives are not pre-downloaded",
-                metadata: ["reason": "\(error)"])
+            queueOpening = opening
         }
-        switch queueRecovery {
+        return try await opening.value.get()
+    }
+
+    private static func logRecovery(_ recovery: EventQueueStore.Recovery, _ logger: Logger) {
+        switch recovery {
         case .opened: break
         case .quarantined(let reason, let aside):
-            configuration.logger.warning(
+            logger.warning(
                 "the event queue file could not be used: moved aside, a fresh queue started",
                 metadata: ["reason": "\(reason)", "moved_to": "\(aside)"])
         case .inMemory(let reason):
-            configuration.logger.warning(
+            logger.warning(
                 "the event queue file could not be used or replaced: events are kept in memory only",
                 metadata: ["reason": "\(reason)"])
         }
     }
 
-    /// Ends the client's own background work — the batch timer, the offline probe, the connectivity monitor, a
-    /// replay — and waits for a flush in progress. Queued events stay in the durable queue for the next client on the
-    /// same file; afterwards the client makes no request on its own initiative (calls the app makes still work).
-    /// Idempotent. Releasing the client cancels the same work.
+    /// The media cache, made (its directory created) on first use off the cooperative pool; nil when the
+    /// configuration has none or its directory cannot be made (warned once: pre-downloading is off).
+    var mediaCache: MediaCache? {
+        get async {
+            if let openedMediaCache { return openedMediaCache }
+            guard let directory = configuration.mediaCacheDirectory else {
+                openedMediaCache = .some(nil)
+                return nil
+            }
+            let maxBytes = configuration.mediaCacheMaxBytes
+            let made = await offCooperativePool { () -> Result<MediaCache, StorageError> in
+                do throws(StorageError) {
+                    return .success(try MediaCache(directory: directory, maxBytes: maxBytes))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if let openedMediaCache { return openedMediaCache }  // another first use finished first
+            switch made {
+            case .success(let cache):
+                openedMediaCache = .some(cache)
+                return cache
+            case .failure(let error):
+                // Pre-downloading is an optimisation: without it ads render from their remote URL (the seed's
+                // fallback).
+                configuration.logger.warning(
+                    "the media cache directory could not be used: creatives are not pre-downloaded",
+                    metadata: ["reason": "\(error)"])
+                openedMediaCache = .some(nil)
+                return nil
+            }
+        }
+    }
+
+    /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline
+    /// probe, the connectivity monitor, a replay — ends, a flush in progress is awaited, and it returns when all of it
+    /// has ended. Queued events stay in the durable queue for the next client on the same file; afterwards the client
+    /// makes no request on its own initiative (calls the app makes still work). Idempotent. Releasing the client
+    /// cancels the same work.
     public func shutdown() async {
         isShutDown = true
         batchTimer?.cancel()
@@ -212,7 +282,7 @@ public actor GrowthCatClient {
     }
 
     /// The queue's file (tests open it beside the client).
-    var queuePathForTests: String { queue.path ?? "" }
+    var queuePathForTests: String { configuration.eventQueuePath }
 
     /// A new session id.
     public nonisolated func makeSessionID() -> String { RandomID.uuidString() }
@@ -397,7 +467,7 @@ public actor GrowthCatClient {
     }
 
     func cacheCreative(for ad: GrowthCatAd, timeout: Duration) async throws(AdError) -> URL? {
-        guard let media = mediaCache, ad.assetCacheable else { return nil }
+        guard ad.assetCacheable, let media = await mediaCache else { return nil }
         let now = Int64(configuration.now().timeIntervalSince1970)
         if let file = await media.file(for: ad.assetURL, now: now) { return file }
         let response: HTTPResponse
@@ -441,7 +511,7 @@ public actor GrowthCatClient {
     /// possible". So a load downloads such a creative before it returns — within the load's remaining time, and a
     /// failed download does not fail the load (the ad is still servable from its remote URL).
     func predownloaded(_ ad: GrowthCatAd, deadline: AdInstant?) async -> GrowthCatAd {
-        guard ad.assetStrategy == "prefetch", mediaCache != nil, ad.assetCacheable else { return ad }
+        guard ad.assetStrategy == "prefetch", ad.assetCacheable, await mediaCache != nil else { return ad }
         var timeout = configuration.requestTimeout
         if let deadline {
             let left = deadline - clock.now
@@ -544,4 +614,14 @@ public actor GrowthCatClient {
 
     /// The limits every GrowthCat answer must respect before it is decoded.
     static let limits = JSONLimits()
+}
+
+extension GrowthCatClient: Service {
+    /// The client's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
+    /// group shuts down gracefully or the task is cancelled. The client works before and while it runs; its timers
+    /// start with the events that need them.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
 }

@@ -71,12 +71,6 @@ public enum GrowthCatFactory: AdNetworkFactory {
         }
     }
 
-    /// Shuts the network's client down (``GrowthCatClient/shutdown()``): its delivery loop, batch timer and offline
-    /// probe end; queued events stay in the durable queue for the next run.
-    public static func shutdown(_ network: any AdNetwork) async {
-        await (network as? GrowthCatNetwork)?.client.shutdown()
-    }
-
     /// `<state directory>/<id>-<hash>-events.sqlite`, creating the directory: `<id>` keeps letters, digits, `-` and
     /// `_` (others become `_`) so the file is recognisable, and `<hash>` (16 hex digits of a SHA-256 of the exact
     /// network id, base URL and API key) keeps two networks whose ids differ only in punctuation (`g.a`, `g_a`), or

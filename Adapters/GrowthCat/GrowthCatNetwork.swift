@@ -1,5 +1,6 @@
 import AdMediation
 import Foundation
+import ServiceLifecycle
 import Synchronization
 
 /// GrowthCat as an ``AdNetwork``: a request's placement is the placement key; `banner`, `interstitial` and
@@ -145,4 +146,11 @@ public struct GrowthCatNetwork: AdNetwork {
             GrowthCatFullScreenRules(ad: ad, client: client, userID: userID, sessionID: sessionID)
         }
     }
+}
+
+extension GrowthCatNetwork: Service {
+    /// The network's background work is its client's (the delivery loop, batch timer and offline probe): runs the
+    /// client as a `Service` (``GrowthCatClient/run()``), so a `ServiceGroup` that runs the network flushes and ends
+    /// it at its graceful shutdown.
+    public func run() async throws { try await client.run() }
 }

@@ -42,7 +42,7 @@ public actor MozAdsClient {
     }
 
     /// Whether the SQLite cache is enabled.
-    public nonisolated var isCacheEnabled: Bool { cache != nil }
+    public nonisolated var isCacheEnabled: Bool { cache?.isUsable ?? false }
 
     // MARK: Requests
 
@@ -395,7 +395,7 @@ public actor MozAdsClient {
                         case .success(let evicted):
                             if evicted > 0 {
                                 parsedHits.removeAll()
-                                if (try? await cache.store.lookup(hash: hash)) == nil { cachedUntil = nil }
+                                if (try? await cache.lookup(hash: hash).get()) == nil { cachedUntil = nil }
                             }
                         case .failure(let error):
                             telemetry.recordHttpCacheOutcome(label: "trim_failed", value: error.description)
@@ -430,8 +430,10 @@ public actor MozAdsClient {
         }
     }
 
-    /// Drops the telemetry sink. Idempotent; never throws.
-    public func shutdown() {
+    /// Ends the client, as every component's `shutdown()` does: later work reports to no telemetry sink (the client
+    /// runs nothing in the background of its own; its cache file is closed with the client). Idempotent; never
+    /// throws.
+    public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
         telemetry = NoOpMozAdsTelemetry()

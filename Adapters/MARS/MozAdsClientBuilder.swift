@@ -88,11 +88,17 @@ public struct MozAdsClientBuilder: Sendable {
     }
 
     /// Builds the client. A bad cache configuration disables the cache and reports `recordBuildCacheError`;
-    /// it never fails the build.
+    /// it never fails the build. Nothing is opened here: the cache's SQLite file is opened by the first request
+    /// that uses it, off the calling thread; a file that cannot be opened is then reported the same way
+    /// (`database_error`) and the cache disabled (``MozAdsClient/isCacheEnabled`` turns false).
     public func build() -> MozAdsClient {
         var cache: MarsHTTPCache?
         if let cacheConfig {
-            switch MarsHTTPCache.make(cacheConfig) {
+            let telemetry = self.telemetry
+            let reportOpenFailure: @Sendable (MarsHTTPCache.BuildFailure) -> Void = {
+                telemetry.recordBuildCacheError(label: $0.label, value: $0.message)
+            }
+            switch MarsHTTPCache.make(cacheConfig, onOpenFailure: reportOpenFailure) {
             case .success(let built): cache = built
             case .failure(let failure): telemetry.recordBuildCacheError(label: failure.label, value: failure.message)
             }

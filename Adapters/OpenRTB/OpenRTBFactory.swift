@@ -61,9 +61,4 @@ public enum OpenRTBFactory: AdNetworkFactory {
         if let auction = network.settings.auction { configuration.auction = auction }
         return BiddingNetwork(configuration: configuration, http: context.http, clock: context.clock)
     }
-
-    /// Sends the bidder's queued notices and stops its sender.
-    public static func shutdown(_ network: any AdNetwork) async {
-        await (network as? BiddingNetwork)?.shutdown()
-    }
 }

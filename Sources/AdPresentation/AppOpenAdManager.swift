@@ -1,4 +1,5 @@
 import AdMediation
+import ServiceLifecycle
 
 /// Loads an app-open ad ahead of time and shows it when the app comes to the foreground, with the seed's rules:
 /// one ad at a time, never loading while loading or while an unexpired ad is held, expiry at
@@ -190,14 +191,17 @@ public actor AppOpenAdManager {
         }
     }
 
-    /// Ends the manager's life: cancels a load in progress, invalidates the held and the showing ad (neither is
-    /// shown or reported again), and finishes ``events``. Afterwards loads and shows do nothing
-    /// (``NotShownReason/shutDown``). Idempotent; releasing the manager does the same.
-    public func shutdown() {
+    /// Ends the manager, as every component's `shutdown()` does: cancels a load in progress and returns once it has
+    /// ended, invalidates the held and the showing ad (neither is shown or reported again), and finishes ``events``.
+    /// Afterwards loads and shows do nothing (``NotShownReason/shutDown``). Idempotent; releasing the manager does the
+    /// same without the wait.
+    public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
-        loadTask?.cancel()
+        let load = loadTask
         loadTask = nil
+        load?.cancel()
+        await load?.value
         ad?.invalidate()
         ad = nil
         validUntil = nil
@@ -379,5 +383,14 @@ public actor AppOpenAdManager {
         if log.count >= Self.historyLimit { log.removeFirst(log.count - Self.historyLimit + 1) }
         log.append(event)
         continuation.yield(event)
+    }
+}
+
+extension AppOpenAdManager: Service {
+    /// The manager's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
+    /// group shuts down gracefully or the task is cancelled. The manager works before and while it runs.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 }

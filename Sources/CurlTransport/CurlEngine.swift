@@ -6,8 +6,12 @@ import Synchronization
 
 /// The multi handle and the thread that drives it (`curl_multi_perform` and `curl_multi_poll`).
 ///
+/// Nothing starts in `init`: libcurl's global set-up, the multi handle and the thread are made by the first request
+/// (``send(_:)``), so constructing a client costs an eventfd and no thread, disk or network work.
+///
 /// `@unchecked Sendable` is safe because the multi handle, `active`, `returned` and `resumes` are used only on the
-/// engine thread (after `init` created them and before the thread's exit cleaned them up); every cross-thread
+/// engine thread (after the first request created the multi handle, under the inbox lock and before it started the
+/// thread, and before the thread's exit cleaned them up); every cross-thread
 /// hand-over goes through `inbox` (a `Mutex`). A caller that hands something over also claims the wake-up under the
 /// lock (at most one until the engine drains the inbox, so a burst of requests costs one) and then, outside the lock,
 /// signals the engine's eventfd, which `curl_multi_poll` watches. The eventfd lives as long as the engine object, so
@@ -26,6 +30,8 @@ final class CurlEngine: @unchecked Sendable {
         var idle: [EasyHandle] = []
         var stopRequested = false
         var stopped = false
+        /// Whether the first request has set libcurl up and started the thread, or why it could not.
+        var start = Start.notStarted
         /// A wake-up was claimed since the engine last drained the inbox.
         var wakePending = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -38,6 +44,13 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// The engine's start: made by the first request, never by `init`.
+    private enum Start {
+        case notStarted
+        case running
+        case failed(HTTPClientError)
+    }
+
     /// A finished transfer's caller and what it gets, resumed once the engine has put its handle back.
     private struct Resumption {
         var continuation: UnsafeContinuation<HTTPResponse, any Error>
@@ -48,8 +61,8 @@ final class CurlEngine: @unchecked Sendable {
     static let idleCapacity = 64
 
     private let configuration: CurlHTTPClient.Configuration
-    private let multi: UnsafeMutableRawPointer?
-    private let initError: HTTPClientError?
+    /// Written once, by the first request under the inbox lock before the thread starts; then read on the thread only.
+    private var multi: UnsafeMutableRawPointer?
     /// The engine's wake-up eventfd (-1 when the engine could not start); closed in `deinit`.
     private let wakeFD: Int32
     private let inbox = Mutex(Inbox())
@@ -61,32 +74,48 @@ final class CurlEngine: @unchecked Sendable {
     /// Callers of transfers finished in this engine iteration.
     private var resumes: [Resumption] = []
 
+    /// Records the configuration and makes the wake-up eventfd; starts nothing (see ``startIfNeeded()``).
     init(configuration: CurlHTTPClient.Configuration) {
         self.configuration = configuration
-        let code = curlshim_global_init()
-        let fd = code == 0 ? curlshim_eventfd() : -1
-        let multi = fd >= 0 ? curl_multi_init() : nil
+        let fd = curlshim_eventfd()
         self.wakeFD = fd
-        self.multi = multi
-        if code != 0 {
-            self.initError = HTTPClientError(.other, "curl_global_init failed with code \(code)")
-        } else if fd < 0 {
-            self.initError = HTTPClientError(.other, "eventfd failed with errno \(errno)")
-        } else if multi == nil {
-            self.initError = HTTPClientError(.other, "curl_multi_init failed")
-        } else {
-            self.initError = nil
+        if fd < 0 {
+            let failure = HTTPClientError(.other, "eventfd failed with errno \(errno)")
+            inbox.withLock { $0.start = .failed(failure) }
         }
-        guard let multi else {
-            inbox.withLock { $0.stopped = true }
-            return
+    }
+
+    /// On the first request: libcurl's global set-up (OpenSSL's), the multi handle and the engine thread, once.
+    /// Later requests pay one lock. Returns why the engine cannot take requests, or nil when it runs.
+    private func startIfNeeded() -> HTTPClientError? {
+        inbox.withLock { box -> HTTPClientError? in
+            switch box.start {
+            case .running: return nil
+            case .failed(let failure): return failure
+            case .notStarted: break
+            }
+            if box.stopRequested || box.stopped { return HTTPClientError(.cancelled, "the client is shut down") }
+            let code = curlshim_global_init()
+            guard code == 0 else {
+                let failure = HTTPClientError(.other, "curl_global_init failed with code \(code)")
+                box.start = .failed(failure)
+                return failure
+            }
+            guard let made = curl_multi_init() else {
+                let failure = HTTPClientError(.other, "curl_multi_init failed")
+                box.start = .failed(failure)
+                return failure
+            }
+            if let perHost = configuration.maxConnectionsPerHost {
+                _ = curlshim_multi_setopt_long(made, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
+            }
+            multi = made
+            box.start = .running
+            let thread = Thread { [self] in self.run() }
+            thread.name = "CurlHTTPClient"
+            thread.start()
+            return nil
         }
-        if let perHost = configuration.maxConnectionsPerHost {
-            _ = curlshim_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
-        }
-        let thread = Thread { [self] in self.run() }
-        thread.name = "CurlHTTPClient"
-        thread.start()
     }
 
     deinit {
@@ -97,14 +126,18 @@ final class CurlEngine: @unchecked Sendable {
     var statistics: CurlHTTPClient.Statistics {
         .init(
             liveHandles: liveHandles.load(ordering: .relaxed), activeTransfers: activeCount.load(ordering: .relaxed),
-            idleHandles: inbox.withLock { $0.idle.count })
+            idleHandles: inbox.withLock { $0.idle.count },
+            engineRunning: inbox.withLock { box in
+                if case .running = box.start { return !box.stopped }
+                return false
+            })
     }
 
     // MARK: - Caller side
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        if let initError { throw initError }
         if Task.isCancelled { throw HTTPClientError(.cancelled, "the task was cancelled before the request was sent") }
+        if let failure = startIfNeeded() { throw failure }
         let transfer = try makeTransfer(request)
         return try await withTaskCancellationHandler {
             // Unsafe: the engine resumes exactly once (`finish` checks `finished`), and a checked continuation
@@ -151,6 +184,10 @@ final class CurlEngine: @unchecked Sendable {
         let wake = inbox.withLock { box -> Bool in
             if box.stopped || box.stopRequested { return false }
             box.stopRequested = true
+            guard case .running = box.start else {
+                box.stopped = true  // no thread to stop
+                return false
+            }
             return box.claimWake()
         }
         if wake { curlshim_eventfd_signal(wakeFD) }
@@ -161,6 +198,10 @@ final class CurlEngine: @unchecked Sendable {
             let (done, wake) = inbox.withLock { box -> (Bool, Bool) in
                 if box.stopped { return (true, false) }
                 box.stopRequested = true
+                guard case .running = box.start else {
+                    box.stopped = true  // never started: nothing runs, nothing to wait for
+                    return (true, false)
+                }
                 box.stopWaiters.append(continuation)
                 return (false, box.claimWake())
             }

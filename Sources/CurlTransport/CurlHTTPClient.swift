@@ -3,6 +3,7 @@ import CCurl
 import CurlShim
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import Tracing
 
@@ -70,6 +71,9 @@ public final class CurlHTTPClient: HTTPClient {
         public var activeTransfers: Int
         /// Easy handles kept, reset, for later requests (at most 64; none after ``CurlHTTPClient/shutdown()``).
         public var idleHandles: Int
+        /// Whether the engine thread runs: false until the first request starts it, false again once
+        /// ``CurlHTTPClient/shutdown()`` has ended it.
+        public var engineRunning: Bool
     }
 
     private let engine: CurlEngine
@@ -78,7 +82,8 @@ public final class CurlHTTPClient: HTTPClient {
     /// The configuration the client was created with.
     public let configuration: Configuration
 
-    /// Creates a client with `configuration` and starts its engine thread. At debug level, `logger` gets one record
+    /// Creates a client with `configuration`. Nothing starts here: the first request sets libcurl up and starts the
+    /// engine thread, so an app can construct the client at launch for free. At debug level, `logger` gets one record
     /// per request: method, target (scheme, host and path — never the query or a header), status or error code, and
     /// duration. Each request is an `HTTP <method>` client span of `tracer` (the app's `InstrumentationSystem` tracer
     /// when nil), a child of the caller's span — a mediated line's `ad line` span — with the OpenTelemetry HTTP
@@ -170,10 +175,20 @@ public final class CurlHTTPClient: HTTPClient {
         return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")\(components.percentEncodedPath)"
     }
 
-    /// Stops the engine: in-flight and queued requests fail with `cancelled`, every handle is freed, and later
-    /// requests fail with `cancelled`. Returns once the engine thread has finished.
+    /// Ends the client, as every component's `shutdown()` does: what it runs in the background (the engine thread)
+    /// ends, in-flight and queued requests fail with `cancelled`, every handle is freed, later requests fail with
+    /// `cancelled`, and it returns once the thread has finished. Idempotent.
     public func shutdown() async {
         await engine.stop()
+    }
+}
+
+extension CurlHTTPClient: Service {
+    /// The client's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
+    /// group shuts down gracefully or the task is cancelled. Requests may be sent before and while it runs.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 }
 

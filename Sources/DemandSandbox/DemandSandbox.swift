@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ObliviousHTTP
+import ServiceLifecycle
 import Synchronization
 
 /// The demand sandbox: one local HTTP server (Hummingbird, loopback, port chosen by the kernel unless given)
@@ -143,12 +144,22 @@ public final class RunningSandbox: Sendable {
     /// Forgets every record.
     public func resetRecords() { state.resetRecords() }
 
-    /// Stops the server and waits for it to finish, including the close of its listening socket (the server's task
-    /// can end a moment before NIO has closed it, and a connection in that moment would be reset, not refused).
+    /// Ends the sandbox, as every component's `shutdown()` does: stops the server and returns once it has finished,
+    /// including the close of its listening socket (the server's task can end a moment before NIO has closed it, and
+    /// a connection in that moment would be reset, not refused). Idempotent.
     public func shutdown() async {
         task.cancel()
         _ = await task.result
         _ = try? await listenerClosed?.get()
+    }
+}
+
+extension RunningSandbox: Service {
+    /// The running server's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the
+    /// service group shuts down gracefully or the task is cancelled.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 }
 

@@ -7,6 +7,7 @@ import GrowthCatAds
 import MARSAds
 import MediationFileFormat
 import OpenRTBBidder
+import ServiceLifecycle
 
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes
 /// from an adapter's ``AdNetworkFactory`` in ``factories``: this file has no code of its own per network.
@@ -130,11 +131,10 @@ package struct CLIConfiguration: Sendable {
             stateDirectory: stateDirectory(environment: environment))
     }
 
-    /// Ends what the networks run in the background (a bidder's notice sender sends what is queued first).
-    package func shutdown(_ built: [String: any AdNetwork]) async {
-        for (id, network) in built {
-            await networks[id]?.factory.shutdown(network)
-        }
+    /// The built networks that run work in the background (a GrowthCat client's delivery, a bidder's notices), in
+    /// id order: the services to run beside the HTTP client (see ``withServices(_:logger:_:)``).
+    package static func services(of built: [String: any AdNetwork]) -> [any Service] {
+        built.sorted { $0.key < $1.key }.compactMap { $0.value as? any Service }
     }
 
     /// Builds every configured network with its factory.

@@ -1,5 +1,6 @@
 import AdMediation
 import Foundation
+import ServiceLifecycle
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -103,7 +104,8 @@ public final class URLSessionHTTPClient: HTTPClient {
         return try await follower.send(request) { try await self.transfer($0) }
     }
 
-    /// Cancels every request in flight (they fail with `cancelled`) and refuses later ones with `cancelled`.
+    /// Ends the client, as every component's `shutdown()` does: the session is invalidated, requests in flight fail
+    /// with `cancelled`, later ones are refused with `cancelled`. Idempotent.
     public func shutdown() async {
         delegate.shutDown()
         session.invalidateAndCancel()
@@ -182,5 +184,14 @@ public func withURLSessionHTTPClient<T: Sendable>(
         try await body(client)
     } finally: {
         await client.shutdown()
+    }
+}
+
+extension URLSessionHTTPClient: Service {
+    /// The client's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
+    /// group shuts down gracefully or the task is cancelled. Requests may be sent before and while it runs.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 }

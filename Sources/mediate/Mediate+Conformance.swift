@@ -88,23 +88,29 @@ struct Conformance: AsyncParsableCommand {
             }
             var results: [ConformanceResult] = []
             do {
-                try await sandbox?.set(placement: linePlacement) { _ in }
-                results = await AdNetworkConformance.runAll(subject)
-                if let sandbox {
-                    results = try await Self.provoked(
-                        results, subject: subject, sandbox: sandbox, placement: linePlacement)
-                    try await sandbox.set(placement: linePlacement) { _ in }
+                // The adapter under test runs as a service for its scenarios (its last events go out at the end).
+                results = try await withServices(CLIConfiguration.services(of: [network: adapter])) {
+                    try await sandbox?.set(placement: linePlacement) { _ in }
+                    var results = await AdNetworkConformance.runAll(subject)
+                    if let sandbox {
+                        results = try await Self.provoked(
+                            results, subject: subject, sandbox: sandbox, placement: linePlacement)
+                        try await sandbox.set(placement: linePlacement) { _ in }
+                    }
+                    return results
                 }
-                await single.shutdown([network: adapter])
                 if placementConfig.bidders.contains(where: { $0.network == network }) {
                     // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry
                     // without waiting).
                     let clock = ManualAdClock()
                     if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
                         let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
-                        results += await BidderConformance.runAll(
-                            BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
-                        await single.shutdown([network: bidder])
+                        results += try await withServices(
+                            CLIConfiguration.services(of: [network: bidder])
+                        ) {
+                            await BidderConformance.runAll(
+                                BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                        }
                     }
                 }
                 try await sandbox?.restore()

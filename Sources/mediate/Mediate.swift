@@ -8,6 +8,7 @@ import Foundation
 import GrowthCatAds
 import Logging
 import MediateKit
+import ServiceLifecycle
 import Tracing
 
 /// `mediate`: compare fill across adapters, debug one request, run the sandbox and the conformance kit.
@@ -154,30 +155,38 @@ struct Environment {
     let mediator: Mediator
     let http: CurlHTTPClient
     let sandbox: RunningSandbox?
-    let store: SQLiteStateStore?
 
-    /// `scenario`: without `--config`, the sandbox serves it instead of the demo's (the demo configuration still
-    /// points at it). `seed` (`--seed`): the in-process sandbox's seed and every self-ordering placement's
-    /// optimizer seed.
-    static func load(
+    /// Runs `body` with a loaded environment: without `--config`, inside the demo's sandbox scope; the HTTP client and
+    /// every network that works in the background run as services of one `ServiceGroup` for the scope
+    /// (``withServices(_:logger:_:)``), which shuts them down gracefully whichever way `body` ends — the networks
+    /// first (their last events and notices still go out), then the client. `scenario`: without `--config`, the
+    /// sandbox serves it instead of the demo's (the demo configuration still points at it). `seed` (`--seed`): the
+    /// in-process sandbox's seed and every self-ordering placement's optimizer seed.
+    static func with<T: Sendable>(
         _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
-        scenario: SandboxScenario? = nil, seed: UInt64? = nil
-    ) async throws -> Environment {
+        scenario: SandboxScenario? = nil, seed: UInt64? = nil, _ body: (Environment) async throws -> T
+    ) async throws -> T {
         options.bootstrapLogging()
-        let path = options.config
-        var sandbox: RunningSandbox?
-        let data: Data
-        if let path {
-            data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
-        } else {
-            let arms = demo?.demo == .arms
-            var served = scenario ?? (arms ? Demo.armsScenario : Demo.scenario)
-            if let seed { served.seed = seed }
-            let started = try await DemandSandbox.start(scenario: served)
-            progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(started.rootURL)")
-            sandbox = started
-            data = arms ? Demo.armsConfiguration(started) : Demo.configuration(started)
+        if let path = options.config {
+            let data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
+            return try await with(data, sandbox: nil, demo: demo, tracer: tracer, seed: seed, body)
         }
+        let arms = demo?.demo == .arms
+        var served = scenario ?? (arms ? Demo.armsScenario : Demo.scenario)
+        if let seed { served.seed = seed }
+        return try await DemandSandbox.withSandbox(scenario: served) { sandbox in
+            progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(sandbox.rootURL)")
+            let data = arms ? Demo.armsConfiguration(sandbox) : Demo.configuration(sandbox)
+            return try await with(data, sandbox: sandbox, demo: demo, tracer: tracer, seed: seed, body)
+        }
+    }
+
+    /// Builds the environment from a configuration file's bytes (nothing starts while it is built) and runs `body`
+    /// with its services running.
+    private static func with<T: Sendable>(
+        _ data: Data, sandbox: RunningSandbox?, demo: DemoOptions?, tracer: (any Tracer)?, seed: UInt64?,
+        _ body: (Environment) async throws -> T
+    ) async throws -> T {
         var configuration = try CLIConfiguration.parse(data)
         if let seed {
             for (id, placement) in configuration.mediation.placements where placement.optimizer != nil {
@@ -188,48 +197,33 @@ struct Environment {
         let networks = try configuration.makeNetworks(http: http)
         let mediator = try Mediator(
             networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
-        var store: SQLiteStateStore?
-        if let path = demo?.optimizerState {
-            do {
-                let opened = try SQLiteStateStore(path: path)
-                try await mediator.restoreOptimizerState(from: opened)
-                store = opened
-            } catch {
-                await configuration.shutdown(networks)
-                await http.shutdown()
-                await sandbox?.shutdown()
-                throw AdError(.configuration, "--optimizer-state: \(path): \(error)")
+        let services: [any Service] = [http] + CLIConfiguration.services(of: networks)
+        return try await withServices(services) {
+            var store: SQLiteStateStore?
+            if let path = demo?.optimizerState {
+                do {
+                    let opened = try SQLiteStateStore(path: path)
+                    try await mediator.restoreOptimizerState(from: opened)
+                    store = opened
+                } catch {
+                    throw AdError(.configuration, "--optimizer-state: \(path): \(error)")
+                }
             }
-        }
-        return Environment(
-            configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox,
-            store: store)
-    }
-
-    /// Runs `body` with a loaded environment (``load(_:demo:progress:tracer:scenario:seed:)``), then closes it
-    /// (``close()``) whichever way `body` ends: the one place a command's environment is shut down.
-    static func with<T: Sendable>(
-        _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
-        scenario: SandboxScenario? = nil, seed: UInt64? = nil, _ body: (Environment) async throws -> T
-    ) async throws -> T {
-        let env = try await load(
-            options, demo: demo, progress: progress, tracer: tracer, scenario: scenario, seed: seed)
-        return try await withCleanup {
-            try await body(env)
-        } finally: {
-            await env.close()
+            let env = Environment(
+                configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox)
+            return try await withCleanup {
+                try await body(env)
+            } finally: {
+                await env.save(to: store)
+            }
         }
     }
 
-    /// Saves what the self-ordering placements learned (with `--optimizer-state`), then shuts everything down.
-    private func close() async {
-        if let store {
-            do { try await mediator.saveOptimizerState(to: store) } catch {
-                FileHandle.standardError.write(Data("warning: --optimizer-state: \(error)\n".utf8))
-            }
+    /// Saves what the self-ordering placements learned (with `--optimizer-state`).
+    private func save(to store: SQLiteStateStore?) async {
+        guard let store else { return }
+        do { try await mediator.saveOptimizerState(to: store) } catch {
+            FileHandle.standardError.write(Data("warning: --optimizer-state: \(error)\n".utf8))
         }
-        await configuration.shutdown(networks)
-        await http.shutdown()
-        await sandbox?.shutdown()
     }
 }

@@ -1,6 +1,8 @@
 import AdMediation
 import AdMediationTesting
 import Foundation
+import Logging
+import ServiceLifecycle
 import Testing
 
 @testable import GrowthCatAds
@@ -107,16 +109,22 @@ struct OccurredAtTests {
     }
 }
 
-@Suite("GrowthCat: the factory ends what it built", .timeLimit(.minutes(1)))
+@Suite("GrowthCat: the network ends what it runs", .timeLimit(.minutes(1)))
 struct GrowthCatFactoryShutdownTests {
-    /// Issue 32 item 2: `mediate` shuts every network down through its factory; GrowthCat's must end the client's
-    /// background work (the default did nothing, so the delivery loop and timers outlived the run).
-    @Test func theFactorysShutdownShutsTheClientDown() async throws {
+    /// Issue 32 item 2: `mediate` runs every network that works in the background as a `Service` of its group;
+    /// GrowthCat's must end the client's background work when the group shuts down (a factory's no-op shutdown let
+    /// the delivery loop and timers outlive the run).
+    @Test func theNetworksServiceShutsTheClientDownAtTheGroupsGracefulShutdown() async throws {
         let server = try ScriptedGrowthCat()
         let (client, curl) = try scriptedClient(server)
         let network = GrowthCatNetwork(client: client)
         #expect(await client.isShutDown == false)
-        await GrowthCatFactory.shutdown(network)
+        let group = ServiceGroup(services: [network], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
         #expect(await client.isShutDown, "the client's delivery loop, timers and probe were ended")
         await curl.shutdown()
         server.server.stop()

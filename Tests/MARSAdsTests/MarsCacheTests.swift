@@ -197,9 +197,21 @@ struct MarsCacheTests {
     ])
     func invalidCacheConfigurationDisablesTheCacheWithTelemetry(config: MozAdsCacheConfig, label: String) async throws {
         let f = try await marsFixture(cache: config)
+        // The client still works; its first request is what opens the file (`database_error` is found then).
+        _ = try await f.client.requestTileAds(tile1)
         #expect(!f.client.isCacheEnabled)
         #expect(f.telemetry.log.contains("build:\(label)"))
-        _ = try await f.client.requestTileAds(tile1)  // the client still works
+        await f.close()
+    }
+
+    @Test("building a client with a cache opens no file: the first request does")
+    func buildingOpensNoFile() async throws {
+        let path = tempDB()
+        let f = try await marsFixture(cache: MozAdsCacheConfig(dbPath: path))
+        #expect(!FileManager.default.fileExists(atPath: path), "build() created the SQLite file")
+        _ = try await f.client.requestTileAds(tile1)
+        #expect(FileManager.default.fileExists(atPath: path), "the first request did not open the cache")
+        #expect(f.client.isCacheEnabled)
         await f.close()
     }
 

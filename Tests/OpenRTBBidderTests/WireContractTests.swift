@@ -161,7 +161,7 @@ struct WireContractTests {
             NetworkConfiguration(id: "rtb", baseURL: bidder.server.baseURL, settings: settings),
             context: AdNetworkFactoryContext(http: curl))
         _ = try await network.load(banner)
-        await OpenRTBFactory.shutdown(network)
+        await (network as? BiddingNetwork)?.shutdown()
         await curl.shutdown()
         bidder.server.stop()
         #expect(bidder.auctionBodies.map { $0["at"] as? Int } == [2])
