@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Plain `swift test` runs everything in parallel and passes; `make test` runs the TimingTests target (wall-clock
 # bounds: the contract plus the measured scheduler slack) after the rest, so its bounds stay close to the contract.
 
-.PHONY: demo test deps build fuzz docs lint tsan report-check portable-check privacy-check
+.PHONY: demo test deps build fuzz docs lint tsan report-check portable-check privacy-check api-check
 
 deps:
 	@./scripts/ensure-deps.sh
@@ -57,11 +57,16 @@ report-check: deps
 # see, so accesses under a Mutex are reported; scripts/tsan-suppressions.txt lists those (see docs/RELIABILITY.md).
 TSAN_TESTS ?= MediatorTests|FullScreenTests|FullScreenEventAgeTests|CancellationAndShutdownTests|AuctionTests|\
 WaterfallStateMachineTests|BannerRefreshTests|AppOpenAdManagerTests|HandleReuseTests|ClickAttributionTests|\
-BiddingNetworkTests|InlineAdModelTests
+BiddingNetworkTests|InlineAdModelTests|CurlLifetimeTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan-suppressions.txt halt_on_error=0" $(SWIFT) test --skip-build \
 		--sanitize=thread --scratch-path .build-tsan --no-parallel --filter '$(TSAN_TESTS)'
+
+# The public API of the library products against the last release (scripts/api-baseline), breakages made on purpose
+# listed in scripts/api-allowed-breakages.txt (scripts/api-check.sh). Two debug builds in .build-api.
+api-check: deps
+	SWIFT=$(SWIFT) ./scripts/api-check.sh
 
 # A quick subset of the benchmarks against the committed baselines (Benchmarks/baselines.json: ratios with a
 # tolerance, docs/BENCHMARKS.md): transport CPU vs AsyncHTTPClient, mediator cost per line, 100k-request compare.
