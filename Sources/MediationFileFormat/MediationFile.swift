@@ -30,9 +30,9 @@ extension MediationConfiguration: Codable {
         try c.encode(circuitBreaker, forKey: .circuitBreaker)
     }
 
-    /// Decodes the JSON file form, bounded by ``AdMediation/JSONLimits``' defaults, turning decoding failures into
-    /// an ``AdMediation/AdError/Code/configuration`` error that names the field path
-    /// (`placements.home.lines[1].timeout_ms: expected a number`). Call `validate(networks:)` next.
+    /// Decodes the JSON file form, bounded by `JSONLimits`' defaults, turning decoding failures into a
+    /// `configuration` `AdError` that names the field path (`placements.home.lines[1].timeout_ms: expected a
+    /// number`). Call `validate(networks:)` next.
     public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
         if let violation = JSONLimits().violation(in: json) {
             throw AdError(.configuration, "configuration: \(violation)")
