@@ -2,6 +2,7 @@ import AdMediation
 import CurlTransport
 import DemandSandbox
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Sandbox: scenarios, faults, records", .timeLimit(.minutes(2)))
@@ -213,15 +214,27 @@ struct SandboxScopeTests {
             #expect(!Self.canBind(host: host, port: sandbox.port), "the sandbox listens while the scope runs")
             return sandbox.port
         }
-        // Binding the address tells whether anything still holds it. Under a full parallel suite the port was, about
-        // once in 15 runs, still held for a moment after `shutdown()` returned (its accepted connections close
-        // asynchronously — not understood further), so the check polls before it fails: 10 s, since a clean clone's
-        // full suite on 2 cores once needed more than 2 s (the whole test took 9.5 s there).
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Binding the address tells whether anything still holds it. The rare "still held" failures under the full
+        // suite came from child processes of other tests inheriting the listening socket (see the next test; fixed in
+        // TestSupport's spawner); the check still allows the kernel a moment after `shutdown()` returned.
+        let deadline = ContinuousClock.now + .seconds(2)
         while !Self.canBind(host: host, port: port), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(Self.canBind(host: host, port: port), "nothing holds the address 10 s after the scope has ended")
+        #expect(Self.canBind(host: host, port: port), "nothing holds the address 2 s after the scope has ended")
+    }
+
+    /// The flake's cause: a child process spawned while a sandbox listened inherited its listening socket (SwiftNIO
+    /// does not mark it close-on-exec on Linux) and held the port until the child exited. Children get stdin, stdout
+    /// and stderr only now.
+    @Test func aChildSpawnedWhileTheSandboxRunsDoesNotHoldItsPortAfterShutdown() async throws {
+        var configuration = SandboxConfiguration()
+        configuration.host = "127.\(Int.random(in: 1...254)).\(Int.random(in: 1...254)).\(Int.random(in: 2...254))"
+        let sandbox = try await DemandSandbox.start(configuration: configuration)
+        let child = try ChildProcess.start("sleep", ["30"])
+        defer { child.kill() }
+        await sandbox.shutdown()
+        #expect(Self.canBind(host: configuration.host, port: sandbox.port), "the running child holds the port")
     }
 
     /// Whether a listening socket can be bound to `host`:`port` right now (SO_REUSEADDR, as servers use it, so

@@ -102,6 +102,7 @@ public enum ChildProcess {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        closeInheritedDescriptors(&actions)
         // The test runner ignores SIGPIPE and its threads may block signals; the child starts with neither.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -202,4 +203,20 @@ public enum ChildProcess {
             status: code, out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self),
             timedOut: timedOut, signalled: signalled)
     }
+}
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+; not in Swift's Glibc module), looked up at run time.
+private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+private let addCloseFrom: AddCloseFrom? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+    else { return nil }
+    return unsafeBitCast(symbol, to: AddCloseFrom.self)
+}()
+
+/// The child gets stdin, stdout and stderr only. Without this it inherits every descriptor the test process has open
+/// without close-on-exec — SwiftNIO's listening sockets among them on Linux — and a sandbox's port stays bound until
+/// the child exits, seconds after that sandbox's `shutdown()` returned (the cause of the sandbox scope test's rare
+/// "port still held" failures under the full suite).
+private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    _ = addCloseFrom?(&actions, 3)
 }
