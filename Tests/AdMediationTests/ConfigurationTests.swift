@@ -5,7 +5,8 @@ import Testing
 /// The configuration as plain values, built in code (its file form is tested with `MediationFileFormat`).
 @Suite("Mediation configuration", .timeLimit(.minutes(2)))
 struct ConfigurationTests {
-    @Test func placementDeclaredOnceLoadsWithoutNamingItsFormat() async throws {
+    @Test("a placement built in code loads by id with its declared format")
+    func placementDeclaredOnceLoadsWithoutNamingItsFormat() async throws {
         let network = ScriptedAdNetwork(id: "mars", formats: [.tile], fallback: .fill(ecpm: 2))
         let mediator = try Mediator(
             networks: [network],
@@ -20,7 +21,8 @@ struct ConfigurationTests {
         #expect(network.requests.map(\.format) == [.tile])
     }
 
-    @Test func outOfRangeDurationBuiltInCodeNamesTheJSONField() {
+    @Test("a deadline out of range built in code is refused naming its file field")
+    func outOfRangeDurationBuiltInCodeNamesTheJSONField() {
         let configuration = MediationConfiguration(placements: [
             "p": PlacementConfiguration(
                 format: .tile, lines: [WaterfallLine(network: "mars", placement: "a")], deadline: .seconds(700))

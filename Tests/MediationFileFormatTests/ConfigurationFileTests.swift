@@ -19,7 +19,8 @@ struct ConfigurationFileTests {
         }
     }
 
-    @Test func validJSONLoadsWithDefaults() throws {
+    @Test("a placement with only its format and lines loads with every default")
+    func validJSONLoadsWithDefaults() throws {
         let configuration = try MediationConfiguration.decode(
             json: Data(
                 """
@@ -32,7 +33,8 @@ struct ConfigurationFileTests {
         _ = try Mediator(networks: networks, configuration: configuration)
     }
 
-    @Test func unknownNetworkNamesTheLine() {
+    @Test("a line naming an unknown network is refused at that line")
+    func unknownNetworkNamesTheLine() {
         #expect(
             error(
                 """
@@ -41,13 +43,15 @@ struct ConfigurationFileTests {
                 """) == #"placements.home_tile.lines[1].network: unknown network "gx""#)
     }
 
-    @Test func emptyWaterfallIsRejected() {
+    @Test("a placement with no lines and no bidders is refused")
+    func emptyWaterfallIsRejected() {
         #expect(
             error(#"{"placements": {"p": {"format": "tile", "lines": []}}}"#)
                 == "placements.p.lines: the waterfall is empty (and there are no bidders)")
     }
 
-    @Test func negativeTimeoutIsRejected() {
+    @Test("a negative timeout_ms is refused at its field with the range")
+    func negativeTimeoutIsRejected() {
         #expect(
             error(
                 (#"{"placements": {"p": {"format": "tile", "lines": "#
@@ -56,7 +60,8 @@ struct ConfigurationFileTests {
                 == "placements.p.lines[0].timeout_ms: must be 1…600000, got -5")
     }
 
-    @Test func duplicateLineIsRejected() {
+    @Test("the same network and placement twice in one waterfall is refused naming the first")
+    func duplicateLineIsRejected() {
         #expect(
             error(
                 (#"{"placements": {"p": {"format": "tile", "lines": [{"network": "#
@@ -65,25 +70,29 @@ struct ConfigurationFileTests {
                 == #"placements.p.lines[1]: duplicate of lines[0] (network "mars", placement "a")"#)
     }
 
-    @Test func networkThatDoesNotServeTheFormatIsRejected() {
+    @Test("a line whose network does not serve the placement's format is refused")
+    func networkThatDoesNotServeTheFormatIsRejected() {
         #expect(
             error(#"{"placements": {"p": {"format": "rewarded", "lines": [{"network": "mars", "placement": "a"}]}}}"#)
                 == #"placements.p.lines[0].network: network "mars" does not serve format "rewarded""#)
     }
 
-    @Test func bannerWithoutSizeIsRejected() {
+    @Test("a banner placement without a size is refused at size")
+    func bannerWithoutSizeIsRejected() {
         #expect(
             error(#"{"placements": {"p": {"format": "banner", "lines": [{"network": "gc", "placement": "a"}]}}}"#)
                 == #"placements.p.size: a banner placement needs a size such as "320x50""#)
     }
 
-    @Test func unknownFormatIsRejected() {
+    @Test("an unknown format is refused at format")
+    func unknownFormatIsRejected() {
         #expect(
             error(#"{"placements": {"p": {"format": "poster", "lines": [{"network": "gc", "placement": "a"}]}}}"#)?
                 .hasPrefix(#"placements.p.format: unknown format "poster""#) == true)
     }
 
-    @Test func wrongTypeNamesTheFieldPath() {
+    @Test("a string where a number belongs is refused at its field path")
+    func wrongTypeNamesTheFieldPath() {
         #expect(
             error(
                 (#"{"placements": {"p": {"format": "tile", "lines": [{"network": "#
@@ -92,17 +101,20 @@ struct ConfigurationFileTests {
             .hasPrefix("placements.p.lines[0].timeout_ms: expected a number") == true)
     }
 
-    @Test func missingFieldNamesTheFieldPath() {
+    @Test("a missing required field is named by its path")
+    func missingFieldNamesTheFieldPath() {
         #expect(
             error(#"{"placements": {"p": {"format": "tile", "lines": [{"network": "mars"}]}}}"#)
                 == "placements.p.lines[0].placement: required field is missing")
     }
 
-    @Test func malformedJSONIsAConfigurationError() {
+    @Test("JSON that does not parse is a configuration error")
+    func malformedJSONIsAConfigurationError() {
         #expect(error("{not json")?.hasPrefix("configuration:") == true)
     }
 
-    @Test func typedConfigurationRoundTripsThroughItsJSONForm() throws {
+    @Test("a configuration built in code encodes to its file form and decodes back equal")
+    func typedConfigurationRoundTripsThroughItsJSONForm() throws {
         let configuration = MediationConfiguration(
             placements: [
                 "b": PlacementConfiguration(
@@ -117,7 +129,8 @@ struct ConfigurationFileTests {
         #expect(try MediationConfiguration.decode(json: json) == configuration)
     }
 
-    @Test func secondsFieldOutOfRangeIsRefusedAtItsField() {
+    @Test("a negative _s field is refused at its field with the range")
+    func secondsFieldOutOfRangeIsRefusedAtItsField() {
         #expect(
             error(
                 (#"{"placements": {"p": {"format": "tile", "min_interval_s": "#

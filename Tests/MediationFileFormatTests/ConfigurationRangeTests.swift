@@ -19,16 +19,21 @@ struct ConfigurationRangeTests {
         }
     }
 
-    @Test(arguments: [
-        (#""timeout_ms": 9223372036854775807"#, "placements.p.lines[0].timeout_ms: must be a whole number, got 9.2"),
-        (#""timeout_ms": 600001"#, "placements.p.lines[0].timeout_ms: must be 1…600000, got 600001"),
-        (#""timeout_ms": 1e308"#, "placements.p.lines[0].timeout_ms: must be a whole number, got 1e+308"),
-        (#""timeout_ms": 0.5"#, "placements.p.lines[0].timeout_ms: must be a whole number, got 0.5"),
-        (#""timeout_ms": "800""#, "placements.p.lines[0].timeout_ms: expected a number"),
-        (#""floor_ecpm": 1e308"#, "placements.p.lines[0].floor_ecpm: must be 0…1000000, got 1e+308"),
-        (#""floor_ecpm": -1e308"#, "placements.p.lines[0].floor_ecpm: must be 0…1000000, got -1e+308"),
-        (#""floor_ecpm": null"#, nil),
-    ])
+    @Test(
+        "a line's number out of range or of the wrong type is refused at its field",
+        arguments: [
+            (
+                #""timeout_ms": 9223372036854775807"#,
+                "placements.p.lines[0].timeout_ms: must be a whole number, got 9.2"
+            ),
+            (#""timeout_ms": 600001"#, "placements.p.lines[0].timeout_ms: must be 1…600000, got 600001"),
+            (#""timeout_ms": 1e308"#, "placements.p.lines[0].timeout_ms: must be a whole number, got 1e+308"),
+            (#""timeout_ms": 0.5"#, "placements.p.lines[0].timeout_ms: must be a whole number, got 0.5"),
+            (#""timeout_ms": "800""#, "placements.p.lines[0].timeout_ms: expected a number"),
+            (#""floor_ecpm": 1e308"#, "placements.p.lines[0].floor_ecpm: must be 0…1000000, got 1e+308"),
+            (#""floor_ecpm": -1e308"#, "placements.p.lines[0].floor_ecpm: must be 0…1000000, got -1e+308"),
+            (#""floor_ecpm": null"#, nil),
+        ])
     func lineNumbersOutOfRangeNameTheField(field: String, expected: String?) {
         let message = error(field)
         if let expected {
@@ -38,7 +43,8 @@ struct ConfigurationRangeTests {
         }
     }
 
-    @Test func placementNumbersOutOfRangeNameTheField() {
+    @Test("placement numbers out of range are refused naming the field and the range")
+    func placementNumbersOutOfRangeNameTheField() {
         func placementError(_ field: String) -> String? {
             let json =
                 (#"{"placements": {"p": {"format": "tile", \#(field), "#
@@ -63,7 +69,8 @@ struct ConfigurationRangeTests {
             placementError(#""deadline_ms": "5000""#)?.hasPrefix("placements.p.deadline_ms: expected a number") == true)
     }
 
-    @Test func circuitBreakerNumbersOutOfRangeNameTheField() {
+    @Test("breaker numbers out of range are refused naming the field and the range")
+    func circuitBreakerNumbersOutOfRangeNameTheField() {
         #expect(
             error("", breaker: #"{"cool_down_s": 1e308}"#)
                 == "circuit_breaker.cool_down_s: must be 0…604800, got 1e+308")
@@ -72,7 +79,8 @@ struct ConfigurationRangeTests {
                 == "circuit_breaker.failure_threshold: must be 1…10000, got -1")
     }
 
-    @Test func aConfigurationNestedTooDeeplyIsRefused() {
+    @Test("JSON nested deeper than the limit is refused before decoding")
+    func aConfigurationNestedTooDeeplyIsRefused() {
         let json = Data(String(repeating: "[", count: 10_000).utf8)
         #expect(throws: AdError(.configuration, "configuration: nesting deeper than 32 levels")) {
             try MediationConfiguration.decode(json: json)

@@ -52,4 +52,28 @@ struct PlacementFileTests {
             }
         }
     }
+
+    @Test("bidders, arms, the optimizer, the mode and the auction type encode to the file form and decode back equal")
+    func everyPartRoundTripsThroughTheFileForm() throws {
+        let optimizer = OptimizerConfiguration(exploration: 0.25, pinned: [0], halfLifeRequests: 500, seed: 7)
+        let configuration = MediationConfiguration(placements: [
+            "p": PlacementConfiguration(
+                format: .interstitial, mode: .sequential,
+                lines: [WaterfallLine(network: "n", placement: "a", floorEcpm: 1.5, ecpm: 2)], maxInFlight: 2,
+                abLabel: "base",
+                bidders: [BidderLine(network: "b", placement: "t", floorEcpm: 0.5, timeout: .milliseconds(300))],
+                auction: .secondPrice, optimizer: optimizer,
+                arms: [
+                    PlacementArm(
+                        label: "test", weight: 3, lines: [WaterfallLine(network: "n", placement: "z")],
+                        bidders: [], auction: .firstPrice, optimizer: OptimizerConfiguration(exploration: 0))
+                ])
+        ])
+        let json = try JSONEncoder().encode(configuration)
+        let text = String(decoding: json, as: UTF8.self)
+        for key in [#""half_life_requests":500"#, #""auction":"second_price""#, #""mode":"sequential""#] {
+            #expect(text.contains(key), "\(key) in \(text)")
+        }
+        #expect(try MediationConfiguration.decode(json: json) == configuration)
+    }
 }
