@@ -160,7 +160,8 @@ let package = Package(
         .target(
             name: "GrowthCatAds",
             dependencies: [
-                "AdMediation", "AdapterSupport", "AdStorage", .product(name: "Logging", package: "swift-log"),
+                "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), serviceLifecycle,
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(

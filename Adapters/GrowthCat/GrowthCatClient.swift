@@ -287,114 +287,6 @@ public actor GrowthCatClient {
     /// A new session id.
     public nonisolated func makeSessionID() -> String { RandomID.uuidString() }
 
-    // MARK: HTTP
-
-    func request(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        timeout: Duration? = nil
-    ) async throws(AdError) -> HTTPResponse {
-        var url = HTTPRequest.url(configuration.baseURL, appending: path)
-        if !query.isEmpty { url += "?" + QueryString.encode(query) }
-        var headers: HTTPHeaders = [
-            "Authorization": "Bearer \(configuration.apiKey)", "X-GrowthCat-SDK": "swift/1.0",
-            "Accept": "application/json",
-        ]
-        if body != nil { headers.add(name: "Content-Type", value: "application/json; charset=utf-8") }
-        do {
-            let response = try await http.send(
-                HTTPRequest(
-                    method: method, url: url, headers: headers, body: body,
-                    timeout: timeout.map { min($0, configuration.requestTimeout) } ?? configuration.requestTimeout))
-            if isOffline { wentOnline() }
-            return response
-        } catch let error as HTTPClientError {
-            switch error.code {
-            case .cancelled:
-                throw AdError(.cancelled, "\(method) \(path) was cancelled")
-            case .responseTooLarge, .invalidResponse:
-                // The server answered, unreadably: not a connectivity problem.
-                throw AdError(.invalidResponse, "\(method) \(path): \(error.code.rawValue)")
-            case .tls, .insecureURL, .invalidURL, .invalidHeader:
-                // Configuration or a refused TLS peer: thrown, never taken for "offline".
-                throw AdError(.configuration, "\(method) \(path): \(error.code.rawValue): \(error.message)")
-            default:
-                wentOffline()
-                throw AdError(error.code == .timeout ? .timeout : .network, "\(method) \(path): \(error.code.rawValue)")
-            }
-        } catch {
-            throw AdError(.network, "\(method) \(path): \(error)")
-        }
-    }
-
-    /// Sends a request, retrying a 5xx answer (and, when `retryTimeouts`, a timeout) with exponential back-off from
-    /// `retryBaseDelay`, at most `maxServerRetries` times, and only while the next attempt can start before
-    /// `deadline` (each attempt's own timeout ends there too). Every attempt is returned, in order. A failure without
-    /// an answer is thrown (its message lists the attempts); a final non-2xx answer is returned for the caller's
-    /// status rules.
-    func requestRetrying(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        deadline: AdInstant?, retryTimeouts: Bool = false
-    ) async throws(AdError) -> (response: HTTPResponse, attempts: [GrowthCatRequestAttempt]) {
-        let started = clock.now
-        var attempts: [GrowthCatRequestAttempt] = []
-        var attemptStarted = started
-        while true {
-            // The first attempt always runs (bounded by the request timeout when the deadline has already passed);
-            // a retry starts only before the deadline (`canRetry`).
-            let left = deadline.map { $0 - clock.now }.flatMap { $0 > .zero ? $0 : nil }
-            var retryable: Bool
-            do {
-                attemptStarted = clock.now
-                let response = try await request(method, path, query: query, body: body, timeout: left)
-                attempts.append(GrowthCatRequestAttempt(status: response.status, error: nil, at: clock.now - started))
-                guard (500..<600).contains(response.status) else { return (response, attempts) }
-                retryable = true
-                if attempts.count > configuration.maxServerRetries
-                    || !canRetry(before: deadline, attempts.count, lasting: clock.now - attemptStarted)
-                {
-                    return (response, attempts)
-                }
-            } catch {
-                attempts.append(GrowthCatRequestAttempt(status: nil, error: error.code.name, at: clock.now - started))
-                retryable = retryTimeouts && error.code == .timeout
-                guard retryable, attempts.count <= configuration.maxServerRetries,
-                    canRetry(before: deadline, attempts.count, lasting: clock.now - attemptStarted)
-                else {
-                    throw AdError(error.code, "\(error.message) \(Self.summary(attempts))")
-                }
-            }
-            logger.info(
-                "retrying after a failed attempt",
-                metadata: [
-                    "path": "\(path)", "attempt": "\(attempts.count)", "outcome": "\(attempts[attempts.count - 1])",
-                ])
-            do { try await clock.sleep(for: retryDelay(afterAttempts: attempts.count)) } catch {
-                throw AdError(.cancelled, "\(method) \(path) was cancelled during its back-off")
-            }
-        }
-    }
-
-    func retryDelay(afterAttempts attempts: Int) -> Duration {
-        configuration.retryBaseDelay * (1 << min(max(0, attempts - 1), 20))
-    }
-
-    /// Whether a retry after its back-off, lasting as long as the attempt before it, still ends before `deadline`.
-    func canRetry(before deadline: AdInstant?, _ attempts: Int, lasting: Duration) -> Bool {
-        guard let deadline else { return true }
-        return clock.now + retryDelay(afterAttempts: attempts) + lasting < deadline
-    }
-
-    static func summary(_ attempts: [GrowthCatRequestAttempt]) -> String {
-        "(\(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): "
-            + attempts.map { $0.status.map(String.init) ?? $0.error ?? "?" }.joined(separator: ", ") + ")"
-    }
-
-    /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
-    static func statusError(_ response: HTTPResponse, _ what: String) -> AdError {
-        AdError.http(
-            status: response.status, retryAfter: response.retryAfter, message: "\(what): \(response.errorSummary)")
-    }
-
     // MARK: Bootstrap
 
     /// Fetches `GET /v1/sdk/config`. A missing `ads` object means ads are disabled.
@@ -530,8 +422,8 @@ public actor GrowthCatClient {
         let bootstrap: GrowthCatSDKBootstrap
         do {
             bootstrap = try await ensureBootstrap(deadline: deadline)
-        } catch  where error.code == .network || error.code == .timeout {
-            return nil  // no bootstrap and no network: nothing can be served
+        } catch  where error.code == .network || (error.code == .timeout && error.reason != Self.deadlineReason) {
+            return nil  // no bootstrap and no network: nothing can be served (the load's own deadline is a timeout)
         }
         guard bootstrap.adsConfig.adsEnabled else { return nil }
         var query = query

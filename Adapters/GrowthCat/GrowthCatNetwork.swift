@@ -44,35 +44,15 @@ public struct GrowthCatNetwork: AdNetwork {
         default:
             throw AdError(.configuration, "GrowthCat serves banner, interstitial and rewarded, not \(request.format)")
         }
-        let client = client, clock = clock
         // The privacy rules may forbid user ids (COPPA, under age, ATT, TCF profile purposes, US opt-outs).
         let userID = request.privacy.effectivePermissions.userIDs ? request.userID : nil
-        let ad: GrowthCatAd?
-        do {
-            // Structured: cancelling the caller, or the timeout firing, cancels the HTTP request underneath.
-            ad = try await withThrowingTaskGroup(of: GrowthCatAd?.self) { group in
-                group.addTask {
-                    try await client.loadAd(
-                        placementKey: request.placement, format: wanted, appUserID: userID,
-                        sessionID: request.sessionID, privacy: request.privacy, timeout: request.timeout)
-                }
-                if let timeout = request.timeout {
-                    group.addTask {
-                        try await clock.sleep(for: timeout)
-                        throw AdError(
-                            .timeout, "\(request.placement) did not load within \(Int(timeout.milliseconds)) ms")
-                    }
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { return nil }
-                return first
-            }
-        } catch let error as AdError {
-            throw error
-        } catch is CancellationError {
-            throw AdError(.cancelled, "the load of \(request.placement) was cancelled")
-        }
-        try Task.checkCancellation()
+        // `request.timeout` bounds the whole load, retries included: each attempt's deadline is what is left of it,
+        // put on the request by the client's `RequestRunner` and enforced by the HTTP client, which also ends the
+        // transfer when the caller is cancelled.
+        let ad = try await client.loadAd(
+            placementKey: request.placement, format: wanted, appUserID: userID, sessionID: request.sessionID,
+            privacy: request.privacy, timeout: request.timeout)
+        if Task.isCancelled { throw AdError(.cancelled, "the load of \(request.placement) was cancelled") }
         guard let ad else { return .noFill(NoFill(reason: "no servable ad")) }
         if let format = ad.format, format != wanted {
             return .noFill(NoFill(reason: "format \(format.rawValue), wanted \(wanted.rawValue)"))

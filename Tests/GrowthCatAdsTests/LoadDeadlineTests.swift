@@ -1,0 +1,43 @@
+import AdMediation
+import AdMediationTesting
+import CurlTransport
+import Foundation
+import Testing
+
+@testable import GrowthCatAds
+
+/// A load's timeout is enforced by the transport (the deadline the request runner puts on each request), with no
+/// timer racing the load: what is left of it bounds the bootstrap as well as the catalog.
+@Suite("GrowthCat: the load's timeout through the request runner", .timeLimit(.minutes(1)))
+struct LoadDeadlineTests {
+    @Test("a bootstrap that outlasts the load's timeout makes the load a timeout, not a no fill")
+    func aBootstrapOutlastingTheLoadsTimeoutIsATimeout() async throws {
+        let server = try LoopbackHTTPServer { request in
+            guard request.path.hasSuffix("/sdk/config") else { return .respond(.text("{}", status: 404)) }
+            return .respond(.text(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true}}"#, delay: .seconds(3)))
+        }
+        defer { server.stop() }
+        let curl = CurlHTTPClient()
+        let configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
+        let network = GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl))
+        let started = ContinuousClock.now
+        let result: Result<AdLoadResult, any Error>
+        do {
+            result = .success(
+                try await network.load(
+                    AdRequest(placement: "p", format: .interstitial, timeout: .milliseconds(300))))
+        } catch {
+            result = .failure(error)
+        }
+        let elapsed = ContinuousClock.now - started
+        await network.client.shutdown()
+        await curl.shutdown()
+        guard case .failure(let error) = result else {
+            Issue.record("the load ended with \(result), not an error")
+            return
+        }
+        #expect((error as? AdError)?.code == .timeout, "\(error)")
+        #expect(elapsed < .seconds(2), "bounded by the 300 ms timeout, not the 10 s request timeout")
+    }
+}
