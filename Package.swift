@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "MARSAds",
             dependencies: [
-                "AdMediation", "AdapterSupport", "AdStorage", "ObliviousHTTP",
+                "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage", "ObliviousHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

@@ -70,12 +70,10 @@ extension MozAdsClient {
             do {
                 var headers = HTTPHeaders()
                 let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
-                response = try await channel.send(
-                    HTTPRequest(url: rewrite(url), headers: headers, timeout: .seconds(60)))
+                response = try await Self.runner(channel).response(
+                    to: HTTPRequest(url: rewrite(url), headers: headers), deadline: .seconds(60))
             } catch let error as AdError {
                 throw error
-            } catch let error as HTTPClientError {
-                throw AdError.mars(code: .transport(error.code), message: error.message)
             } catch {
                 throw AdError.mars(code: .transport(.other), message: "\(error)")
             }

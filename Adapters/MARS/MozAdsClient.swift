@@ -284,9 +284,10 @@ public actor MozAdsClient {
         }
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
-        } catch let error as HTTPClientError {
-            throw AdError.mars(code: .transport(error.code), message: "OHTTP preflight failed: \(error.message)")
+            response = try await Self.runner(http, context: "OHTTP preflight failed: ").response(
+                to: HTTPRequest(url: url), deadline: .seconds(10))
+        } catch let error as AdError {
+            throw error
         } catch {
             throw AdError.mars(code: .transport(.other), message: "OHTTP preflight failed: \(error)")
         }
@@ -356,12 +357,11 @@ public actor MozAdsClient {
         do {
             var headers: HTTPHeaders = ["Content-Type": "application/json"]
             let channel = try await channel(ohttp: ohttp, headers: &headers)
-            response = try await channel.send(
-                HTTPRequest(method: .post, url: url, headers: headers, body: body, timeout: timeout ?? .seconds(60)))
+            response = try await Self.runner(channel).response(
+                to: HTTPRequest(method: .post, url: url, headers: headers, body: body),
+                deadline: timeout ?? .seconds(60))
         } catch let error as AdError {
             throw error
-        } catch let error as HTTPClientError {
-            throw AdError.mars(code: .transport(error.code), message: error.message)
         } catch {
             throw AdError.mars(code: .transport(.other), message: "\(error)")
         }
