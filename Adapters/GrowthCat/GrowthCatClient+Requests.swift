@@ -128,9 +128,14 @@ extension GrowthCatClient {
             + attempts.map { $0.status.map(String.init) ?? $0.error ?? "?" }.joined(separator: ", ") + ")"
     }
 
-    /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller).
+    /// The seed's status table for anything but 2xx (404 on catalog/serve is handled by the caller): 400 and 403
+    /// throw `.server` (seed section 17: "400 Throw .server. Do not retry.", "403 Throw .server. Discard the
+    /// request."), not the taxonomy's `badRequest` and `forbidden`; 401, 429 and 5xx as `AdError.http` maps them.
     static func statusError(_ response: HTTPResponse, _ what: String) -> AdError {
-        AdError.http(
-            status: response.status, retryAfter: response.retryAfter, message: "\(what): \(response.errorSummary)")
+        let message = "\(what): \(response.errorSummary)"
+        switch response.status {
+        case 400, 403: return AdError(.server(status: response.status), message)
+        default: return AdError.http(status: response.status, retryAfter: response.retryAfter, message: message)
+        }
     }
 }

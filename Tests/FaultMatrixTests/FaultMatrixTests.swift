@@ -111,7 +111,7 @@ let errorBodyContract: [String: String] = [
 /// the line below it (a scripted fill) still gets its chance and wins. docs/RELIABILITY.md prints this table.
 let expectedMatrix: [String: [String: String]] = [
     "growthcat": [
-        "400": "error:bad_request", "401": "error:unauthorized", "403": "error:forbidden", "404": "no_fill",
+        "400": "error:server_400", "401": "error:unauthorized", "403": "error:server_403", "404": "no_fill",
         "429 + Retry-After": "error:rate_limited", "500": "error:server_500", "503": "error:server_503",
         "reset": "no_fill", "truncated": "no_fill", "malformed_json": "error:invalid_response",
         "wrong_shape": "error:invalid_response", "oversized": "error:invalid_response", "slow_drip": "timeout",

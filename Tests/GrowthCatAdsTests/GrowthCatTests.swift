@@ -168,7 +168,7 @@ struct GrowthCatClientTests {
         await f.close()
     }
 
-    @Test(arguments: [(429, "rate_limited"), (503, "server_503"), (400, "bad_request"), (403, "forbidden")])
+    @Test(arguments: [(429, "rate_limited"), (503, "server_503"), (400, "server_400"), (403, "server_403")])
     func statusCodesFollowTheSeedTable(status: Int, kind: String) async throws {
         let f = try await gcFixture(
             SandboxScenario(placements: [
