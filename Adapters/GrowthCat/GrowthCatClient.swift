@@ -9,91 +9,13 @@ import ServiceLifecycle
 /// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
 /// offline queue, reward validation, and the seed's status-code rules.
 public actor GrowthCatClient {
-    /// Settings. The API key is a secret: ``description`` shows only its last four characters.
-    public struct Configuration: Sendable, CustomStringConvertible {
-        /// `gc_live_…` or `gc_test_…`.
-        public var apiKey: String
-        /// The API's base URL (`/v1/sdk/config` is appended).
-        public var baseURL: String
-        /// The SQLite file of the durable event queue.
-        public var eventQueuePath: String
-        /// Where the client logs (`admediation.growthcat` by default; the backend is the app's `LoggingSystem`).
-        public var logger = Logger(label: "admediation.growthcat")
-        /// Where the client's metrics go (the app's `MetricsSystem` by default): the gauge
-        /// `admediation_growthcat_event_queue_depth`, and the counters `admediation_growthcat_events_dropped_total`
-        /// (`reason`: `queue_full`, `refused`) and `admediation_growthcat_events_lost_total` (not stored).
-        public var metrics: any MetricsFactory = MetricsSystem.factory
-        /// The most disk the event queue may use; an event that does not fit is refused with
-        /// ``AdError/Code/storage``. Default 16 MiB (at least 64 KiB).
-        public var eventQueueMaxBytes: Int = 16 << 20
-        /// Batched events are sent every `batchSize` events… Default 10.
-        public var batchSize: Int = 10
-        /// …or after this long. Default 30 s.
-        public var batchInterval: Duration = .seconds(30)
-        /// Retries in a row after a 5xx (the seed: "retry with exponential backoff, at most 3 retries"), for loads,
-        /// the bootstrap, reward validation and event delivery. Default 3.
-        public var maxServerRetries: Int = 3
-        /// First back-off delay; it doubles per failure in a row. Default 1 s.
-        public var retryBaseDelay: Duration = .seconds(1)
-        /// The longest back-off of event delivery (after 429s or failures in a row). Default 5 minutes.
-        public var maxRetryDelay: Duration = .seconds(300)
-        /// Event delivery waits its back-off less up to this fraction of it, at random, so that many clients do not
-        /// retry in step. Default 0.2; 0 makes delays exact.
-        public var retryJitter: Double = 0.2
-        /// The longest a reward validation may take, retries included (the user waits on the close screen).
-        /// Default 15 s.
-        public var rewardValidationTimeout: Duration = .seconds(15)
-        /// While offline, probe the server this often. Default 30 s.
-        public var offlineProbeInterval: Duration = .seconds(30)
-        /// Deadline of each request. Default 10 s.
-        public var requestTimeout: Duration = .seconds(10)
-        /// Cache catalogs for their TTL. Default true; turn off to measure the network (as `mediate compare` does).
-        public var catalogCaching: Bool = true
-        /// Directory of the creative media cache, where `loadAd` pre-downloads `prefetch` creatives (the seed: "loadAd
-        /// … pre-downloads R2 creative assets to disk"). Default: `<queue file name without extension>-media` beside
-        /// the event queue file (``defaultMediaCacheDirectory(eventQueuePath:)``); nil disables media caching.
-        public var mediaCacheDirectory: URL?
-        /// The most disk the media cache may use; past it the least recently used creatives go. Default 50 MiB.
-        public var mediaCacheMaxBytes: Int = 50 << 20
-        /// The wall clock for media expiry (media outlives the process). Default `Date()`.
-        public var now: @Sendable () -> Date = { Date() }
-
-        /// Creates a configuration.
-        public init(apiKey: String, baseURL: String, eventQueuePath: String) {
-            self.apiKey = apiKey
-            self.baseURL = baseURL
-            self.eventQueuePath = eventQueuePath
-            self.mediaCacheDirectory = Self.defaultMediaCacheDirectory(eventQueuePath: eventQueuePath)
-        }
-
-        /// The media cache beside the event queue file: `events.sqlite` → `events-media/` in the same directory; nil
-        /// for an empty or in-memory (`:memory:`) queue path.
-        public static func defaultMediaCacheDirectory(eventQueuePath: String) -> URL? {
-            guard !eventQueuePath.isEmpty, eventQueuePath != ":memory:" else { return nil }
-            let queue = URL(fileURLWithPath: eventQueuePath)
-            let name = queue.deletingPathExtension().lastPathComponent
-            guard !name.isEmpty else { return nil }
-            return queue.deletingLastPathComponent().appendingPathComponent(name + "-media", isDirectory: true)
-        }
-
-        /// The configuration with the API key redacted (`gc_test_…demo`).
-        public var description: String {
-            "GrowthCatClient.Configuration(apiKey: \(GrowthCatClient.redact(apiKey)), baseURL: \(baseURL))"
-        }
-    }
-
-    static func redact(_ key: String) -> String {
-        let prefix = key.hasPrefix("gc_live_") ? "gc_live_" : key.hasPrefix("gc_test_") ? "gc_test_" : ""
-        return prefix + "…" + String(key.suffix(min(4, max(0, key.count - prefix.count))))
-    }
-
     let configuration: Configuration
     let http: any HTTPClient
     let clock: any AdClock
     /// The durable queue's opening, started by the first use (``queue``); every later use awaits the same one.
-    private var queueOpening: Task<Result<OpenedQueue, StorageError>, Never>?
+    var queueOpening: Task<Result<OpenedQueue, StorageError>, Never>?
     /// The media cache once first used (``mediaCache``); `.some(nil)` when its directory could not be made.
-    private var openedMediaCache: MediaCache??
+    var openedMediaCache: MediaCache??
     /// The bootstrap, once fetched.
     public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
     var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
@@ -122,19 +44,6 @@ public actor GrowthCatClient {
     /// that could not be stored (error: lost work). Never the API key.
     var logger: Logger { configuration.logger }
 
-    /// An opened queue and how it was opened.
-    struct OpenedQueue: Sendable {
-        var store: EventQueueStore
-        var recovery: EventQueueStore.Recovery
-    }
-
-    /// How the durable queue was opened (opening it now if nothing has yet): `.opened`, or the file was unusable and
-    /// was moved aside (`.quarantined`), or not even a fresh file could be made and the queue lives in memory
-    /// (`.inMemory`).
-    public var queueRecovery: EventQueueStore.Recovery {
-        get async throws(StorageError) { try await openQueue().recovery }
-    }
-
     /// Creates the client. Nothing is opened or started here: the durable queue (whose events the next flush
     /// replays) is opened by the first event or flush, and the media cache by the first creative, both off the
     /// calling thread, so constructing a client at launch costs no disk I/O. A queue file that cannot be used
@@ -150,86 +59,6 @@ public actor GrowthCatClient {
         self.configuration = configuration
         self.http = http
         self.clock = clock
-    }
-
-    /// The durable queue, opened on first use (see ``init(configuration:http:clock:)``).
-    var queue: EventQueueStore {
-        get async throws(StorageError) { try await openQueue().store }
-    }
-
-    /// Opens the queue once, on a thread outside the cooperative pool (SQLite creates, journals and syncs the file);
-    /// concurrent first uses await the same opening.
-    private func openQueue() async throws(StorageError) -> OpenedQueue {
-        let opening: Task<Result<OpenedQueue, StorageError>, Never>
-        if let queueOpening {
-            opening = queueOpening
-        } else {
-            let path = configuration.eventQueuePath
-            let maxBytes = configuration.eventQueueMaxBytes
-            let logger = configuration.logger
-            opening = Task {
-                await offCooperativePool { () -> Result<OpenedQueue, StorageError> in
-                    do throws(StorageError) {
-                        let (store, recovery) = try EventQueueStore.openRecovering(path: path, maxBytes: maxBytes)
-                        Self.logRecovery(recovery, logger)
-                        return .success(OpenedQueue(store: store, recovery: recovery))
-                    } catch {
-                        logger.error("the event queue could not be opened", metadata: ["reason": "\(error)"])
-                        return .failure(error)
-                    }
-                }
-            }
-            queueOpening = opening
-        }
-        return try await opening.value.get()
-    }
-
-    private static func logRecovery(_ recovery: EventQueueStore.Recovery, _ logger: Logger) {
-        switch recovery {
-        case .opened: break
-        case .quarantined(let reason, let aside):
-            logger.warning(
-                "the event queue file could not be used: moved aside, a fresh queue started",
-                metadata: ["reason": "\(reason)", "moved_to": "\(aside)"])
-        case .inMemory(let reason):
-            logger.warning(
-                "the event queue file could not be used or replaced: events are kept in memory only",
-                metadata: ["reason": "\(reason)"])
-        }
-    }
-
-    /// The media cache, made (its directory created) on first use off the cooperative pool; nil when the
-    /// configuration has none or its directory cannot be made (warned once: pre-downloading is off).
-    var mediaCache: MediaCache? {
-        get async {
-            if let openedMediaCache { return openedMediaCache }
-            guard let directory = configuration.mediaCacheDirectory else {
-                openedMediaCache = .some(nil)
-                return nil
-            }
-            let maxBytes = configuration.mediaCacheMaxBytes
-            let made = await offCooperativePool { () -> Result<MediaCache, StorageError> in
-                do throws(StorageError) {
-                    return .success(try MediaCache(directory: directory, maxBytes: maxBytes))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            if let openedMediaCache { return openedMediaCache }  // another first use finished first
-            switch made {
-            case .success(let cache):
-                openedMediaCache = .some(cache)
-                return cache
-            case .failure(let error):
-                // Pre-downloading is an optimisation: without it ads render from their remote URL (the seed's
-                // fallback).
-                configuration.logger.warning(
-                    "the media cache directory could not be used: creatives are not pre-downloaded",
-                    metadata: ["reason": "\(error)"])
-                openedMediaCache = .some(nil)
-                return nil
-            }
-        }
     }
 
     /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline

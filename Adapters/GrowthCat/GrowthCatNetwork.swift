@@ -1,7 +1,6 @@
 import AdMediation
 import Foundation
 import ServiceLifecycle
-import Synchronization
 
 /// GrowthCat as an ``AdNetwork``: a request's placement is the placement key; `banner`, `interstitial` and
 /// `rewarded` formats. eCPM comes from the ad when present. Events go through the client's durable queue.
