@@ -21,7 +21,6 @@ struct LoadDeadlineTests {
         let configuration = GrowthCatClient.Configuration(
             apiKey: "k", baseURL: server.baseURL, eventQueuePath: queuePath())
         let network = GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl))
-        let started = ContinuousClock.now
         let result: Result<AdLoadResult, any Error>
         do {
             result = .success(
@@ -30,14 +29,14 @@ struct LoadDeadlineTests {
         } catch {
             result = .failure(error)
         }
-        let elapsed = ContinuousClock.now - started
         await network.client.shutdown()
         await curl.shutdown()
         guard case .failure(let error) = result else {
             Issue.record("the load ended with \(result), not an error")
             return
         }
+        // A load that waited for the 3 s answer would have read it and ended as a no fill: the timeout itself is the
+        // proof (no wall-clock bound here: the plain suite runs on a loaded machine; TimingTests hold such bounds).
         #expect((error as? AdError)?.code == .timeout, "\(error)")
-        #expect(elapsed < .seconds(2), "bounded by the 300 ms timeout, not the 10 s request timeout")
     }
 }
