@@ -41,9 +41,15 @@ func emit(_ line: String) {
 }
 
 /// A child process: this binary (or `executable`, a sibling of it in the build folder) started with `arguments`.
+///
+/// Its stdin is a pipe whose write end only this process holds and never writes to: when this process ends, however
+/// it ends (`kill -9` included), the kernel closes that end and the child reads end-of-file. `app-bench serve` exits
+/// then (``watchParentThenExit()``), so a killed benchmark leaves no sandbox behind.
 final class Child {
     let process = Process()
     let pipe = Pipe()
+    /// The child's stdin; kept open for as long as this process lives.
+    let input = Pipe()
 
     init(_ arguments: [String], executable: String? = nil, environment: [String: String]? = nil) throws {
         let me = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -53,6 +59,7 @@ final class Child {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         process.standardOutput = pipe
+        process.standardInput = input
         try process.run()
     }
 
@@ -82,9 +89,25 @@ final class Child {
 /// `app-bench serve`: the demand sandbox (default scenario: every network fills at once) in this process, its port
 /// on stdout, until killed. The benchmarks run it in a child so their own CPU and memory figures are the client's.
 func serveSandbox() async throws -> Never {
+    watchParentThenExit()
     let sandbox = try await DemandSandbox.start()
     emit("\(sandbox.port)")
     while true { try await Task.sleep(for: .seconds(3600)) }
+}
+
+/// Exits this process when its stdin reaches end-of-file: the parent (``Child``) holds the pipe's other end, so this
+/// happens when the parent ends, even by SIGKILL. Portable (no `prctl`); the blocking read runs on a thread of its
+/// own, never on the cooperative pool. Run by hand, `app-bench serve` stops at Ctrl-D (or at once with no stdin).
+func watchParentThenExit() {
+    let watcher = Thread {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(STDIN_FILENO, &buffer, buffer.count)
+            if count == 0 || (count < 0 && errno != EINTR) { exit(0) }
+        }
+    }
+    watcher.name = "parent-watch"
+    watcher.start()
 }
 
 /// Starts the sandbox child and returns it with the sandbox's root URL.
