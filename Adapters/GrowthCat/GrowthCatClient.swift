@@ -37,6 +37,8 @@ public actor GrowthCatClient {
     var unremovable: Set<Int64> = []
     /// Tokens a reward validation has spent: an ad carrying one is never handed out again.
     var spentRewardTokens: Set<String> = []
+    /// Creative pre-downloads running now (at most ``maxPrefetches``).
+    var prefetchesInFlight = 0
     var isShutDown = false
     /// Whether the last request failed for lack of connectivity.
     public internal(set) var isOffline = false
@@ -231,6 +233,11 @@ public actor GrowthCatClient {
     /// The seed: "`asset_cache.strategy: prefetch` means the SDK should download the asset before rendering when
     /// possible". So a load downloads such a creative before it returns — within the load's remaining time, and a
     /// failed download does not fail the load (the ad is still servable from its remote URL).
+    ///
+    /// At most ``maxPrefetches`` loads download at once; past that a load returns its ad at once, without a local
+    /// copy. Every download's file writes go through the media cache's one I/O queue, so without the bound each of
+    /// 256 concurrent loads waited behind the others' writes and missed its own deadline: an optional download made
+    /// the whole source fail (`mediate compare --concurrency 256`: every rewarded request timed out).
     func predownloaded(_ ad: GrowthCatAd, deadline: AdInstant?) async -> GrowthCatAd {
         guard ad.assetStrategy == "prefetch", ad.assetCacheable, await mediaCache != nil else { return ad }
         var timeout = configuration.requestTimeout
@@ -239,10 +246,16 @@ public actor GrowthCatClient {
             guard left > .zero else { return ad }
             timeout = min(timeout, left)
         }
+        guard prefetchesInFlight < Self.maxPrefetches else { return ad }
+        prefetchesInFlight += 1
+        defer { prefetchesInFlight -= 1 }
         var ad = ad
         ad.localAssetFile = try? await cacheCreative(for: ad, timeout: timeout)
         return ad
     }
+
+    /// The most creative pre-downloads at once (``predownloaded(_:deadline:)``).
+    static let maxPrefetches = 4
 
     func loadServable(
         cacheKey: String, path: String, query: [(String, String)], appUserID: String?, sessionID: String?,
