@@ -141,9 +141,15 @@ func drive<T: Sendable>(_ clock: ManualAdClock, step: Duration, _ task: Task<T, 
                 try? await Task.sleep(for: .milliseconds(1))
             }
         }
+        if !done.load(ordering: .relaxed) && !Task.isCancelled { task.cancel() }  // past the deadline: fail, not hang
     }
     defer { watcher.cancel() }
-    let value = try await task.value
+    // The task is not a child: cancelling the test (its time limit) must reach it, or a stuck load hangs the suite.
+    let value = try await withTaskCancellationHandler {
+        try await task.value
+    } onCancel: {
+        task.cancel()
+    }
     done.store(true, ordering: .relaxed)
     return value
 }
