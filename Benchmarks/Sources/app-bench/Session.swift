@@ -23,6 +23,48 @@ enum SessionBench {
         var marsBytes: Int
         var marsRows: Int
         var threads: Int
+        /// GrowthCat's events stored and not yet delivered (its public `pendingEventCount`).
+        var growthcatPending: Int
+        /// Bytes malloc has handed out and not had back, and what it holds from the system, in KiB (-1: unknown).
+        var mallocInUseKB: Int
+        var mallocHeldKB: Int
+    }
+
+    /// glibc's `malloc_stats()` totals over every arena: (in use, held from the system) in KiB; (-1, -1) where it is
+    /// not there. In use flat while the resident size grows means the growth is the allocator's (arenas,
+    /// fragmentation), not a leak. `malloc_stats` prints to stderr, so stderr goes to a pipe for the call (a few
+    /// lines per arena, far below a pipe's buffer).
+    static func mallocKB() -> (inUse: Int, held: Int) {
+        guard let symbol = dlsym(nil, "malloc_stats") else { return (-1, -1) }
+        let stats = unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return (-1, -1) }
+        fflush(nil)
+        let saved = dup(2)
+        dup2(ends[1], 2)
+        stats()
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        close(ends[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(ends[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        close(ends[0])
+        // "Total (incl. mmap):\nsystem bytes     =    1234\nin use bytes     =    567"
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let total = text.range(of: "Total (incl. mmap):") else { return (-1, -1) }
+        func value(_ label: String) -> Int {
+            guard let line = text[total.upperBound...].split(separator: "\n").first(where: { $0.hasPrefix(label) }),
+                let number = line.split(separator: "=").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+            else { return -1 }
+            return number / 1024
+        }
+        return (value("in use bytes"), value("system bytes"))
     }
 
     /// Resident set size in KiB (/proc/self/statm, pages × page size).
@@ -104,11 +146,14 @@ enum SessionBench {
         let marsStore = try HTTPCacheStore(path: marsPath)
         func sample(_ i: Int) async -> Sample {
             let statistics = http.statistics
+            let malloc = mallocKB()
             return Sample(
                 cycle: i, rssKB: rssKB(), fds: entries("/proc/self/fd"), liveHandles: statistics.liveHandles,
                 activeTransfers: statistics.activeTransfers, idleHandles: statistics.idleHandles,
                 growthcatBytes: sqliteBytes(directory + "/gc.sqlite"), marsBytes: sqliteBytes(marsPath),
-                marsRows: (try? await marsStore.count()) ?? -1, threads: entries("/proc/self/task"))
+                marsRows: (try? await marsStore.count()) ?? -1, threads: entries("/proc/self/task"),
+                growthcatPending: await gcClient.pendingEventCount, mallocInUseKB: malloc.inUse,
+                mallocHeldKB: malloc.held)
         }
         var samples = [await sample(0)]
         let step = max(1, cycles / 10)
@@ -119,16 +164,23 @@ enum SessionBench {
             if (i + 1) % step == 0 { samples.append(await sample(i + 1)) }
         }
         let seconds = (ContinuousClock.now - start).ms / 1000
-        // After the session: the GrowthCat client flushes, then every count should be back at its baseline.
+        // After the session: GrowthCat's queue is flushed (what its 30 s batch timer would do), then every count
+        // should be back at its baseline: the last row.
+        _ = await gcClient.flushAdEvents()
+        var end = await sample(cycles)
+        end.cycle = -1
+        samples.append(end)
         await gcClient.shutdown()
         if let svg { try chart(samples).write(toFile: svg, atomically: true, encoding: .utf8) }
-        let growth = (samples.last?.rssKB ?? 0) - (samples.dropFirst().first?.rssKB ?? 0)
+        let cycled = samples.filter { $0.cycle >= 0 }
+        let growth = (cycled.last?.rssKB ?? 0) - (cycled.dropFirst().first?.rssKB ?? 0)
         if json {
             let rows = samples.map {
                 [
                     "cycle": $0.cycle, "rss_kb": $0.rssKB, "fds": $0.fds, "curl_live": $0.liveHandles,
                     "curl_idle": $0.idleHandles, "growthcat_bytes": $0.growthcatBytes, "mars_bytes": $0.marsBytes,
-                    "mars_rows": $0.marsRows, "threads": $0.threads,
+                    "mars_rows": $0.marsRows, "threads": $0.threads, "growthcat_pending": $0.growthcatPending,
+                    "malloc_in_use_kb": $0.mallocInUseKB, "malloc_held_kb": $0.mallocHeldKB,
                 ]
             }
             let object: [String: Any] = ["cycles": cycles, "rss_growth_kb": growth, "samples": rows]
@@ -142,14 +194,16 @@ enum SessionBench {
         )
         print("")
         print(
-            "| cycle | RSS MiB | open fds | threads | curl handles live / in multi / idle | GrowthCat queue KiB "
-                + "| MARS cache KiB | MARS rows |")
-        print("|---|---|---|---|---|---|---|---|")
+            "| cycle | RSS MiB | malloc in use / held MiB | open fds | threads | curl handles live / in multi / idle "
+                + "| GrowthCat pending events | GrowthCat queue KiB | MARS cache KiB | MARS rows |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for s in samples {
+            let cycle = s.cycle < 0 ? "end, flushed" : String(s.cycle)
             print(
-                "| \(s.cycle) | \(fixed(Double(s.rssKB) / 1024, 2)) | \(s.fds) | \(s.threads) | "
-                    + "\(s.liveHandles) / \(s.activeTransfers) / \(s.idleHandles) | \(s.growthcatBytes / 1024) | "
-                    + "\(s.marsBytes / 1024) | \(s.marsRows) |")
+                "| \(cycle) | \(fixed(Double(s.rssKB) / 1024, 2)) | \(fixed(Double(s.mallocInUseKB) / 1024, 2)) / "
+                    + "\(fixed(Double(s.mallocHeldKB) / 1024, 2)) | \(s.fds) | "
+                    + "\(s.threads) | \(s.liveHandles) / \(s.activeTransfers) / \(s.idleHandles) | "
+                    + "\(s.growthcatPending) | \(s.growthcatBytes / 1024) | \(s.marsBytes / 1024) | \(s.marsRows) |")
         }
         print("")
         print("RSS growth from the first tenth to the end: \(growth) KiB (goal < 1024 KiB)")
@@ -158,6 +212,7 @@ enum SessionBench {
     /// Three stacked line charts (RSS, open descriptors, SQLite bytes) over the cycles, as a standalone SVG.
     static func chart(_ samples: [Sample]) -> String {
         let width = 640.0, panel = 150.0, left = 70.0, right = 20.0, top = 30.0, gap = 40.0
+        let samples = samples.filter { $0.cycle >= 0 }
         let maxCycle = Double(max(1, samples.last?.cycle ?? 1))
         let series: [(String, String, [Double])] = [
             ("resident memory, MiB", "#1f77b4", samples.map { Double($0.rssKB) / 1024 }),
