@@ -9,6 +9,7 @@ let package = Package(
         .package(name: "AdMediation", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -56,6 +57,7 @@ let package = Package(
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "AdPresentation", package: "AdMediation"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // package-benchmark: allocation counts and static regression thresholds (`swift package benchmark`).

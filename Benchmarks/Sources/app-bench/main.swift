@@ -1,6 +1,7 @@
 // What an app feels: hung partners, start-up, idle cost, a long session (docs/BENCHMARKS.md, issue 36).
 // Usage: app-bench hung [auctions] [--json]
 //        app-bench startup [cold-starts] [--json]
+//        app-bench startup-profile [runs]         (the GrowthCat lap of the start-up, by decomposition)
 //        app-bench idle [minutes] [--json]
 //        app-bench session [cycles] [--svg FILE] [--json]
 //        app-bench check [baselines.json]          (`make bench-check`)
@@ -20,6 +21,10 @@ case "startup":
     try await StartupBench.run(runs: count ?? 200, json: json)
 case "startup-child":
     try await StartupBench.child(Array(positional.dropFirst()))
+case "startup-profile":
+    try StartupProfile.run(runs: count ?? 100, json: json)
+case "startup-profile-child":
+    try StartupProfile.child(Array(positional.dropFirst()))
 case "idle":
     try await IdleBench.run(minutes: count ?? 3, json: json)
 case "session":
