@@ -129,7 +129,7 @@ public struct GrowthCatNetwork: AdNetwork {
 
 extension GrowthCatNetwork: Service {
     /// The network's background work is its client's (the delivery loop, batch timer and offline probe): runs the
-    /// client as a `Service` (``GrowthCatClient/run()``), so a `ServiceGroup` that runs the network flushes and ends
-    /// it at its graceful shutdown.
+    /// client as a `Service` (``GrowthCatClient/run()``), so a `ServiceGroup` that runs the network ends that work at
+    /// its graceful shutdown (a flush in progress finishes; queued events stay in the durable queue for the next run).
     public func run() async throws { try await client.run() }
 }

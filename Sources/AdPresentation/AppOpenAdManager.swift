@@ -86,6 +86,8 @@ public actor AppOpenAdManager {
     /// render signal, ``adDidClick()`` a tap, the dismissal the end): nothing is counted from the hand-over itself.
     private var ledger: FullScreenLedger?
     private var loadTask: Task<Void, Never>?
+    /// The load cancelled by ``shutdown()``, which every caller of it awaits.
+    private var endingLoad: Task<Void, Never>?
     private var screen: Screen = .background
     /// The app reports its own life cycle (``applicationDidEnterBackground()`` or
     /// ``applicationWillEnterForeground()`` was called): only those inputs, or a call from the background, start a
@@ -196,10 +198,14 @@ public actor AppOpenAdManager {
     /// Afterwards loads and shows do nothing (``NotShownReason/shutDown``). Idempotent; releasing the manager does the
     /// same without the wait.
     public func shutdown() async {
-        guard !isShutDown else { return }
+        guard !isShutDown else {
+            await endingLoad?.value  // a second caller also returns only once the first one's load has ended
+            return
+        }
         isShutDown = true
         let load = loadTask
         loadTask = nil
+        endingLoad = load
         load?.cancel()
         await load?.value
         ad?.invalidate()

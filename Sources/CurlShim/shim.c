@@ -22,6 +22,10 @@ static void curlshim_do_init(void) {
     signal(SIGPIPE, SIG_IGN);
 }
 
+void curlshim_ignore_sigpipe(void) {
+    signal(SIGPIPE, SIG_IGN);
+}
+
 int curlshim_global_init(void) {
     pthread_once(&curlshim_once, curlshim_do_init);
     return curlshim_init_result;

@@ -77,6 +77,7 @@ final class CurlEngine: @unchecked Sendable {
     /// Records the configuration and makes the wake-up eventfd; starts nothing (see ``startIfNeeded()``).
     init(configuration: CurlHTTPClient.Configuration) {
         self.configuration = configuration
+        curlshim_ignore_sigpipe()  // from construction on, as documented; the rest of libcurl's set-up waits
         let fd = curlshim_eventfd()
         self.wakeFD = fd
         if fd < 0 {
@@ -88,14 +89,22 @@ final class CurlEngine: @unchecked Sendable {
     /// On the first request: libcurl's global set-up (OpenSSL's), the multi handle and the engine thread, once.
     /// Later requests pay one lock. Returns why the engine cannot take requests, or nil when it runs.
     private func startIfNeeded() -> HTTPClientError? {
-        inbox.withLock { box -> HTTPClientError? in
+        // libcurl's global set-up (OpenSSL's, a millisecond or two) runs once per process under its own
+        // `pthread_once`, outside the inbox lock, so callers that need the lock meanwhile do not wait for it.
+        let started = inbox.withLock { box -> Start in box.start }
+        switch started {
+        case .running: return nil
+        case .failed(let failure): return failure
+        case .notStarted: break
+        }
+        let code = curlshim_global_init()
+        return inbox.withLock { box -> HTTPClientError? in
             switch box.start {
             case .running: return nil
             case .failed(let failure): return failure
             case .notStarted: break
             }
             if box.stopRequested || box.stopped { return HTTPClientError(.cancelled, "the client is shut down") }
-            let code = curlshim_global_init()
             guard code == 0 else {
                 let failure = HTTPClientError(.other, "curl_global_init failed with code \(code)")
                 box.start = .failed(failure)

@@ -159,9 +159,9 @@ struct Environment {
     /// Runs `body` with a loaded environment: without `--config`, inside the demo's sandbox scope; the HTTP client and
     /// every network that works in the background run as services of one `ServiceGroup` for the scope
     /// (``withServices(_:logger:_:)``), which shuts them down gracefully whichever way `body` ends — the networks
-    /// first (their last events and notices still go out), then the client. `scenario`: without `--config`, the
-    /// sandbox serves it instead of the demo's (the demo configuration still points at it). `seed` (`--seed`): the
-    /// in-process sandbox's seed and every self-ordering placement's optimizer seed.
+    /// first (a bidder's last notices and a GrowthCat flush in progress still go out), then the client. `scenario`:
+    /// without `--config`, the sandbox serves it instead of the demo's (the demo configuration still points at it).
+    /// `seed` (`--seed`): the in-process sandbox's seed and every self-ordering placement's optimizer seed.
     static func with<T: Sendable>(
         _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
         scenario: SandboxScenario? = nil, seed: UInt64? = nil, _ body: (Environment) async throws -> T

@@ -7,6 +7,8 @@
 /// Initialises libcurl once per process (thread-safe): turns off OpenSSL's atexit cleanup,
 /// calls curl_global_init and ignores SIGPIPE. Returns the CURLcode of curl_global_init.
 int curlshim_global_init(void);
+/// Ignores SIGPIPE process-wide (cheap: one system call), so a client ignores it from construction on.
+void curlshim_ignore_sigpipe(void);
 
 /// Non-variadic wrappers for curl_easy_setopt, one per argument type.
 CURLcode curlshim_setopt_long(CURL *handle, CURLoption option, long value);
