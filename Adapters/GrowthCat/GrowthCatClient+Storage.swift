@@ -48,7 +48,10 @@ extension GrowthCatClient {
             }
             queueOpening = opening
         }
-        return try await opening.value.get()
+        let result = await opening.value
+        // A failed opening is not kept: the next event tries again (the disk may have been full for a moment).
+        if case .failure = result, queueOpening == opening { queueOpening = nil }
+        return try result.get()
     }
 
     static func logRecovery(_ recovery: EventQueueStore.Recovery, _ logger: Logger) {
