@@ -17,7 +17,7 @@ enum StartupProfile {
     ]
 
     /// The parent: `runs` fresh processes, the median and p90 of each lap.
-    static func run(runs: Int, json: Bool) throws {
+    static func run(runs: Int) throws {
         var samples: [[Double]] = Array(repeating: [], count: laps.count)
         let directory = NSTemporaryDirectory() + "app-bench-profile-\(getpid())"
         for _ in 0..<runs {
@@ -32,7 +32,8 @@ enum StartupProfile {
             let sorted = samples[index].sorted()
             let median = sorted[sorted.count / 2]
             let p90 = sorted[min(sorted.count - 1, sorted.count * 9 / 10)]
-            print(String(format: "  %-55@ %8.0f %8.0f", name as NSString, median, p90))
+            let label = name.padding(toLength: 56, withPad: " ", startingAt: 0)
+            print("  " + label + String(format: "%8.0f %8.0f", median, p90))
         }
     }
 
@@ -50,7 +51,7 @@ enum StartupProfile {
         lap()
         let factory = MetricsSystem.factory
         lap()
-        let name = URL(fileURLWithPath: directory + "/gc.sqlite").deletingPathExtension().lastPathComponent
+        _ = URL(fileURLWithPath: directory + "/gc.sqlite").deletingPathExtension().lastPathComponent
         lap()
         var configuration = GrowthCatClient.Configuration(
             apiKey: "gc_test_demo", baseURL: "http://127.0.0.1:9", eventQueuePath: directory + "/gc.sqlite")
@@ -59,7 +60,6 @@ enum StartupProfile {
         configuration.metrics = factory
         _ = try GrowthCatClient(configuration: configuration, http: CurlHTTPClient())
         lap()
-        _ = name
         print(values.map { String(format: "%.1f", $0) }.joined(separator: " "))
     }
 }

@@ -22,7 +22,7 @@ case "startup":
 case "startup-child":
     try await StartupBench.child(Array(positional.dropFirst()))
 case "startup-profile":
-    try StartupProfile.run(runs: count ?? 100, json: json)
+    try StartupProfile.run(runs: count ?? 100)
 case "startup-profile-child":
     try StartupProfile.child(Array(positional.dropFirst()))
 case "idle":
