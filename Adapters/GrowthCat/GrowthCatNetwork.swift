@@ -75,31 +75,24 @@ public struct GrowthCatNetwork: AdNetwork {
                 adapterData: ad,
                 reporter: Reporter(
                     client: client, ad: ad, placementKey: request.placement, userID: userID,
-                    sessionID: request.sessionID)))
+                    sessionID: request.sessionID),
+                fullScreenRules: GrowthCatFullScreenRules(
+                    ad: ad, client: client, userID: userID, sessionID: request.sessionID)))
     }
 
     /// Every event goes to the client's durable queue: ``AdEventDelivery/queued`` once stored, never waiting for the
     /// network (the client's delivery loop sends it).
-    private struct Reporter: AdEventDelivering {
+    private struct Reporter: AdEventReporter {
         let client: GrowthCatClient
         let ad: GrowthCatAd
         let placementKey: String
         let userID: String?
         let sessionID: String?
 
-        func report(_ event: AdEvent, for loaded: LoadedAd) async throws { _ = try await deliver(event, for: loaded) }
-
-        func deliver(_ event: AdEvent, for loaded: LoadedAd) async throws -> AdEventDelivery {
-            try await deliver(event, occurredAt: nil)
-        }
-
-        /// `occurred_at` is the signal's moment: the wall time now, less the event's age.
-        func deliver(_ event: AdEvent, for loaded: LoadedAd, age: Duration) async throws -> AdEventDelivery {
-            let happened = client.configuration.now().addingTimeInterval(-max(.zero, age).seconds)
-            return try await deliver(event, occurredAt: happened)
-        }
-
-        private func deliver(_ event: AdEvent, occurredAt: Date?) async throws -> AdEventDelivery {
+        /// `occurred_at` is the signal's moment: the wall time now, less the record's age.
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+            let occurredAt = client.configuration.now().addingTimeInterval(-record.age.seconds)
+            let event = record.event
             let name: GrowthCatAdEventName
             var metadata: [String: String] = [:]
             switch event {
@@ -119,10 +112,6 @@ public struct GrowthCatNetwork: AdNetwork {
                 name, for: ad, placementKey: placementKey, appUserID: userID, sessionID: sessionID, metadata: metadata,
                 occurredAt: occurredAt)
             return .queued
-        }
-
-        func fullScreenRules(for loaded: LoadedAd) -> (any FullScreenRules)? {
-            GrowthCatFullScreenRules(ad: ad, client: client, userID: userID, sessionID: sessionID)
         }
     }
 }

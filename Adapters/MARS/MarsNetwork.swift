@@ -94,18 +94,14 @@ public struct MarsNetwork: AdNetwork {
 
     /// MARS has callbacks for the impression, the click and a report: those are ``AdEventDelivery/delivered`` once
     /// the callback answered 200; every other event (`ad_closed`, video events) is ``AdEventDelivery/notSent``.
-    private struct Callbacks: AdEventDelivering {
+    private struct Callbacks: AdEventReporter {
         let client: MozAdsClient
         let callbacks: MozAdsCallbacks
         let options: MozAdsCallbackOptions
 
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-            _ = try await deliver(event, for: ad)
-        }
-
-        func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
             do {
-                switch event {
+                switch record.event {
                 case .impression: try await client.recordImpression(callbacks.impression, options: options)
                 case .click: try await client.recordClick(callbacks.click, options: options)
                 case .reported(let reason):

@@ -417,18 +417,19 @@ private struct BidReporter: AdEventReporter {
     let clock: any AdClock
     let notices: NoticeSender
 
-    func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-        guard event == .impression else { return }
+    func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+        let ad = record.ad
+        guard record.event == .impression else { return .notSent }
         if ad.isExpired(at: clock.now) {
             throw AdError(
                 .invalidState,
                 "the bid \(data.context.bidID) of \(ad.networkID) has expired; an expired bid is never shown")
         }
-        guard let burl = data.burl else { return }
+        guard let burl = data.burl else { return .notSent }
         var price = data.price
         if case .won(let clearing) = ad.auctionResult { price = clearing }
         let url = data.context.substitute(burl, data.context.won(price, impressionTime: Date()))
-        guard data.context.isFetchable(url) else { return }
+        guard data.context.isFetchable(url) else { return .notSent }
         let response: HTTPResponse
         do {
             response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
@@ -438,9 +439,10 @@ private struct BidReporter: AdEventReporter {
         guard (200..<300).contains(response.status) else {
             throw AdError.http(status: response.status, message: "billing notice failed: \(response.errorSummary)")
         }
+        return .delivered
     }
 
-    func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {
+    func settle(_ result: AuctionResult, for ad: LoadedAd) {
         switch result {
         case .won(let clearing):
             notices.send(data.nurl, context: data.context, data.context.won(clearing))

@@ -147,7 +147,8 @@ extension LoadedAd {
     /// The presenter is called at once. A ``FullScreenLedger`` under the adapter's ``FullScreenRules/contract``
     /// decides every event, the close button and the reward from the presenter's renderer signals and `clock` (inject
     /// a `ManualAdClock` to drive a presentation without waiting); the events are reported in order, once each,
-    /// through ``deliver(_:repeating:)`` in the background, so neither the presenter nor a tap ever waits on the
+    /// through ``deliver(_:repeating:age:occurredAt:)`` in the background (each stamped with its signal's instant),
+    /// so neither the presenter nor a tap ever waits on the
     /// network. The reward is validated in the same background order. Returns after the presenter returned and what
     /// was decided was reported. Throws ``AdError/Code/invalidState`` for an ad that is invalidated, expired or
     /// already presented. Cancelling the calling task cancels the presenter's task.
@@ -285,7 +286,7 @@ struct FullScreenDriver {
             case .report(let event, let at, let repeating):
                 do {
                     let age = max(.zero, clock.now - at)
-                    let delivery = try await ad.deliver(event, repeating: repeating, age: age)
+                    let delivery = try await ad.deliver(event, repeating: repeating, age: age, occurredAt: at)
                     log.append(FullScreenLogEntry(at: at, kind: .event(event, delivery: delivery)))
                 } catch let error as AdError {
                     log.append(FullScreenLogEntry(at: at, kind: .eventFailed(event, error)))

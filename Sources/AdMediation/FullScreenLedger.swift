@@ -386,7 +386,8 @@ public enum AdEventDelivery: Hashable, Sendable, CustomStringConvertible {
     case queued
     /// The network does not track this event: nothing was sent.
     case notSent
-    /// Handed to the adapter, which does not say whether it reached the network.
+    /// Handed to the adapter, which does not say whether it reached the network (no built-in reporter answers this;
+    /// kept for reporters that cannot tell).
     case reported
     /// It had been reported before: nothing was sent now.
     case alreadyReported
@@ -400,22 +401,5 @@ public enum AdEventDelivery: Hashable, Sendable, CustomStringConvertible {
         case .reported: "reported (the adapter does not say whether it was delivered)"
         case .alreadyReported: "already reported"
         }
-    }
-}
-
-/// A reporter that says how far each event got (queued in a durable queue, delivered, or not sent at all). The core
-/// uses ``deliver(_:for:)`` instead of ``AdEventReporter/report(_:for:)`` when a reporter conforms.
-public protocol AdEventDelivering: AdEventReporter {
-    /// Sends (or queues) `event` for `ad`, and says how far it got.
-    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery
-    /// The same, for an event that happened `age` ago (at the renderer's signal, not at this call), for networks that
-    /// report when an event happened. By default ``deliver(_:for:)``.
-    func deliver(_ event: AdEvent, for ad: LoadedAd, age: Duration) async throws -> AdEventDelivery
-}
-
-extension AdEventDelivering {
-    /// Calls ``deliver(_:for:)``: the network does not report when events happened.
-    public func deliver(_ event: AdEvent, for ad: LoadedAd, age: Duration) async throws -> AdEventDelivery {
-        try await deliver(event, for: ad)
     }
 }

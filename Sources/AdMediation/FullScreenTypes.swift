@@ -44,8 +44,8 @@ public enum FullScreenClose: Sendable, Hashable {
 /// what is delivered at the end. The adapter never times an event: ``LoadedAd/presentFullScreen(on:clock:)`` feeds the
 /// renderer's signals and the clock to a ``FullScreenLedger`` under this contract, and reports what it decides.
 ///
-/// An adapter returns its rules from ``AdEventReporter/fullScreenRules(for:)``; an ad whose adapter returns none is
-/// shown with ``StandardFullScreenRules``.
+/// An adapter gives its rules to the ad it creates (the `fullScreenRules` argument of ``LoadedAd``'s initializer); an
+/// ad without rules is shown with ``StandardFullScreenRules``.
 ///
 /// Rules written before the ledger timed their own events (`start(at:)`, `advance(to:)`, `playbackEnded(at:)`,
 /// `click(at:)`, `close(at:)`, `dismissed(at:)`, `rewardClaim(at:)`, `nextChange(after:)`, `closeAvailableAt`):

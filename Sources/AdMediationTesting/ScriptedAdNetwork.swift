@@ -161,11 +161,12 @@ public final class ScriptedAdNetwork: AdNetwork {
 
     private struct Reporter: AdEventReporter {
         let network: ScriptedAdNetwork
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-            network.record(event, creative: ad.creative.id)
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+            network.record(record.event, creative: record.ad.creative.id)
+            return .delivered
         }
 
-        func auctionEnded(_ result: AuctionResult, for ad: LoadedAd) {
+        func settle(_ result: AuctionResult, for ad: LoadedAd) {
             network.state.withLock { $0.auctions.append((ad.creative.id, result)) }
         }
     }

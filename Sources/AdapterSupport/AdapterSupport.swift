@@ -127,7 +127,7 @@ package enum WirePrice {
 /// Fires a served ad's impression and click tracking URLs (each at most once: ``LoadedAd`` guarantees it), through
 /// the adapter's own `send` (which may sign requests). A 200 or 204 is success; any other status, or a transport
 /// error, is an ``AdError`` (the event then counts as not reported and may be retried).
-package struct TrackingReporter: AdEventDelivering {
+package struct TrackingReporter: AdEventReporter {
     /// Sends one request the adapter's way.
     package typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
@@ -148,15 +148,11 @@ package struct TrackingReporter: AdEventDelivering {
         self.init(impression: impression, click: click) { try await runner.response(to: $0) }
     }
 
-    /// Sends the impression or click URL; other events are not tracked by these contracts.
-    package func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-        _ = try await deliver(event, for: ad)
-    }
-
     /// Sends the impression or click URL (``AdEventDelivery/delivered`` once the tracker answered 200 or 204); any
     /// other event is ``AdEventDelivery/notSent``: these contracts do not track it.
-    package func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
+    package func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         let url: String
+        let event = record.event
         switch event {
         case .impression: url = impression
         case .click: url = click

@@ -202,6 +202,7 @@ struct AuctionTests {
         let late = gate.fill("late", ecpm: 9.0)
         gate.answer(.success(.filled(late)))
         let outcome = await task.value
+        await mediator.shutdown()  // the late answer is read in the background: wait for it
         #expect(try outcome.result.get().ad?.networkID == "w")
         #expect(outcome.trace.bids[0].outcome == .timeout)
         #expect(late.auctionResult == .lost(reason: .internalError, winningPrice: nil) && late.isInvalidated)

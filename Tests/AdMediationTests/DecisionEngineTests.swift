@@ -105,13 +105,15 @@ struct DecisionEngineTests {
         #expect(m.trace(placement: "p", at: ms(20)).winnerIndex == 0)
     }
 
-    @Test func aBidStrictlyAboveTheWaterfallWinnerWinsAndTheLineFillIsInvalidated() {
+    /// The losing line's ad is told it lost to the winning bid's price before it is invalidated: a line can carry a
+    /// bid whose settlement a nested mediator left to this decider.
+    @Test func aBidStrictlyAboveTheWaterfallWinnerWinsAndTheLineFillIsSettledLostThenInvalidated() {
         var m = engine(bidders: [100], floors: [nil], ecpm: 4.0)
         _ = m.begin(at: t0)
         _ = m.answer(0, filled("bid", ecpm: 3.0), at: ms(10))
         let actions = m.answer(1, filled("line", ecpm: 2.5), at: ms(20))
         #expect(winner(m)?.id == "bid" && winner(m)?.slot == 0 && winner(m)?.ecpm == 3.0)
-        #expect(settlements(actions) == ["invalidate:line", "settle:bid:won 3.0"])
+        #expect(settlements(actions) == ["settle:line:lost 102", "invalidate:line", "settle:bid:won 3.0"])
         let trace = m.trace(placement: "p", at: ms(20))
         #expect(trace.winningBid == 0 && trace.winnerIndex == nil)
         #expect(trace.bids[0].auction == .won(clearingPrice: 3.0))

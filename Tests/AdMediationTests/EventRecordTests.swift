@@ -8,7 +8,10 @@ import Testing
 struct EventRecordTests {
     final class Recorder: AdEventReporter {
         let sent = Mutex<[AdEvent]>([])
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws { sent.withLock { $0.append(event) } }
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+            sent.withLock { $0.append(record.event) }
+            return .delivered
+        }
     }
 
     func ad(_ recorder: Recorder) -> LoadedAd {

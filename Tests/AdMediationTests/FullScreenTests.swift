@@ -26,7 +26,7 @@ private final class ContractRules: FullScreenRules {
 }
 
 /// Records what reaches the network, answers with `delivery`, and hands out the rules it was given.
-private final class RulesReporter: AdEventDelivering {
+private final class RulesReporter: AdEventReporter {
     let rules: (any FullScreenRules)?
     let delivery: @Sendable (AdEvent) -> AdEventDelivery
     let events = Mutex<[AdEvent]>([])
@@ -36,12 +36,10 @@ private final class RulesReporter: AdEventDelivering {
         self.rules = rules
         self.delivery = delivery
     }
-    func report(_ event: AdEvent, for ad: LoadedAd) async throws { _ = try await deliver(event, for: ad) }
-    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
-        events.withLock { $0.append(event) }
-        return delivery(event)
+    func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+        events.withLock { $0.append(record.event) }
+        return delivery(record.event)
     }
-    func fullScreenRules(for ad: LoadedAd) -> (any FullScreenRules)? { rules }
 }
 
 /// A presenter that runs the test's script of renderer signals and user actions.
@@ -57,7 +55,7 @@ private func makeAd(
     let reporter = RulesReporter(rules: rules, delivery: delivery)
     let ad = LoadedAd(
         networkID: "net", placement: "p", format: .rewarded, creative: AdCreative(id: "c1", kind: "video"),
-        loadedAt: .zero, expiresAt: expiresAt, reporter: reporter)
+        loadedAt: .zero, expiresAt: expiresAt, reporter: reporter, fullScreenRules: rules)
     return (ad, reporter)
 }
 
@@ -329,24 +327,21 @@ private final class GatedReporter: AdEventReporter {
         self.gate = gate
         self.hold = hold
     }
-    func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+    func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         if hold() { await gate.wait() }
-        delivered.withLock { $0.append(event) }
+        delivered.withLock { $0.append(record.event) }
+        return .delivered
     }
 }
 
 /// Holds every delivery until the gate opens, and records each event with the age the core gave it.
-private final class AgeRecordingReporter: AdEventDelivering {
+private final class AgeRecordingReporter: AdEventReporter {
     let gate: Gate
     let ages = Mutex<[(AdEvent, Duration)]>([])
     init(gate: Gate) { self.gate = gate }
-    func report(_ event: AdEvent, for ad: LoadedAd) async throws { _ = try await deliver(event, for: ad) }
-    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
-        try await deliver(event, for: ad, age: .zero)
-    }
-    func deliver(_ event: AdEvent, for ad: LoadedAd, age: Duration) async throws -> AdEventDelivery {
+    func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         await gate.wait()
-        ages.withLock { $0.append((event, age)) }
+        ages.withLock { $0.append((record.event, record.age)) }
         return .queued
     }
 }

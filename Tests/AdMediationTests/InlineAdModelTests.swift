@@ -13,7 +13,8 @@ struct InlineAdModelTests {
     final class Recorder: AdEventReporter {
         let sent = Mutex<[(String, AdEvent)]>([])
         let failNext = Mutex(false)
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+            let (event, ad) = (record.event, record.ad)
             let fail = failNext.withLock { flag in
                 defer { flag = false }
                 return flag
@@ -22,6 +23,7 @@ struct InlineAdModelTests {
                 throw AdError(.network, "tracking down")
             }
             sent.withLock { $0.append((ad.creative.id, event)) }
+            return .delivered
         }
     }
 

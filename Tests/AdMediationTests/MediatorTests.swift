@@ -60,6 +60,7 @@ struct MediatorTests {
         let late = b.fill("late")
         b.answer(.success(.filled(late)))  // ...but b ignores the cancellation and answers anyway
         let outcome = await task.value
+        await mediator.shutdown()  // the late answer is read in the background: wait for it
         #expect(outcome.trace.lines[1].outcome == .skipped(.cancelled))
         #expect(late.isInvalidated)
         #expect(try outcome.result.get().ad?.creative.id == "winner")

@@ -78,9 +78,10 @@ final class BrokenNetwork: AdNetwork, WireProbe {
 
     private struct DoubleReporter: AdEventReporter {
         let network: BrokenNetwork
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-            network.send("event \(event.name)")
-            network.send("event \(event.name)")
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+            network.send("event \(record.event.name)")
+            network.send("event \(record.event.name)")
+            return .delivered
         }
     }
 

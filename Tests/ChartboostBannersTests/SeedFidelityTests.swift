@@ -35,8 +35,9 @@ final class GatedImpressionNetwork: AdNetwork {
 
     struct Reporter: AdEventReporter {
         let network: GatedImpressionNetwork
-        func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-            guard case .impression = event else { return }
+        func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+            let ad = record.ad
+            guard case .impression = record.event else { return .notSent }
             if network.failImpressions { throw AdError(.server(status: 503), "impression endpoint down") }
             network.state.withLock { $0.pending += 1 }
             let deadline = ContinuousClock.now + .seconds(10)
@@ -44,6 +45,7 @@ final class GatedImpressionNetwork: AdNetwork {
                 try await Task.sleep(for: .milliseconds(1))
             }
             network.state.withLock { $0.impressions.append(ad.creative.id) }
+            return .delivered
         }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The vocabulary of ``DecisionEngine`` — its slots, events' answers and actions, its decision — and the pure rules
 /// it applies to every answer: one screen for expiry, bid prices and floors, and the auction's prices.
 extension DecisionEngine {
@@ -68,9 +70,20 @@ extension DecisionEngine {
     static func price(of slot: Slot) -> Double { slot.floor ?? slot.ecpm ?? 0 }
 
     /// First price: the bid. Second price: max(the next valid bid + 0.01, the bidder's floor), never above the bid.
+    /// Exact decimals: the cent is added to the prices as the bidders wrote them, and nothing is rounded (a floor of
+    /// 0.930768 clears at 0.930768; 2.35 + 0.01 is 2.36).
     static func clearingPrice(of price: Double, second: Double?, auction: AuctionType, floor: Double?) -> Double {
         guard auction == .secondPrice else { return price }
-        let clearing = max(second.map { $0 + 0.01 } ?? 0, floor ?? 0)
-        return min(price, (clearing * 10_000).rounded() / 10_000)
+        let clearing = max(second.map(addingOneCent) ?? 0, floor ?? 0)
+        return min(price, clearing)
+    }
+
+    /// `value + 0.01` in decimal arithmetic, read back as the double nearest to the exact sum (binary arithmetic gives
+    /// 2.3600000000000003 for 2.35 + 0.01). A value Decimal cannot read falls back to binary addition.
+    static func addingOneCent(_ value: Double) -> Double {
+        guard value.isFinite, let decimal = Decimal(string: "\(value)"), let cent = Decimal(string: "0.01"),
+            let sum = Double("\(decimal + cent)")
+        else { return value + 0.01 }
+        return sum
     }
 }

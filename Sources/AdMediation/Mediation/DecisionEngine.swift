@@ -35,6 +35,9 @@ struct DecisionEngine: Sendable {
     private let maxInFlight: Int
     private let auction: AuctionType
     private let abLabel: String?
+    /// The engine runs as a line of an outer decider (a nested mediator): its winner's auction result is the outer
+    /// decision's to settle, once, so the winner is never told it won an auction it may still lose.
+    private let defersWinnerSettlement: Bool
     /// Configured line indexes in the order the waterfall tries them.
     private let order: [Int]
     /// Why pacing or the cap blocked the request, if it did.
@@ -60,8 +63,9 @@ struct DecisionEngine: Sendable {
     /// is why pacing or the frequency cap refuses the request, which decides it at once.
     init(
         placement: PlacementConfiguration, order: [Int]? = nil, blocked: SkipReason? = nil, startedAt now: AdInstant,
-        timeout: Duration? = nil
+        timeout: Duration? = nil, nested: Bool = false
     ) {
+        defersWinnerSettlement = nested
         let bidders = placement.bidders.enumerated().map { index, bidder in
             Slot(
                 role: .bidder(index), network: bidder.network, placement: bidder.placement, floor: bidder.floorEcpm,
@@ -217,6 +221,7 @@ struct DecisionEngine: Sendable {
         for slot in waterfall {
             if case .filled(let ad, let latency) = states[slot] {
                 states[slot] = .done(.skipped(.cancelled), latency: latency, ecpm: ad.ecpm)
+                actions.append(.settle(ad, .lost(reason: .internalError, winningPrice: nil)))
                 actions.append(.invalidate(ad))
             } else {
                 abandon(slot, at: now, as: .cancelled, into: &actions)
@@ -364,6 +369,7 @@ struct DecisionEngine: Sendable {
         for slot in waterfall[(position + 1)...] {
             if case .filled(let ad, let latency) = states[slot] {
                 states[slot] = .done(.skipped(.outranked), latency: latency, ecpm: ad.ecpm)
+                actions.append(.settle(ad, .lost(reason: .lostToHigherBid, winningPrice: nil)))
                 actions.append(.invalidate(ad))
             } else {
                 if case .pending = states[slot] { states[slot] = .done(.skipped(.notReached), latency: nil, ecpm: nil) }
@@ -394,9 +400,10 @@ struct DecisionEngine: Sendable {
         }
     }
 
-    /// An ad that will never be delivered: a bid is settled lost with `reason` first.
+    /// An ad that will never be delivered: settled lost with `reason` first (a bid's loss notice; a line's ad that
+    /// came from a nested mediator carries a bid whose settlement was left to this decider).
     private func refuse(_ ad: LoadedAd, slot: Int, _ reason: AuctionLossReason, into actions: inout [Action]) {
-        if slot < bidderCount { actions.append(.settle(ad, .lost(reason: reason, winningPrice: nil))) }
+        actions.append(.settle(ad, .lost(reason: reason, winningPrice: nil)))
         actions.append(.invalidate(ad))
     }
 
@@ -415,15 +422,21 @@ struct DecisionEngine: Sendable {
             return (slot, ad, ad.ecpm ?? slots[slot].ecpm ?? slots[slot].floor ?? 0)
         }
         if callerCancelled {
-            if let line { actions.append(.invalidate(line.ad)) }
+            if let line {
+                actions.append(.settle(line.ad, .lost(reason: .internalError, winningPrice: nil)))
+                actions.append(.invalidate(line.ad))
+            }
             decision = .cancelled
             return settleBids(except: nil, .lost(reason: .internalError, winningPrice: nil), into: &actions)
         }
         if let bid = bids.first, line.map({ bid.price > $0.price }) ?? true {
-            if let line { actions.append(.invalidate(line.ad)) }
             let clearing = Self.clearingPrice(
                 of: bid.price, second: bids.dropFirst().first?.price, auction: auction, floor: slots[bid.slot].floor)
-            actions.append(.settle(bid.ad, .won(clearingPrice: clearing)))
+            if let line {
+                actions.append(.settle(line.ad, .lost(reason: .lostToHigherBid, winningPrice: clearing)))
+                actions.append(.invalidate(line.ad))
+            }
+            if !defersWinnerSettlement { actions.append(.settle(bid.ad, .won(clearingPrice: clearing))) }
             auctions[bid.slot] = .won(clearingPrice: clearing)
             decision = .filled(bid.ad, slot: bid.slot, ecpm: clearing, precision: .exact)
             return settleBids(
@@ -433,7 +446,7 @@ struct DecisionEngine: Sendable {
             decision = now >= deadline ? .timeout : .noFill("waterfall exhausted")
             return
         }
-        actions.append(.settle(line.ad, .won(clearingPrice: line.price)))
+        if !defersWinnerSettlement { actions.append(.settle(line.ad, .won(clearingPrice: line.price))) }
         settleBids(except: nil, .lost(reason: .lostToHigherBid, winningPrice: line.price), into: &actions)
         // A fill the network did not price takes the line's publisher-defined price, if the line has one.
         decision =

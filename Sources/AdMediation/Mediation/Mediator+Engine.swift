@@ -1,39 +1,41 @@
+import Synchronization
 import Tracing
 
-/// The thin driver: runs a ``DecisionEngine`` over one task group and executes its actions.
+/// How many mediators decide around the current task: above zero inside a line of another mediator, whose decision
+/// then settles the inner winner's auction (``DecisionEngine`` defers it).
+enum MediationNesting {
+    @TaskLocal static var depth = 0
+}
+
+/// The thin driver: runs a ``DecisionEngine`` over one inbox and executes its actions.
 extension Mediator {
     enum Input: Sendable {
         /// Slot `i` answered.
         case answer(Int, Result<AdLoadResult, AdError>)
         /// The timer of generation `generation` reached its instant.
         case tick(generation: UInt64)
-        /// A timer that was replaced or stopped ended without ticking.
-        case timerStopped
         /// The calling task was cancelled.
         case callerCancelled
-        /// The cancellation watcher ended because the request was decided.
-        case watcherStopped
     }
 
-    /// The driver's side of one request: the engine, and per running slot how to cancel it and how its breaker
-    /// admitted it; the one timer; the caller's cancellation watcher.
+    /// The driver's side of one request: the engine, and per running slot its load's task and how its breaker
+    /// admitted it; the one timer.
     struct Run {
         var engine: DecisionEngine
         let request: AdRequest
         let format: AdFormat
         let tracer: (any Tracer)?
-        var running: [(cancellation: ChildCancellation, admission: CircuitBreaker.Admission)?]
-        var timer: (at: AdInstant, generation: UInt64, cancellation: ChildCancellation)?
+        let inbox = Inbox()
+        var running: [(task: Task<Void, Never>, admission: CircuitBreaker.Admission)?]
+        var timer: (at: AdInstant, generation: UInt64, task: Task<Void, Never>)?
         var timerGeneration: UInt64 = 0
         var callerCancelled = false
-        var watcher: Latch?
-        /// Answers finished but not yet read: a slot's child counts its answer before it returns.
-        let ready = AnswerCount()
-        var answersRead = 0
         /// One buffer for the actions of every step.
         var actions: [DecisionEngine.Action] = []
         /// The request's privacy signals, decoded once for every slot's verdict.
         let privacy: DecodedPrivacy
+        /// The nesting depth the lines' loads run at.
+        let lineDepth = MediationNesting.depth + 1
 
         init(engine: DecisionEngine, request: AdRequest, format: AdFormat, tracer: (any Tracer)?) {
             self.engine = engine
@@ -46,62 +48,60 @@ extension Mediator {
         }
     }
 
-    /// Runs `engine` until it decides. Every bidder and line load, the one timer for the next deadline and a watcher
-    /// for the caller's cancellation are child tasks of the caller (one task group), so priority and task-local values
-    /// flow into the adapters and the caller's cancellation reaches every load. A load the engine gives up on is
-    /// cancelled through its own ``ChildCancellation``; the group then waits for it to return, which a conforming
-    /// adapter does within 100 ms (the kit's rule), and its late answer goes to the engine (which invalidates it).
+    /// Runs `engine` until it decides, and returns it decided: the caller has its answer at the decision, whatever
+    /// the lines still running do.
     ///
-    /// Loads start as immediate child tasks: each runs on the caller's thread until it first suspends, so one that
-    /// answers without suspending costs no thread hand-off. The timer and the watcher are only started before the loop
-    /// really waits (no answer is ready), so a request whose loads all answer at once starts neither.
+    /// Every bidder and line load is a task of its own that inherits the caller's priority and task-local values (the
+    /// trace context reaches the adapters and their transport) and posts its answer to the request's inbox; the one
+    /// timer does the same. The caller's cancellation is posted too, and the engine cancels every load. Loads the
+    /// engine gives up on (a timeout, a fill above them, the decision) are cancelled by their task; once decided,
+    /// those still running are handed to the mediator's background owner (``BackgroundLoads``), which waits for them
+    /// and feeds their late answers to the engine (which settles and invalidates every fill nobody will read), so an
+    /// adapter that ignores cancellation never holds the caller.
+    ///
+    /// A load starts as an immediate task: it runs on the caller's thread until it first suspends, so one that
+    /// answers without suspending costs no thread hand-off. The timer is only started before the loop really waits.
     func run(
         _ engine: DecisionEngine, request: AdRequest, format: AdFormat, tracer: (any Tracer)?
     ) async -> DecisionEngine {
-        await withTaskGroup(of: Input.self, returning: DecisionEngine.self) { group in
-            var run = Run(engine: engine, request: request, format: format, tracer: tracer)
+        var run = Run(engine: engine, request: request, format: format, tracer: tracer)
+        let inbox = run.inbox
+        return await withTaskCancellationHandler {
             let begin = clock.now
-            step(&run, &group) { $0.begin(at: begin, into: &$1) }
+            step(&run) { $0.begin(at: begin, into: &$1) }
             while !run.engine.isFinished {
-                // An answer already counted is read without suspending; otherwise the loop may wait, and only then
-                // needs the timer and the watcher.
-                if run.ready.value <= run.answersRead { prepareToWait(&run, &group) }
-                guard let input = await group.next() else { break }
-                handle(input, &run, &group)
+                // An answer already posted is read without suspending; otherwise the loop may wait, and only then
+                // needs the timer.
+                if !inbox.hasInput { armTimer(&run) }
+                let input = await inbox.next()
+                handle(input, &run)
             }
-            // Decided: stop the timer, the watcher and any load still running, then wait for them; their late
-            // answers go to the engine, which invalidates (and settles lost) every fill nobody will read.
-            run.timer?.cancellation.cancel()
-            run.watcher?.fire()
-            for entry in run.running { entry?.cancellation.cancel() }
-            while let input = await group.next() {
-                guard case .answer(let slot, let result) = input else { continue }
-                let now = clock.now
-                step(&run, &group) { $0.answer(slot, result, at: now, into: &$1) }
-            }
+            run.timer?.task.cancel()
+            finishInBackground(&run)
             return run.engine
+        } onCancel: {
+            inbox.send(.callerCancelled)
         }
     }
 
     /// Feeds one input to the engine. The caller's cancellation is seen before a line's answer read with it, so it
     /// reaches every line at once and that answer is handled as late; a bid already in hand still counts.
-    private func handle(_ input: Input, _ run: inout Run, _ group: inout TaskGroup<Input>) {
+    private func handle(_ input: Input, _ run: inout Run) {
         let now = clock.now
         let isBid = Self.isBidInHand(input, bidders: run.engine.bidderCount)
-        if !isBid { noticeCancellation(&run, &group, at: now) }
+        if !isBid { noticeCancellation(&run, at: now) }
         switch input {
         case .answer(let slot, let result):
-            run.answersRead += 1
-            step(&run, &group) { $0.answer(slot, result, at: now, into: &$1) }
+            step(&run) { $0.answer(slot, result, at: now, into: &$1) }
             run.running[slot] = nil
         case .tick(let generation):
             guard generation == run.timer?.generation else { break }
             run.timer = nil
-            step(&run, &group) { $0.advance(to: now, into: &$1) }
-        case .callerCancelled, .timerStopped, .watcherStopped:
+            step(&run) { $0.advance(to: now, into: &$1) }
+        case .callerCancelled:
             break
         }
-        if isBid { noticeCancellation(&run, &group, at: now) }
+        if isBid { noticeCancellation(&run, at: now) }
     }
 
     /// A bidder's own answer (not a cancelled load, the cancellation's effect): it counts even when read together with
@@ -113,18 +113,15 @@ extension Mediator {
     }
 
     /// Once, when the calling task is cancelled: the engine cancels everything running.
-    private func noticeCancellation(_ run: inout Run, _ group: inout TaskGroup<Input>, at now: AdInstant) {
+    private func noticeCancellation(_ run: inout Run, at now: AdInstant) {
         guard !run.callerCancelled, Task.isCancelled else { return }
         run.callerCancelled = true
-        step(&run, &group) { $0.callerCancelled(at: now, into: &$1) }
+        step(&run) { $0.callerCancelled(at: now, into: &$1) }
     }
 
     /// Runs one step of the engine and executes its actions, and those of slots skipped on the way (breaker open),
     /// in the one buffer.
-    private func step(
-        _ run: inout Run, _ group: inout TaskGroup<Input>,
-        _ body: (inout DecisionEngine, inout [DecisionEngine.Action]) -> Void
-    ) {
+    private func step(_ run: inout Run, _ body: (inout DecisionEngine, inout [DecisionEngine.Action]) -> Void) {
         run.actions.removeAll(keepingCapacity: true)
         body(&run.engine, &run.actions)
         var next = 0
@@ -133,9 +130,9 @@ extension Mediator {
             next += 1
             switch action {
             case .start(let slot):
-                start(slot, &run, &group)
+                start(slot, &run)
             case .cancel(let slot):
-                run.running[slot]?.cancellation.cancel()
+                run.running[slot]?.task.cancel()
             case .settle(let ad, let result):
                 ad.settleAuction(result)
             case .invalidate(let ad):
@@ -149,8 +146,8 @@ extension Mediator {
     }
 
     /// Starts slot `slot` if its network's breaker admits it (else the engine skips it): the caller's request for the
-    /// slot's placement and floor, with the slot's time left, as an immediate child task.
-    private func start(_ slot: Int, _ run: inout Run, _ group: inout TaskGroup<Input>) {
+    /// slot's placement and floor, with the slot's time left, as an immediate task posting to the inbox.
+    private func start(_ slot: Int, _ run: inout Run) {
         let spec = run.engine.slots[slot]
         // Read per slot: a slot started just before may have run for a while.
         let now = clock.now
@@ -173,55 +170,99 @@ extension Mediator {
         request.floorEcpm = spec.floor
         Self.restrict(&request, by: verdict)
         let sent = request
-        let cancellation = ChildCancellation()
-        run.running[slot] = (cancellation, admission)
-        let (ready, tracer) = (run.ready, run.tracer)
-        group.addImmediateTask {
-            let result = await cancellation.run { await Self.tracedLoad(sent, from: network, tracer: tracer) }
-            ready.add()
-            return .answer(slot, result)
+        let (inbox, tracer, depth) = (run.inbox, run.tracer, run.lineDepth)
+        let load: @Sendable () async -> Void = {
+            let result = await MediationNesting.$depth.withValue(depth) {
+                await Self.tracedLoad(sent, from: network, tracer: tracer)
+            }
+            inbox.send(.answer(slot, result))
         }
-    }
-
-    /// Before a wait that may suspend: the timer for the engine's next wake-up, and the watcher once.
-    private func prepareToWait(_ run: inout Run, _ group: inout TaskGroup<Input>) {
-        armTimer(&run, &group)
-        guard run.watcher == nil else { return }
-        let latch = Latch()
-        run.watcher = latch
-        group.addImmediateTask {
-            await latch.wait()
-            return Task.isCancelled ? .callerCancelled : .watcherStopped
+        let task: Task<Void, Never>
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            task = Task.immediate { await load() }
+        } else {
+            task = Task { await load() }
         }
+        run.running[slot] = (task, admission)
     }
 
     /// Keeps exactly one timer, for the engine's next wake-up. A replaced timer is cancelled, and a tick from any
     /// generation but the current one is ignored, so a late tick never starts a second timer.
-    private func armTimer(_ run: inout Run, _ group: inout TaskGroup<Input>) {
+    private func armTimer(_ run: inout Run) {
         guard let next = run.engine.nextWakeUp else {
-            run.timer?.cancellation.cancel()
+            run.timer?.task.cancel()
             run.timer = nil
             return
         }
         if let current = run.timer, current.at == next { return }
-        run.timer?.cancellation.cancel()
+        run.timer?.task.cancel()
         run.timerGeneration &+= 1
         let generation = run.timerGeneration
-        let cancellation = ChildCancellation()
-        run.timer = (next, generation, cancellation)
-        group.addTask { [clock] in
-            await cancellation.run {
-                do {
-                    try await clock.sleep(until: next)
-                    return .tick(generation: generation)
-                } catch {
-                    return .timerStopped
-                }
+        let inbox = run.inbox
+        let task = Task { [clock] in
+            do {
+                try await clock.sleep(until: next)
+                inbox.send(.tick(generation: generation))
+            } catch {
+                // Replaced or stopped: nothing to post.
             }
+        }
+        run.timer = (next, generation, task)
+    }
+
+    /// Decided: every load still running is cancelled (the engine has already counted it as cancelled or timed out)
+    /// and, when any is, handed to the background owner with a copy of the decided engine, which reads their late
+    /// answers: each late fill is settled lost and invalidated, never delivered. The caller does not wait for them.
+    private func finishInBackground(_ run: inout Run) {
+        var pending = 0
+        for entry in run.running {
+            guard let entry else { continue }
+            entry.task.cancel()
+            pending += 1
+        }
+        guard pending > 0 else { return }
+        let late = LateAnswers(engine: run.engine, inbox: run.inbox, pending: pending, cancelledAt: clock.now)
+        backgroundLoads.adopt { [self] in await drain(late) }
+    }
+
+    /// Reads the late answers of one decided request until every cancelled load has answered.
+    private func drain(_ late: LateAnswers) async {
+        var engine = late.engine
+        var remaining = late.pending
+        var actions: [DecisionEngine.Action] = []
+        while remaining > 0 {
+            guard case .answer(let slot, let result) = await late.inbox.next() else { continue }
+            remaining -= 1
+            let now = clock.now
+            let overdue = now - late.cancelledAt
+            if overdue > Self.cancellationGrace {
+                let network = engine.slots[slot].network
+                logger.warning(
+                    "a cancelled load answered late: the network ignored cancellation",
+                    metadata: [
+                        "network": "\(network)", "placement": "\(engine.slots[slot].placement)",
+                        "after_ms": "\(Int(overdue.milliseconds))",
+                    ])
+                metrics.counter("admediation_late_cancelled_loads_total", [("network", network)]).increment()
+            }
+            actions.removeAll(keepingCapacity: true)
+            engine.answer(slot, result, at: now, into: &actions)
+            Self.perform(actions)
         }
     }
 
-    /// Executes the actions of a step that starts nothing (a request cancelled before it began).
+    /// How long a cancelled load may take to answer before it counts as ignoring cancellation (the kit's rule).
+    static let cancellationGrace: Duration = .milliseconds(100)
+
+    /// What the background owner needs to finish one decided request.
+    struct LateAnswers: Sendable {
+        let engine: DecisionEngine
+        let inbox: Inbox
+        let pending: Int
+        let cancelledAt: AdInstant
+    }
+
+    /// Executes the actions of a step that starts nothing (a request cancelled before it began, a late answer).
     static func perform(_ actions: [DecisionEngine.Action]) {
         for action in actions {
             switch action {
@@ -229,6 +270,97 @@ extension Mediator {
             case .invalidate(let ad): ad.invalidate()
             case .start, .cancel, .breaker, .finish: continue
             }
+        }
+    }
+}
+
+/// The inbox of one request: answers, ticks and the caller's cancellation, read in order by one reader (the driver,
+/// then the background owner). Posting never blocks; reading suspends only when nothing is there.
+final class Inbox: Sendable {
+    private struct State {
+        var buffer: [Mediator.Input] = []
+        var head = 0
+        var waiter: CheckedContinuation<Mediator.Input, Never>?
+
+        mutating func pop() -> Mediator.Input? {
+            guard head < buffer.count else { return nil }
+            let input = buffer[head]
+            head += 1
+            if head == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return input
+        }
+    }
+
+    private let state = Mutex(State())
+
+    /// Posts `input`, waking the reader if it waits.
+    func send(_ input: Mediator.Input) {
+        let waiter = state.withLock { s -> CheckedContinuation<Mediator.Input, Never>? in
+            if let waiter = s.waiter {
+                s.waiter = nil
+                return waiter
+            }
+            s.buffer.append(input)
+            return nil
+        }
+        waiter?.resume(returning: input)
+    }
+
+    /// Whether an input is ready to be read without suspending.
+    var hasInput: Bool { state.withLock { $0.head < $0.buffer.count } }
+
+    /// The next input, waiting for it when none is there (one reader at a time).
+    func next() async -> Mediator.Input {
+        if let ready = state.withLock({ $0.pop() }) { return ready }
+        return await withCheckedContinuation { continuation in
+            let ready = state.withLock { s -> Mediator.Input? in
+                if let ready = s.pop() { return ready }
+                s.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// The owner of the loads a mediator stopped waiting for: each decided request whose cancelled loads are still
+/// running is one task here, until the last of them answered. Counted (``Mediator/backgroundLoadCount``), ended at
+/// ``Mediator/shutdown()``.
+final class BackgroundLoads: Sendable {
+    private struct State {
+        var nextID: UInt64 = 0
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Runs `body` as an owned task.
+    func adopt(_ body: @escaping @Sendable () async -> Void) {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID &+= 1
+            // Created under the lock, so the task's own removal (which takes the lock) always follows its insertion.
+            s.tasks[id] = Task { [self] in
+                await body()
+                _ = state.withLock { $0.tasks.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// The requests whose cancelled loads have not all answered yet.
+    var count: Int { state.withLock { $0.tasks.count } }
+
+    /// Cancels every owned task and returns once each has ended (a load that ignores cancellation ends when it
+    /// returns).
+    func shutdown() async {
+        while true {
+            let tasks = state.withLock { Array($0.tasks.values) }
+            if tasks.isEmpty { return }
+            for task in tasks { task.cancel() }
+            for task in tasks { await task.value }
         }
     }
 }

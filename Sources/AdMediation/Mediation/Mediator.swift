@@ -9,8 +9,11 @@ import Tracing
 ///
 /// For each mediated placement it asks the configured lines (sequentially, or in parallel with priority kept),
 /// applies floors, expiry, frequency caps, pacing and a circuit breaker per network, and returns the winning ad
-/// together with a ``MediationTrace`` of every line. The returned ad keeps the winning network's id; reporting its
-/// impression counts toward the placement's cap and pacing.
+/// together with a ``MediationTrace`` of every line. The returned ad is the winning network's own ad, annotated with
+/// the decision (``LoadedAd/mediation``); reporting its impression counts toward the placement's cap and pacing.
+///
+/// Nested in another mediator (as one of its lines), a mediator leaves its winner's auction result to the outermost
+/// decider: the winner is told it won only when the outer decision picks it, and that it lost otherwise.
 public final class Mediator: AdNetwork {
     /// The mediator's id, usable as a line's network in an outer mediator.
     public let id: String
@@ -30,6 +33,8 @@ public final class Mediator: AdNetwork {
     let tracer: (any Tracer)?
     /// How consent is read and enforced (issue 34).
     let privacy: PrivacyConfiguration
+    /// The loads still running after their request was decided (cancelled, not yet returned).
+    let backgroundLoads = BackgroundLoads()
 
     /// Creates a mediator after validating `configuration` against `networks` (by id). Throws
     /// ``AdError/Code/configuration`` naming the field at fault.
@@ -88,6 +93,17 @@ public final class Mediator: AdNetwork {
     /// The breaker state of a network, for diagnostics.
     public func breakerState(of networkID: String) -> CircuitBreaker.State? {
         breakers[networkID]?.withLock { $0.state }
+    }
+
+    /// How many decided requests still have a cancelled load running in the background (a network that ignores
+    /// cancellation keeps one here until its load returns; the caller never waits for it).
+    public var backgroundLoadCount: Int { backgroundLoads.count }
+
+    /// Cancels what still runs in the background for decided requests and returns once it has ended (a load that
+    /// ignores cancellation ends when it returns). Loads after this are still answered; call it when the mediator is
+    /// no longer used.
+    public func shutdown() async {
+        await backgroundLoads.shutdown()
     }
 
     /// How many impressions of `placement` the pacing keeps (for the bound's tests).
@@ -161,7 +177,8 @@ public final class Mediator: AdNetwork {
             placement.optimizer == nil || blocked != nil
             ? nil : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) }
         var engine = DecisionEngine(
-            placement: placement, order: order, blocked: blocked, startedAt: now, timeout: request.timeout)
+            placement: placement, order: order, blocked: blocked, startedAt: now, timeout: request.timeout,
+            nested: MediationNesting.depth > 0)
         if !engine.isFinished, Task.isCancelled {
             var actions: [DecisionEngine.Action] = []
             engine.callerCancelled(at: now, into: &actions)
@@ -214,8 +231,9 @@ public final class Mediator: AdNetwork {
         }
     }
 
-    /// The ad handed to the app: the winner's creative under the mediated placement, with its price and winning line;
-    /// its impression counts toward the placement's cap and pacing and its revenue metrics.
+    /// The ad handed to the app: the winning network's own ad, annotated with this decision (the mediated placement,
+    /// the winning line, the booked price); the mediator observes its delivered events, so its impression counts
+    /// toward the placement's cap and pacing and its revenue metrics.
     private func wrap(
         _ ad: LoadedAd, request: AdRequest, placement: PlacementConfiguration, ecpm: Double?,
         precision: RevenuePrecision,
@@ -224,26 +242,20 @@ public final class Mediator: AdNetwork {
         var winning = winning
         winning.isBid = isBid
         let window = placement.frequencyWindow
-        return LoadedAd(
-            networkID: ad.networkID,
-            placement: request.placement,
-            format: ad.format,
-            creative: ad.creative,
-            ecpm: ecpm,
-            loadedAt: ad.loadedAt,
-            expiresAt: ad.expiresAt,
-            adapterData: ad.adapterData,
-            reporter: MediatedAdReporter(
-                inner: ad,
-                onImpression: { [self] revenue in
-                    let at = clock.now
-                    pacing[request.placement]?.withLock {
-                        $0.record(at, window: window, cap: placement.frequencyCap)
-                    }
-                    observeImpression(revenue)
-                }),
-            pricePrecision: precision,
-            winningLine: winning)
+        let facts = MediationFacts(
+            mediatorID: id, placement: request.placement, line: winning, ecpm: ecpm, precision: precision)
+        let revenue = LoadedAd.revenue(
+            ecpm: facts.ecpm, precision: facts.precision, networkID: ad.networkID, placement: facts.placement,
+            line: facts.line)
+        ad.annotate(facts) { [self] record in
+            guard record.event == .impression, record.occurrence == 1 else { return }
+            let at = clock.now
+            pacing[request.placement]?.withLock {
+                $0.record(at, window: window, cap: placement.frequencyCap)
+            }
+            observeImpression(revenue)
+        }
+        return ad
     }
 
     /// Feeds a network's breaker, logging a change of phase.
@@ -303,30 +315,4 @@ public final class Mediator: AdNetwork {
             return .failure(AdError(.network, "\(error)"))
         }
     }
-}
-
-/// Forwards a mediated ad's events to the winning network's ad and counts impressions for caps and pacing.
-private struct MediatedAdReporter: AdEventDelivering {
-    let inner: LoadedAd
-    let onImpression: @Sendable (ImpressionRevenue) -> Void
-
-    func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-        try await inner.report(event)
-        if event == .impression { onImpression(ad.revenue) }
-    }
-
-    /// The winning network's own answer; a `click` the outer ad let through (one per tap) is never held back by the
-    /// inner ad's once-per-event record.
-    func deliver(_ event: AdEvent, for ad: LoadedAd) async throws -> AdEventDelivery {
-        let delivery = try await inner.deliver(event, repeating: event == .click)
-        if event == .impression, delivery != .alreadyReported { onImpression(ad.revenue) }
-        return delivery
-    }
-
-    func invalidated(_ ad: LoadedAd) {
-        inner.invalidate()
-    }
-
-    /// The winning network's rules: its events come back through this reporter, so impressions are still counted.
-    func fullScreenRules(for ad: LoadedAd) -> (any FullScreenRules)? { inner.fullScreenRules }
 }

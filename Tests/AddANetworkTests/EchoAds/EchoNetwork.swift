@@ -54,13 +54,12 @@ struct EchoReporter: AdEventReporter {
     let http: any HTTPClient
     let trackURL: String
 
-    func report(_ event: AdEvent, for ad: LoadedAd) async throws {
-        let url = trackURL + "&e=" + event.name
+    func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
+        let url = trackURL + "&e=" + record.event.name
         _ = try await RequestRunner(http: http).run(
             HTTPRequest(url: url), deadline: .seconds(5), contract: .init(fill: [200, 204], noFill: [:]))
+        return .delivered
     }
-
-    func invalidated(_ ad: LoadedAd) {}
 }
 
 /// `{"type": "echo", "base_url": …, "greeting": "hi"}`.
