@@ -72,10 +72,12 @@ public final class BiddingNetwork: AdNetwork, Service {
         /// Seats of one answer told of their loss when the answer is read (one notice each, best-ranked seats first;
         /// the fill's seat, told when the auction settles, aside). Default 16.
         public var maxLossNoticesPerAnswer: Int = 16
-        /// The auction type announced in every request (`at`): first price (1, the default) or second price (2). The
-        /// mediator does not tell its bidders how a placement clears: set this (or ``placementAuctions``) to match.
-        public var auction: AuctionType = .firstPrice
-        /// The auction type of particular bidder placements (`tagid`), overriding ``auction``.
+        /// The auction type announced in requests (`at`): first price (1) or second price (2). Nil (the default): the
+        /// type of the auction the request takes part in (``AdRequest/auction``, which a ``Mediator`` sets from its
+        /// placement), first price for a request that names none. A type set here that contradicts the mediator's is
+        /// a configuration error naming it (the bidder would be told one price rule and charged by another).
+        public var auction: AuctionType? = nil
+        /// The auction type of particular bidder placements (`tagid`), overriding ``auction``; the same rule.
         public var placementAuctions: [String: AuctionType] = [:]
         /// Where notice URLs (`nurl`, `burl`, `lurl`) from bids may go; nil: https to public hosts, or also http and
         /// loopback when ``baseURL`` is loopback (``DestinationPolicy/forNetwork(baseURL:explicit:)``).
@@ -84,7 +86,25 @@ public final class BiddingNetwork: AdNetwork, Service {
         /// Creates a configuration for `baseURL`.
         public init(baseURL: String) { self.baseURL = baseURL }
 
-        func auction(for placement: String) -> AuctionType { placementAuctions[placement] ?? auction }
+        /// The auction type of a request for `request.placement`: the mediator's when it names one (a configured type
+        /// that contradicts it is a configuration error naming the setting), else the configured one, else first
+        /// price.
+        func auction(for request: AdRequest) throws(AdError) -> AuctionType {
+            let (own, field): (AuctionType?, String) =
+                if let own = placementAuctions[request.placement] {
+                    (own, "placement_auctions[\"\(request.placement)\"]")
+                } else {
+                    (auction, "auction")
+                }
+            guard let mediated = request.auction else { return own ?? .firstPrice }
+            if let own, own != mediated {
+                throw AdError(
+                    .configuration,
+                    "\(field) is \(own.rawValue) but the mediated placement clears at \(mediated.rawValue): "
+                        + "remove it or make the two agree")
+            }
+            return mediated
+        }
     }
 
     /// The network id.
@@ -163,7 +183,8 @@ public final class BiddingNetwork: AdNetwork, Service {
         }
         let auctionID = RandomID.uuidString()
         let wireRequest = OpenRTB.BidRequest(
-            auctionID: auctionID, request: request, tmax: tmax, configuration: configuration)
+            auctionID: auctionID, request: request, tmax: tmax, configuration: configuration,
+            auction: try configuration.auction(for: request))
         let body: Data
         do {
             body = try OpenRTB.encoder.encode(wireRequest)
@@ -187,7 +208,7 @@ public final class BiddingNetwork: AdNetwork, Service {
             body, auctionID: auctionID,
             request: OpenRTB.BidRequest(
                 auctionID: auctionID, request: request, tmax: .milliseconds(300),
-                configuration: configuration), adRequest: request)
+                configuration: configuration, auction: try configuration.auction(for: request)), adRequest: request)
     }
 
     private func answer(_ body: Data, auctionID: String, request: OpenRTB.BidRequest, adRequest: AdRequest) throws
@@ -216,7 +237,7 @@ public final class BiddingNetwork: AdNetwork, Service {
         let secondPrice = request.at == 2
         func context(_ bid: OpenRTB.Bid, seat: String?) -> NoticeContext {
             NoticeContext(
-                auctionID: auctionID, bidID: bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "",
+                auctionID: auctionID, bidID: wire.bidid ?? bid.id ?? "", impID: bid.impid ?? "", seat: seat ?? "",
                 adID: bid.adid ?? "", bidPrice: Self.exactPrice(of: bid), bidNumber: bid.price,
                 secondPrice: secondPrice,
                 destinations: .forNetwork(baseURL: configuration.baseURL, explicit: configuration.destinations),
@@ -290,7 +311,7 @@ public final class BiddingNetwork: AdNetwork, Service {
                 loadedAt: now,
                 expiresAt: now + best.expiry,
                 adapterData: data,
-                reporter: BidReporter(data: data, http: http, clock: clock, notices: notices),
+                reporter: BidReporter(data: data, clock: clock, notices: notices),
                 pricePrecision: .exact))
     }
 
@@ -409,18 +430,18 @@ struct SeatLoss: Sendable {
     }
 }
 
-/// A served bid's events: the billing notice on the first impression (refused after `exp`); win or loss when the
-/// auction settles.
+/// A served bid's events: the billing notice on the first impression (refused after `exp`), handed to the bounded
+/// notice sender like every other notice (``AdEventDelivery/queued``: a slow billing endpoint never holds the
+/// impression); win or loss when the auction settles.
 private struct BidReporter: AdEventReporter {
     let data: BidData
-    let http: any HTTPClient
     let clock: any AdClock
     let notices: NoticeSender
 
     func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         let ad = record.ad
         guard record.event == .impression else { return .notSent }
-        if ad.isExpired(at: clock.now) {
+        if ad.isExpired(at: clock.now - record.age) {
             throw AdError(
                 .invalidState,
                 "the bid \(data.context.bidID) of \(ad.networkID) has expired; an expired bid is never shown")
@@ -428,18 +449,11 @@ private struct BidReporter: AdEventReporter {
         guard let burl = data.burl else { return .notSent }
         var price = data.price
         if case .won(let clearing) = ad.auctionResult { price = clearing }
-        let url = data.context.substitute(burl, data.context.won(price, impressionTime: Date()))
-        guard data.context.isFetchable(url) else { return .notSent }
-        let response: HTTPResponse
-        do {
-            response = try await http.send(HTTPRequest(url: url, timeout: .seconds(10)))
-        } catch let error as HTTPClientError {
-            throw AdError(error)
-        }
-        guard (200..<300).contains(response.status) else {
-            throw AdError.http(status: response.status, message: "billing notice failed: \(response.errorSummary)")
-        }
-        return .delivered
+        let shownAt = Date().addingTimeInterval(-record.age.seconds)
+        let values = data.context.won(price, impressionTime: shownAt)
+        guard data.context.isFetchable(data.context.substitute(burl, values)) else { return .notSent }
+        notices.send(burl, context: data.context, values)
+        return .queued
     }
 
     func settle(_ result: AuctionResult, for ad: LoadedAd) {

@@ -64,9 +64,12 @@ enum OpenRTB {
         var user: User?
         var regs: Regs
 
-        init(auctionID: String, request: AdRequest, tmax: Duration, configuration: BiddingNetwork.Configuration) {
+        init(
+            auctionID: String, request: AdRequest, tmax: Duration, configuration: BiddingNetwork.Configuration,
+            auction: AuctionType
+        ) {
             id = auctionID
-            at = configuration.auction(for: request.placement) == .secondPrice ? 2 : 1
+            at = auction == .secondPrice ? 2 : 1
             self.tmax = Int(min(max(tmax.milliseconds, 1), 600_000))
             cur = ["USD"]
             test = request.testMode ? 1 : 0
@@ -107,14 +110,17 @@ enum OpenRTB {
         var cur: String?
         var nbr: Double?
         var seatbid: [SeatBid]?
+        /// The bidder's id of the response (`${AUCTION_BID_ID}` in 2.6 §4.4); bounded to what a URL carries.
+        var bidid: String?
 
-        private enum Key: String, CodingKey { case id, cur, nbr, seatbid }
+        private enum Key: String, CodingKey { case id, cur, nbr, seatbid, bidid }
 
         init(from decoder: any Decoder) throws {
             let fields = try decoder.container(keyedBy: Key.self)
             id = fields.string(.id)
             cur = fields.string(.cur)
             nbr = fields.number(.nbr)
+            bidid = fields.string(.bidid).flatMap { $0.isEmpty || $0.utf8.count > 256 ? nil : $0 }
             seatbid = ((try? fields.decodeIfPresent([Lossy<SeatBid>].self, forKey: .seatbid)) ?? nil)?
                 .compactMap(\.value)
         }

@@ -17,6 +17,9 @@ public struct AdRequest: Hashable, Sendable {
     /// The lowest price (CPM, US dollars) worth showing, when the caller has one: a bidder sends it as `bidfloor`; a
     /// mediator sets it from the line's or bidder's `floor_ecpm`. Default: none.
     public var floorEcpm: Double? = nil
+    /// How the auction this request takes part in clears, when a ``Mediator`` runs one: set for its bidders from the
+    /// placement's `auction`, and announced by a bidder (OpenRTB `at`). Default: none (the bidder's own setting).
+    public var auction: AuctionType? = nil
 
     /// Creates a request.
     public init(

@@ -33,7 +33,8 @@ struct DecisionEngine: Sendable {
     /// Slots `0..<bidderCount` are bidders.
     let bidderCount: Int
     private let maxInFlight: Int
-    private let auction: AuctionType
+    /// How the placement's auction clears (announced to its bidders).
+    let auction: AuctionType
     private let abLabel: String?
     /// The engine runs as a line of an outer decider (a nested mediator): its winner's auction result is the outer
     /// decision's to settle, once, so the winner is never told it won an auction it may still lose.

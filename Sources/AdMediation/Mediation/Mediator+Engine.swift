@@ -168,6 +168,7 @@ extension Mediator {
         request.format = run.format
         request.timeout = min(spec.timeout, run.engine.deadline - now)
         request.floorEcpm = spec.floor
+        if slot < run.engine.bidderCount { request.auction = run.engine.auction }
         Self.restrict(&request, by: verdict)
         let sent = request
         let (inbox, tracer, depth) = (run.inbox, run.tracer, run.lineDepth)
