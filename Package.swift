@@ -141,12 +141,13 @@ let package = Package(
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
-            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"], path: "Adapters/AppOpen",
+            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport", serviceLifecycle],
+            path: "Adapters/AppOpen",
             swiftSettings: fuzzSettings),
         .target(
             name: "ChartboostBanners",
             dependencies: [
-                "AdMediation", "AdapterKit", "AdapterSupport", "AdPresentation",
+                "AdMediation", "AdapterKit", "AdapterSupport", "AdPresentation", serviceLifecycle,
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(

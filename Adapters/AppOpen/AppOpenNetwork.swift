@@ -2,6 +2,7 @@ import AdMediation
 import AdapterKit
 import AdapterSupport
 import Foundation
+import ServiceLifecycle
 
 /// The AdMob-style app-open network (`specs/app-open.md`) as an ``AdNetwork``. A request's placement is the ad
 /// unit id; the test unit ``testAdUnitID`` always fills.
@@ -37,13 +38,24 @@ public struct AppOpenNetwork: AdNetwork {
     private let configuration: Configuration
     private let http: any HTTPClient
     private let clock: any AdClock
+    /// Impression and click pings, queued and retried in the background (nothing starts before the first).
+    private let tracking: BackgroundSender
 
-    /// Creates the adapter.
+    /// Creates the adapter. Nothing starts here: its tracking sender starts with the first ping and runs until
+    /// ``shutdown()`` (or ``run()``'s end) or until the last copy of the network is released.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
         self.configuration = configuration
         self.http = http
         self.clock = clock
+        self.tracking = BackgroundSender(clock: clock, limits: .tracking)
     }
+
+    /// Ends the network: sends the queued tracking pings for at most 2 s (on the network's clock), then cancels what
+    /// is left and returns once the sender has stopped; pings after this are dropped. Idempotent.
+    public func shutdown() async { await tracking.shutdown() }
+
+    /// Tracking pings queued or in flight.
+    public var pendingTracking: Int { tracking.pending }
 
     /// Loads an app-open ad for the ad unit `request.placement`.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
@@ -120,6 +132,17 @@ public struct AppOpenNetwork: AdNetwork {
             ecpm: WirePrice.ecpm(wire.ecpm),
             loadedAt: now,
             expiresAt: now + validity,
-            reporter: TrackingReporter(impression: wire.tracking.impression, click: wire.tracking.click, http: http))
+            reporter: TrackingReporter(
+                impression: wire.tracking.impression, click: wire.tracking.click, sender: tracking, http: http))
+    }
+}
+
+extension AppOpenNetwork: Service {
+    /// The network's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
+    /// group shuts down gracefully or the task is cancelled, so a `ServiceGroup` that runs the network sends its last
+    /// tracking pings at its graceful shutdown.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 }

@@ -275,7 +275,7 @@ public actor ChartboostBanner {
     }
 
     /// The user clicked the banner. The click belongs to the ad on screen now, whatever shows later. Asks the
-    /// delegate's confirmation gate; the click is reported (once) for that ad and `didClickAd` sent at once, after a
+    /// delegate's confirmation gate; the click is reported (each tap) for that ad and `didClickAd` sent at once, after a
     /// confirmation of true, or `didClickAd` carries a ``AdError/Reason/bannerClickDeclined`` error (false); nothing
     /// happens until the gate answers. While the gate waits and while the click is reported the banner does not
     /// refresh (seed: "the ad flow will be paused until then"); a click refreshes it afterwards. A click while another
@@ -330,7 +330,8 @@ public actor ChartboostBanner {
         clickedAd = click.ad
         var reported = false
         do {
-            reported = try await click.ad.report(.click)
+            // Each tap is a click (spec: "once per click"); the tracking ping is queued, never waited for.
+            reported = try await click.ad.deliver(.click, repeating: true) != .alreadyReported
             delegate?.didClickAd(event(click.ad), error: nil)
         } catch {
             delegate?.didClickAd(event(click.ad), error: .banner(.bannerClickFailed, error))

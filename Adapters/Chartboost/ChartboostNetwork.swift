@@ -3,6 +3,7 @@ import AdapterKit
 import AdapterSupport
 import Crypto
 import Foundation
+import ServiceLifecycle
 
 /// The Chartboost-style banner network (`specs/chartboost-style.md`) as an ``AdNetwork``: HMAC-signed requests,
 /// the three banner sizes, locations as placements, size-mismatch discard, tracking fired once.
@@ -54,13 +55,24 @@ public struct ChartboostNetwork: AdNetwork {
     private let configuration: Configuration
     private let http: any HTTPClient
     private let clock: any AdClock
+    /// Impression and click pings, queued and retried in the background (nothing starts before the first).
+    private let tracking: BackgroundSender
 
-    /// Creates the adapter.
+    /// Creates the adapter. Nothing starts here: its tracking sender starts with the first ping and runs until
+    /// ``shutdown()`` (or ``run()``'s end) or until the last copy of the network is released.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
         self.configuration = configuration
         self.http = http
         self.clock = clock
+        self.tracking = BackgroundSender(clock: clock, limits: .tracking)
     }
+
+    /// Ends the network: sends the queued tracking pings for at most 2 s (on the network's clock), then cancels what
+    /// is left and returns once the sender has stopped; pings after this are dropped. Idempotent.
+    public func shutdown() async { await tracking.shutdown() }
+
+    /// Tracking pings queued or in flight.
+    public var pendingTracking: Int { tracking.pending }
 
     /// Loads a banner of `request.format`'s size for the location `request.placement`.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
@@ -214,8 +226,20 @@ public struct ChartboostNetwork: AdNetwork {
                 ecpm: WirePrice.ecpm(wire.ecpm),
                 loadedAt: now,
                 expiresAt: expiresAt,
-                reporter: TrackingReporter(impression: wire.tracking.impression, click: wire.tracking.click) { [self] in
+                reporter: TrackingReporter(
+                    impression: wire.tracking.impression, click: wire.tracking.click, sender: tracking
+                ) { [self] in
                     try await send($0)
                 }))
+    }
+}
+
+extension ChartboostNetwork: Service {
+    /// The network's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
+    /// group shuts down gracefully or the task is cancelled, so a `ServiceGroup` that runs the network sends its last
+    /// tracking pings at its graceful shutdown.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 }

@@ -311,7 +311,10 @@ public actor AppOpenAdManager {
         ad = nil
         validUntil = nil
         showing = ready
-        ledger = FullScreenLedger(contract: .standard, presentedAt: clock.now)
+        // App-open tracking counts "click once per click" (the spec): each tap is a click.
+        var contract = FullScreenContract.standard
+        contract.clicks = .eachTap
+        ledger = FullScreenLedger(contract: contract, presentedAt: clock.now)
         lastShownAt = clock.now
         emit(.presenting(adID: ready.creative.id))
         return .present(ready)
@@ -331,7 +334,7 @@ public actor AppOpenAdManager {
         await apply(.renderBegan)
     }
 
-    /// The user clicked the ad: reports the click (once), only for an ad whose impression was counted — a click
+    /// The user clicked the ad: reports the click (each tap is one), only for an ad whose impression was counted — a click
     /// reported before ``adDidPresent()`` or after the dismissal is not tracked.
     public func adDidClick() async {
         await apply(.tapped)
@@ -365,7 +368,7 @@ public actor AppOpenAdManager {
 
     private func deliver(_ outputs: [FullScreenLedger.Output], for current: LoadedAd) async {
         for case .event(let event) in outputs {
-            let delivery = try? await current.deliver(event)
+            let delivery = try? await current.deliver(event, repeating: event == .click)
             guard let delivery, delivery != .alreadyReported else { continue }
             switch event {
             case .impression: emit(.impression(adID: current.creative.id))

@@ -165,11 +165,12 @@ public actor BannerRefreshController {
         if wasPaused && !machine.isPaused { emit(.resumed) }
     }
 
-    /// The user clicked the ad on screen: the click is reported once, for that ad, and the banner refreshes. No
-    /// refresh happens while the click request is in flight.
+    /// The user clicked the ad on screen: the click is reported (each tap is one), for that ad, and the banner
+    /// refreshes. No refresh happens while the click is being reported.
     public func adClicked() async {
         guard let ad = beginClick() else { return }
-        let reported = (try? await ad.report(.click)) == true
+        let delivery = try? await ad.deliver(.click, repeating: true)
+        let reported = delivery.map { $0 != .alreadyReported } ?? false
         endClick(ad, outcome: .clicked(reported: reported))
     }
 

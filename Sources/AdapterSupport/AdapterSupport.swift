@@ -124,45 +124,66 @@ package enum WirePrice {
     }
 }
 
-/// Fires a served ad's impression and click tracking URLs (each at most once: ``LoadedAd`` guarantees it), through
-/// the adapter's own `send` (which may sign requests). A 200 or 204 is success; any other status, or a transport
-/// error, is an ``AdError`` (the event then counts as not reported and may be retried).
+/// Fires a served ad's impression and click tracking URLs through the network's bounded ``BackgroundSender`` (each
+/// impression once and each click per tap: ``LoadedAd`` decides), sent the adapter's way (which may sign requests).
+///
+/// What the user saw is local truth: the event is recorded as ``AdEventDelivery/queued`` at once and the ping is
+/// retried with back-off within the sender's bound in the background, so a slow or failing tracker never holds the
+/// app's callback, never turns a click into an error and never blocks the clicks after a failed impression ping.
 package struct TrackingReporter: AdEventReporter {
     /// Sends one request the adapter's way.
-    package typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
+    package typealias Send = BackgroundSender.Send
 
     let send: Send
+    let sender: BackgroundSender
     let impression: String
     let click: String
+    /// Fired once the impression ping was attempted (or dropped): click pings wait for it, so the tracker sees the
+    /// impression first whatever the sender's concurrency.
+    let impressionAttempted = OnceSignal()
 
-    /// A reporter for the two URLs.
-    package init(impression: String, click: String, send: @escaping Send) {
+    /// A reporter for the two URLs, queued on `sender` and sent with `send`.
+    package init(impression: String, click: String, sender: BackgroundSender, send: @escaping Send) {
         self.send = send
+        self.sender = sender
         self.impression = impression
         self.click = click
     }
 
-    /// A reporter sending through `http`, transport errors mapped to ``AdError`` by ``RequestRunner``.
-    package init(impression: String, click: String, http: any HTTPClient) {
-        let runner = RequestRunner(http: http)
-        self.init(impression: impression, click: click) { try await runner.response(to: $0) }
+    /// A reporter sending through `http`.
+    package init(impression: String, click: String, sender: BackgroundSender, http: any HTTPClient) {
+        self.init(impression: impression, click: click, sender: sender) { try await http.send($0) }
     }
 
-    /// Sends the impression or click URL (``AdEventDelivery/delivered`` once the tracker answered 200 or 204); any
-    /// other event is ``AdEventDelivery/notSent``: these contracts do not track it.
+    /// Queues the impression or click URL (``AdEventDelivery/queued``); any other event is
+    /// ``AdEventDelivery/notSent``: these contracts do not track it. Throws only when the sender's queue is full or
+    /// the network was shut down (nothing will ever send it).
     package func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         let url: String
-        let event = record.event
-        switch event {
-        case .impression: url = impression
-        case .click: url = click
+        let through: Send
+        switch record.event {
+        case .impression:
+            url = impression
+            let (send, attempted) = (send, impressionAttempted)
+            through = { request in
+                defer { attempted.fire() }
+                return try await send(request)
+            }
+        case .click:
+            url = click
+            let (send, attempted) = (send, impressionAttempted)
+            through = { request in
+                await attempted.wait()
+                return try await send(request)
+            }
         default: return .notSent
         }
-        let response = try await send(HTTPRequest(url: url, timeout: .seconds(10)))
-        guard response.status == 200 || response.status == 204 else {
-            throw AdError.http(status: response.status, message: "tracking \(event) failed: \(response.errorSummary)")
+        let queued = sender.send(url, through: through)
+        if record.event == .impression && !queued { impressionAttempted.fire() }
+        guard queued else {
+            throw AdError(.network, "tracking \(record.event) was dropped: the tracking queue is full or shut down")
         }
-        return .delivered
+        return .queued
     }
 }
 

@@ -52,32 +52,71 @@ struct AdapterSupportTests {
         #expect(WirePrice.ecpm(value) == expected)
     }
 
-    @Test func trackingSendsEachURLAndTreatsOtherStatusesAsErrors() async throws {
+    /// Polls `condition` until it holds, at most 20 s (real time, far above what the scenario needs).
+    func eventually(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition did not hold within 20 s", sourceLocation: sourceLocation)
+                return
+            }
+            await Task.yield()
+        }
+    }
+
+    @Test func trackingQueuesTheImpressionAndClickURLsAndSendsThemInTheBackground() async throws {
         let paths = Mutex<[String]>([])
         let server = try LoopbackHTTPServer { request in
             paths.withLock { $0.append(request.target) }
-            return .respond(.init(status: request.target.hasPrefix("/bad") ? 500 : 204))
+            return .respond(.init(status: 204))
         }
         let curl = CurlHTTPClient()
-        let ok = TrackingReporter(impression: server.baseURL + "/i?a=1", click: server.baseURL + "/c", http: curl)
+        let sender = BackgroundSender(clock: SystemAdClock(), limits: .tracking)
+        let reporter = TrackingReporter(
+            impression: server.baseURL + "/i?a=1", click: server.baseURL + "/c", sender: sender, http: curl)
         let ad = LoadedAd(
             networkID: "n", placement: "p", format: .interstitial, creative: AdCreative(id: "c", kind: "image"),
-            loadedAt: .zero, reporter: ok)
-        try await ad.report(.impression)
-        try await ad.report(.click)
-        try await ad.report(.videoComplete)
-        let failing = TrackingReporter(impression: server.baseURL + "/bad", click: server.baseURL + "/c", http: curl)
-        let other = LoadedAd(
-            networkID: "n", placement: "p", format: .interstitial, creative: AdCreative(id: "d", kind: "image"),
-            loadedAt: .zero, reporter: failing)
-        do {
-            try await other.report(.impression)
-            Issue.record("a 500 must fail the event")
-        } catch let error as AdError {
-            #expect(error.code == .server(status: 500))
-        }
+            loadedAt: .zero, reporter: reporter)
+        #expect(try await ad.deliver(.impression) == .queued)
+        #expect(try await ad.deliver(.click) == .queued)
+        #expect(try await ad.deliver(.videoComplete) == .notSent, "video_complete is not tracked by these contracts")
+        await eventually { paths.withLock { $0.count } == 2 }
+        await sender.shutdown()
         await curl.shutdown()
         server.stop()
-        #expect(paths.withLock { $0 } == ["/i?a=1", "/c", "/bad"], "video_complete is not tracked by these contracts")
+        #expect(paths.withLock { $0 }.sorted() == ["/c", "/i?a=1"], "sent concurrently, in any order")
+    }
+
+    /// Issue 42: a 503 on the impression ping un-recorded the impression, so every later tap on the visible ad was an
+    /// `invalid_state` error and no click was tracked. What the user saw is local truth: the click goes through at
+    /// once, each tap is tracked, and the impression ping is retried with back-off in the background until it lands.
+    @Test func aFailedImpressionPingIsRetriedInTheBackgroundAndNeverBlocksTheClicks() async throws {
+        let paths = Mutex<[String]>([])
+        let server = try LoopbackHTTPServer { request in
+            let earlier = paths.withLock { list in
+                defer { list.append(request.target) }
+                return list.filter { $0 == "/i" }.count
+            }
+            return .respond(.init(status: request.target == "/i" && earlier == 0 ? 503 : 204))
+        }
+        let curl = CurlHTTPClient()
+        let clock = ManualAdClock()
+        let sender = BackgroundSender(clock: clock, limits: .tracking)
+        let reporter = TrackingReporter(
+            impression: server.baseURL + "/i", click: server.baseURL + "/c", sender: sender, http: curl)
+        let ad = LoadedAd(
+            networkID: "n", placement: "p", format: .banner(.standard), creative: AdCreative(id: "c", kind: "image"),
+            loadedAt: .zero, reporter: reporter)
+        #expect(try await ad.deliver(.impression) == .queued)
+        await eventually { paths.withLock { $0 }.contains("/i") }
+        #expect(try await ad.deliver(.click, repeating: true) == .queued, "the impression ping's 503 blocks nothing")
+        #expect(try await ad.deliver(.click, repeating: true) == .queued, "each tap is a click")
+        await eventually { paths.withLock { $0.filter { $0 == "/c" }.count } == 2 && clock.sleeperCount == 1 }
+        await clock.advance(by: .milliseconds(250))  // the impression ping's back-off
+        await eventually { paths.withLock { $0.filter { $0 == "/i" }.count } == 2 }
+        await sender.shutdown()
+        await curl.shutdown()
+        server.stop()
+        #expect(sender.failed == 0 && sender.dropped == 0)
     }
 }

@@ -143,6 +143,7 @@ struct AppOpenNetworkTests {
             try await ad.report(.impression)
             try await ad.report(.impression)
             try await ad.report(.click)
+            await network.shutdown()  // the pings are queued: the shutdown sends them
             let hits = sandbox.records.trackingHits.map { $0.query["e"] ?? "" }
             #expect(hits == ["impression", "click"])
             #expect(sandbox.records.trackingHits.allSatisfy { $0.query["ad"] == ad.creative.id })

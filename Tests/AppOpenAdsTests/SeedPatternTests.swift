@@ -134,6 +134,7 @@ struct AppOpenSeedPatternTests {
             await app.didBecomeActive()
         }
         await m.shutdown()
+        await network.shutdown()  // the tracking pings are queued: the shutdown sends them
         await curl.shutdown()
         await sandbox.shutdown()
         #expect(app.shows == 3)

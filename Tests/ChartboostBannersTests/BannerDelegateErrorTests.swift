@@ -51,6 +51,7 @@ struct BannerDelegateErrorTests {
             #expect(call.error?.code == .cancelled)
             #expect(call.error?.reason == .bannerClickDeclined)
             #expect(call.error?.message.contains("declined") == true, "\(String(describing: call.error))")
+            await network.shutdown()  // whatever was queued is sent
             #expect(sandbox.records.trackingHits.map { $0.query["e"] } == ["impression"], "no click tracked")
         }
     }
@@ -90,6 +91,7 @@ struct BannerDelegateErrorTests {
             #expect(await banner.displayedAd === onScreen, "still on screen")
             #expect(!onScreen.isInvalidated, "still valid")
             await banner.click()
+            try await eventually("the click's ping") { sandbox.records.trackingHits.count == 2 }
             #expect(
                 sandbox.records.trackingHits.map { "\($0.query["e"] ?? "")/\($0.query["ad"] ?? "")" } == [
                     "impression/\(onScreen.creative.id)", "click/\(onScreen.creative.id)",

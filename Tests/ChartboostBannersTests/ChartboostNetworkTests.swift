@@ -139,6 +139,7 @@ struct ChartboostNetworkTests {
             try await ad.report(.impression)
             try await ad.report(.impression)
             try await ad.report(.click)
+            try await eventually("the pings, sent in the background") { sandbox.records.trackingHits.count >= 2 }
             #expect(sandbox.records.trackingHits.map { $0.query["e"] } == ["impression", "click"])
         }
     }
@@ -197,6 +198,7 @@ struct BannerRefreshSandboxTests {
             await banner.show()
             await banner.click()
             #expect(delegate.log == ["didCacheAd", "willShowAd", "didShowAd", "shouldConfirmClick", "didClickAd"])
+            try await eventually("the pings, sent in the background") { sandbox.records.trackingHits.count >= 2 }
             #expect(sandbox.records.trackingHits.map { $0.query["e"] } == ["impression", "click"])
         }
     }

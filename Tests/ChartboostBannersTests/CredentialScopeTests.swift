@@ -63,8 +63,10 @@ struct CredentialScopeTests {
 
     @Test func aTrackingURLOnAnotherHostGetsNoSignatureAndNoAppID() async throws {
         let f = try Fixture { other in ("\(other)/i", "\(other)/c", "https://advertiser.example.com/") }
-        let ad = try #require(try await f.network().load(AdRequest(placement: "Main", format: .banner(.standard))).ad)
+        let network = f.network()
+        let ad = try #require(try await network.load(AdRequest(placement: "Main", format: .banner(.standard))).ad)
         try await ad.report(.impression)
+        await network.shutdown()  // the ping is queued: the shutdown sends it
         let hit = try #require(f.otherRequests.first)
         #expect(hit.header("X-CB-Signature") == nil)
         #expect(hit.header("X-CB-App-Id") == nil)
@@ -89,6 +91,7 @@ struct CredentialScopeTests {
             Data(body.utf8), request: AdRequest(placement: "Main", format: .banner(.standard)), size: .standard)
         let ad = try #require(result.ad)
         try await ad.report(.impression)
+        await network.shutdown()  // the ping is queued: the shutdown sends it
         let hit = try #require(seen.withLock { $0.first })
         #expect(hit.header("X-CB-App-Id") == "app-123")
         #expect(hit.header("X-CB-Signature") != nil)
