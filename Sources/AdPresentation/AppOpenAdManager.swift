@@ -334,8 +334,8 @@ public actor AppOpenAdManager {
         await apply(.renderBegan)
     }
 
-    /// The user clicked the ad: reports the click (each tap is one), only for an ad whose impression was counted — a click
-    /// reported before ``adDidPresent()`` or after the dismissal is not tracked.
+    /// The user clicked the ad: reports the click (each tap is one), only for an ad whose impression was counted: a
+    /// click reported before ``adDidPresent()`` or after the dismissal is not tracked.
     public func adDidClick() async {
         await apply(.tapped)
     }

@@ -8,8 +8,8 @@ import Testing
 /// A model-based test of the app-open manager's events, against a reference model written from the seed's rules (not
 /// from the manager): an ad is handed to the app only when one is loaded, unexpired (`min(TTL, 4 h)` from its load)
 /// and nothing else shows; its impression is counted when the app says it is on screen, once; a click only after
-/// that impression, one per tap (the spec's "`click` once per click"); `ad_closed` once at a dismissal of a seen ad; nothing for an ad
-/// that failed to present, nothing after its dismissal, nothing for an ad never handed over.
+/// that impression, one per tap (the spec's "`click` once per click"); `ad_closed` once at a dismissal of a seen
+/// ad; nothing for an ad that failed to present, nothing after its dismissal, nothing for an ad never handed over.
 @Suite("App-open manager against a reference model", .timeLimit(.minutes(3)))
 struct AppOpenModelTests {
     enum Action: CaseIterable {
