@@ -277,9 +277,9 @@ public actor ChartboostBanner {
     /// The user clicked the banner. The click belongs to the ad on screen now, whatever shows later. Asks the
     /// delegate's confirmation gate; the click is reported (each tap) for that ad and `didClickAd` sent at once (its
     /// tracking is queued, never waited for), after a confirmation of true, or `didClickAd` carries a
-    /// ``AdError/Reason/bannerClickDeclined`` error (false); nothing happens until the gate answers. While the gate waits and while the click is reported the banner does not
-    /// refresh (seed: "the ad flow will be paused until then"); a click refreshes it afterwards. A click while another
-    /// is in progress is ignored.
+    /// ``AdError/Reason/bannerClickDeclined`` error (false); nothing happens until the gate answers. While the gate
+    /// waits the banner does not refresh (seed: "the ad flow will be paused until then"); a click refreshes it
+    /// afterwards. A click while another is in progress is ignored.
     public func click() async {
         guard clickState == nil else { return }
         clickSerial &+= 1
