@@ -177,6 +177,11 @@ struct FullScreenDriver {
     /// The latest the timer sleeps when the ledger has nothing timed (the state's countdown is kept fresh).
     static let longestTick: Duration = .seconds(1)
 
+    /// How long, on the presentation's clock, the end of a presentation waits for the rules' final delivery
+    /// (``FullScreenRules/finish()``) before it gives up on it (what is queued stays queued, for the network's own
+    /// delivery): event delivery never holds the app that waits for the user to be done.
+    static let finishGrace: Duration = .seconds(1)
+
     /// What the background reporter does, in order.
     enum Job: Sendable {
         case report(AdEvent, at: AdInstant, repeating: Bool)
@@ -188,10 +193,19 @@ struct FullScreenDriver {
         var ledger = FullScreenLedger(contract: rules.contract, presentedAt: start)
         let controls = FullScreenControls(
             state: Self.state(ledger, label: rules.showsSponsoredLabel, at: start), nextWake: Self.wake(ledger, start))
-        let (jobs, outbox) = AsyncStream.makeStream(of: Job.self)
+        // Two ordered lanes: events and notes in one, the reward's validation in the other, so a slow events endpoint
+        // never delays the reward the app waits for. Each entry keeps its place in the decided order.
+        let (jobs, outbox) = AsyncStream.makeStream(of: (Int, Job).self)
+        let (rewardJobs, rewardOutbox) = AsyncStream.makeStream(of: (Int, Job).self)
+        var sequence = 0
+        func post(_ job: Job) {
+            sequence += 1
+            if case .validate = job { rewardOutbox.yield((sequence, job)) } else { outbox.yield((sequence, job)) }
+        }
         let ad = ad, clock = clock, rules = rules
-        let log = await withTaskGroup(of: [FullScreenLogEntry].self) { outer in
+        let log = await withTaskGroup(of: [(Int, FullScreenLogEntry)].self) { outer in
             outer.addTask { await Self.report(jobs, ad: ad, rules: rules, controls: controls, clock: clock) }
+            outer.addTask { await Self.report(rewardJobs, ad: ad, rules: rules, controls: controls, clock: clock) }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await presenter.present(ad, controls: controls)
@@ -215,7 +229,7 @@ struct FullScreenDriver {
                         answer = c
                         if let signal {
                             if case .playbackFailed(let reason) = signal, ledger.failure == nil, !ledger.isClosed {
-                                outbox.yield(.note(FullScreenLogEntry(at: now, kind: .playbackFailed(reason: reason))))
+                                post(.note(FullScreenLogEntry(at: now, kind: .playbackFailed(reason: reason))))
                             }
                             outputs += ledger.apply(signal, at: now)
                         }
@@ -224,7 +238,7 @@ struct FullScreenDriver {
                         done = true
                     }
                     for output in outputs {
-                        if let job = Self.job(output, ledger: ledger, at: now) { outbox.yield(job) }
+                        if let job = Self.job(output, ledger: ledger, at: now) { post(job) }
                     }
                     let fresh = Self.state(ledger, label: rules.showsSponsoredLabel, at: now)
                     controls.update { state in
@@ -242,22 +256,50 @@ struct FullScreenDriver {
                 for late in controls.closeMailbox() { late.abandon() }
             }
             outbox.finish()
-            var log: [FullScreenLogEntry] = []
+            rewardOutbox.finish()
+            var log: [(Int, FullScreenLogEntry)] = []
             for await part in outer { log += part }
-            return log
+            return log.sorted { $0.0 < $1.0 }.map(\.1)
         }
         var final = log
-        do {
-            try await rules.finish()
+        switch await Self.finish(rules, clock: clock) {
+        case .none:
             // Everything queued was accepted by the network.
             final = log.map { entry in
                 guard case .event(let event, .queued) = entry.kind else { return entry }
                 return FullScreenLogEntry(at: entry.at, kind: .event(event, delivery: .delivered))
             }
-        } catch {
+        case .some(let error):
             final.append(FullScreenLogEntry(at: clock.now, kind: .finishFailed(error)))
         }
         return FullScreenResult(reward: controls.state.reward, log: final)
+    }
+
+    /// The rules' final delivery, given ``finishGrace`` on the presentation's clock: nil when everything queued was
+    /// accepted, else why not (an error of the rules, or the grace passed: the delivery is cancelled and what is
+    /// queued stays queued for the network's own delivery).
+    static func finish(_ rules: any FullScreenRules, clock: any AdClock) async -> AdError? {
+        let deadline = clock.now + finishGrace
+        return await withTaskGroup(of: AdError??.self) { group in
+            group.addTask {
+                do throws(AdError) {
+                    try await rules.finish()
+                    return .some(nil)
+                } catch {
+                    return .some(error)
+                }
+            }
+            group.addTask {
+                do { try await clock.sleep(until: deadline) } catch { return nil }
+                let ms = Int(finishGrace.milliseconds)
+                let message = "the final delivery took over \(ms) ms: what is queued stays queued and is sent later"
+                return .some(AdError(.timeout, message))
+            }
+            var outcome: AdError? = nil
+            if let first = await group.next(), let decided = first { outcome = decided }
+            group.cancelAll()
+            return outcome
+        }
     }
 
     /// The background job for one of the ledger's outputs; nil for the close itself (its `ad_closed` is an event).
@@ -275,11 +317,13 @@ struct FullScreenDriver {
 
     /// Reports the ledger's decisions in order; returns the log.
     static func report(
-        _ jobs: AsyncStream<Job>, ad: LoadedAd, rules: any FullScreenRules, controls: FullScreenControls,
+        _ jobs: AsyncStream<(Int, Job)>, ad: LoadedAd, rules: any FullScreenRules, controls: FullScreenControls,
         clock: any AdClock
-    ) async -> [FullScreenLogEntry] {
-        var log: [FullScreenLogEntry] = []
-        for await job in jobs {
+    ) async -> [(Int, FullScreenLogEntry)] {
+        var entries: [(Int, FullScreenLogEntry)] = []
+        for await (sequence, job) in jobs {
+            var log: [FullScreenLogEntry] = []
+            defer { entries += log.map { (sequence, $0) } }
             switch job {
             case .note(let entry):
                 log.append(entry)
@@ -306,7 +350,7 @@ struct FullScreenDriver {
                 }
             }
         }
-        return log
+        return entries
     }
 
     static func state(_ ledger: FullScreenLedger, label: Bool, at now: AdInstant) -> FullScreenState {

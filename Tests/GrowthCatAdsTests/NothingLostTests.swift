@@ -38,6 +38,8 @@ final class ScriptedGrowthCat: Sendable {
         var scripts: [String: [Reply]] = [:]
         var received: [Received] = []
         var serial = 0
+        /// Path suffixes whose requests are read and never answered (a hung endpoint).
+        var silent: [String] = []
     }
 
     private final class Shared: Sendable {
@@ -53,6 +55,7 @@ final class ScriptedGrowthCat: Sendable {
         server = try LoopbackHTTPServer { request in
             let state = shared
             let path = request.path
+            if state.state.withLock({ s in s.silent.contains { path.hasSuffix($0) } }) { return .silent }
             let reply: Reply = state.state.withLock { s in
                 if var queue = s.scripts[path], !queue.isEmpty {
                     let first = queue.removeFirst()
@@ -84,6 +87,11 @@ final class ScriptedGrowthCat: Sendable {
             state.state.withLock { $0.received.append(Received(path: path, body: request.body, status: reply.status)) }
             return .respond(.init(status: reply.status, headers: reply.headers, body: Array(reply.body.utf8)))
         }
+    }
+
+    /// Requests to paths ending in `suffix` are never answered from now on (a hung endpoint).
+    func hold(_ suffix: String) {
+        shared.state.withLock { $0.silent.append(suffix) }
     }
 
     /// The next requests to `path` (a suffix: `/v1/ads/events`) get these replies, in order.

@@ -1,0 +1,69 @@
+import AdMediation
+import AdMediationTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import GrowthCatAds
+
+/// A presenter that plays the test's script of renderer signals and taps.
+private struct ScriptPresenter: FullScreenPresenter {
+    let script: @Sendable (FullScreenControls) async -> Void
+    func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
+}
+
+@Suite("GrowthCat: a presentation returns when the user is done", .timeLimit(.minutes(1)))
+struct PresentationReturnTests {
+    /// Issue 42: `presentFullScreen` returned ~10 s late when the events endpoint hung, because the end of the
+    /// presentation waited for the final flush of the event queue. The reward (validated on its own lane) is granted
+    /// and the call returns within the final delivery's grace on the presentation's clock; the events stay queued —
+    /// bare and through a Mediator.
+    @Test(arguments: [false, true])
+    func aHungEventsEndpointHoldsNeitherTheRewardNorTheReturn(mediated: Bool) async throws {
+        let server = try ScriptedGrowthCat()
+        server.hold("/ads/events")
+        let clock = ManualAdClock()
+        let (client, curl) = try scriptedClient(server, clock: clock)
+        defer { server.server.stop() }
+        let network = GrowthCatNetwork(client: client, clock: clock)
+        let request = AdRequest(placement: "p", format: .interstitial, userID: "u1")
+        let ad: LoadedAd
+        if mediated {
+            let mediator = try Mediator(
+                networks: [network],
+                configuration: .init(placements: [
+                    "m": PlacementConfiguration(
+                        format: .interstitial, lines: [WaterfallLine(network: network.id, placement: "p")])
+                ]), clock: clock)
+            ad = try #require(try await mediator.load("m", userID: "u1").ad)
+        } else {
+            ad = try #require(try await network.load(request).ad)
+        }
+        let done = Mutex(false)
+        let presentation = Task {
+            defer { done.withLock { $0 = true } }
+            return try await ad.presentFullScreen(
+                on: ScriptPresenter { controls in
+                    await controls.renderBegan()
+                    await clock.advance(by: .seconds(2))
+                    _ = await controls.closeTapped()
+                }, clock: clock)
+        }
+        // The presentation's clock moves on (the final delivery's grace) while the events request hangs.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !done.withLock({ $0 }) && ContinuousClock.now < deadline {
+            await clock.advance(by: .milliseconds(250))
+            await Task.yield()
+        }
+        let result = try await presentation.value
+        #expect(result.reward == AdReward(name: "Coins", amount: 5), "\(result.log)")
+        let last = try #require(result.log.last)
+        guard case .finishFailed(let error) = last.kind else {
+            Issue.record("the final delivery should have been given up: \(result.log)")
+            return
+        }
+        #expect(error.code == .timeout && error.message.contains("stays queued"), "\(error)")
+        #expect(await client.pendingEventCount > 0, "the events stay queued, not lost")
+        await curl.shutdown()
+    }
+}
