@@ -40,6 +40,9 @@ public struct ConformanceSubject: Sendable {
     public var privacyFields: Set<PrivacyField>
     /// How long to watch for work that continues after a call returned. Default 150 ms.
     public var quietPeriod: Duration
+    /// The subject's loads go through a mediator, which settles the auction of the ad it returns (a bidder's win
+    /// notice is then on the wire right after the load): the event scenarios let that pass before they watch.
+    var settlesOnLoad = false
 
     /// A privacy field a contract may carry.
     public enum PrivacyField: String, Sendable, Hashable, CaseIterable {
@@ -70,6 +73,48 @@ public struct ConformanceSubject: Sendable {
         self.slowRequest = slowRequest
         self.privacyFields = privacyFields
         self.quietPeriod = quietPeriod
+    }
+}
+
+/// How an ad reaches the app in a scenario: the network's own load, through a `Mediator` whose only line is the
+/// network, or through a `Mediator` that is the only line of another.
+public enum ConformancePath: String, Sendable, Hashable, CaseIterable {
+    /// The network's own ad.
+    case bare
+    /// Through a `Mediator`.
+    case mediated
+    /// Through a `Mediator` nested in another.
+    case nested
+}
+
+extension ConformanceSubject {
+    /// The same subject with every load going by `path`: the fill request becomes a mediated placement (id
+    /// `conformance`, the fill request's format) whose only line is the network at the fill request's placement (10 s
+    /// line timeout and deadline, so the kit, not the mediator, judges time). Only the fill request is kept: the
+    /// other requests' rules are the network's own. Throws the mediator's configuration error.
+    public func through(_ path: ConformancePath) throws -> ConformanceSubject {
+        guard path != .bare else { return self }
+        let line = WaterfallLine(
+            network: network.id, placement: fillRequest.placement, timeout: .seconds(10))
+        let placement = PlacementConfiguration(format: fillRequest.format, lines: [line], deadline: .seconds(10))
+        var mediator = try Mediator(
+            id: "conformance-mediator", networks: [network],
+            configuration: MediationConfiguration(placements: ["conformance": placement]))
+        if path == .nested {
+            let outer = PlacementConfiguration(
+                format: fillRequest.format,
+                lines: [WaterfallLine(network: mediator.id, placement: "conformance", timeout: .seconds(10))],
+                deadline: .seconds(10))
+            mediator = try Mediator(
+                id: "conformance-outer", networks: [mediator],
+                configuration: MediationConfiguration(placements: ["conformance": outer]))
+        }
+        var request = fillRequest
+        request.placement = "conformance"
+        var subject = ConformanceSubject(
+            network: mediator, wire: wire, fillRequest: request, privacyFields: privacyFields, quietPeriod: quietPeriod)
+        subject.settlesOnLoad = true
+        return subject
     }
 }
 
@@ -145,9 +190,34 @@ public enum AdNetworkConformance {
         ("concurrentLoadsAreSafe", concurrentLoadsAreSafe),
     ]
 
-    /// Runs every scenario; scenarios whose request the subject lacks are skipped.
+    /// The scenarios about a loaded ad's events, which hold however the ad reached the app: ``runAll(_:)`` runs them
+    /// on the adapter's bare ad, through a `Mediator` and through a `Mediator` nested in another
+    /// (``ConformanceSubject/through(_:)``).
+    public static let eventScenarios: [(name: String, run: @Sendable (ConformanceSubject) async throws -> Void)] = [
+        ("noEventsBeforeLoadOrAfterInvalidation", noEventsBeforeLoadOrAfterInvalidation),
+        ("impressionIsReportedOncePerShow", impressionIsReportedOncePerShow),
+    ]
+
+    /// How many results ``runAll(_:)`` gives: every scenario on the bare network, and the event scenarios again
+    /// through a mediator and through a nested one.
+    public static var resultCount: Int { scenarios.count + 2 * eventScenarios.count }
+
+    /// Runs every scenario on the network, then the event scenarios through a `Mediator` and through a nested one
+    /// (named `"… (mediated)"` and `"… (nested)"`); scenarios whose request the subject lacks are skipped.
     public static func runAll(_ subject: ConformanceSubject) async -> [ConformanceResult] {
-        await run(scenarios, on: subject)
+        var results = await run(scenarios, on: subject)
+        for path in [ConformancePath.mediated, .nested] {
+            let named = eventScenarios.map { (name: "\($0.name) (\(path.rawValue))", run: $0.run) }
+            do {
+                results += await run(named, on: try subject.through(path))
+            } catch {
+                let failure = { (name: String) in
+                    ConformanceFailure(scenario: name, expectation: "a mediator over the network", observed: "\(error)")
+                }
+                results += named.map { ConformanceResult(scenario: $0.name, status: .failed(failure($0.name))) }
+            }
+        }
+        return results
     }
 
     /// Runs `scenarios` in order on `subject`: a ``ConformanceFailure`` fails its scenario (or skips it, with the skip
@@ -372,6 +442,7 @@ public enum AdNetworkConformance {
     @Sendable public static func noEventsBeforeLoadOrAfterInvalidation(_ subject: ConformanceSubject) async throws {
         let name = "noEventsBeforeLoadOrAfterInvalidation"
         let ad = try await requireFill(subject, name)
+        if subject.settlesOnLoad { try await Task.sleep(for: subject.quietPeriod) }
         if !ad.reportedEvents.isEmpty {
             ad.invalidate()
             throw ConformanceFailure(
@@ -407,6 +478,7 @@ public enum AdNetworkConformance {
         let name = "impressionIsReportedOncePerShow"
         let ad = try await requireFill(subject, name)
         defer { ad.invalidate() }
+        if subject.settlesOnLoad { try await Task.sleep(for: subject.quietPeriod) }
         let before = subject.wire.requestCount
         let first = try await ad.report(.impression)
         try await Task.sleep(for: subject.quietPeriod)

@@ -115,9 +115,24 @@ func expectFailure(
 struct ConformanceKitTests {
     @Test func wellBehavedScriptedNetworkPassesEveryScenario() async {
         let results = await AdNetworkConformance.runAll(BrokenNetwork(.none).subject)
-        #expect(results.count == AdNetworkConformance.scenarios.count)
+        #expect(results.count == AdNetworkConformance.resultCount)
+        #expect(results.contains { $0.scenario == "impressionIsReportedOncePerShow (nested)" })
         for result in results where result.status != .passed {
             Issue.record("\(result.scenario): \(result.status)")
+        }
+    }
+
+    /// Issue 42: the event rules hold however the ad reached the app — a network that sends its impression twice
+    /// fails the impression rule bare, through a Mediator and through a nested one.
+    @Test func theEventScenariosCatchABrokenAdapterOnEveryPath() async {
+        let results = await AdNetworkConformance.runAll(BrokenNetwork(.duplicateImpression).subject)
+        for name in ["", " (mediated)", " (nested)"] {
+            let status = results.first { $0.scenario == "impressionIsReportedOncePerShow" + name }?.status
+            guard case .failed(let failure) = status else {
+                Issue.record("impressionIsReportedOncePerShow\(name): \(String(describing: status))")
+                continue
+            }
+            #expect(failure.expectation == "at most one wire request for one impression, none for a repeat")
         }
     }
 
