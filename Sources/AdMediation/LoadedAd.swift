@@ -178,6 +178,8 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
 
     private struct EventState {
         var reported: Set<AdEvent> = []
+        /// The impression was admitted once (the ad was seen): local truth, kept even when its delivery failed.
+        var seen = false
         var occurrences: [AdEvent: Int] = [:]
         var invalidated = false
         var auction: AuctionResult?
@@ -307,17 +309,19 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
 
     /// The ad's one event record: nothing after invalidation, a `click` only once the impression was reported (the
     /// ad was seen: banners, tiles and app-open ads count clicks on what was on screen, never on an ad still waiting
-    /// or already replaced); whether `event` is reported for the first time.
+    /// or already replaced; what the user saw is local truth, so a failed impression delivery, which may be retried,
+    /// never blocks the clicks); whether `event` is reported for the first time.
     private static func admit(_ event: AdEvent, into s: inout EventState, ad: LoadedAd) throws -> Bool {
         if s.invalidated {
             throw AdError(
                 .invalidState, "event \(event) for an invalidated ad \(ad.creative.id) from \(ad.networkID)")
         }
-        if event == .click, !s.reported.contains(.impression) {
+        if event == .click, !s.seen {
             throw AdError(
                 .invalidState,
                 "click on ad \(ad.creative.id) from \(ad.networkID) before its impression: only a seen ad is clicked")
         }
+        if event == .impression { s.seen = true }
         return s.reported.insert(event).inserted
     }
 
