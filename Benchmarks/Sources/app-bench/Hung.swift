@@ -163,7 +163,8 @@ enum HungBench {
         if json {
             let rows = cells.map {
                 [
-                    "kind": $0.kind, "mode": $0.mode, "hung": $0.hung, "stuck": $0.stuck, "p50_ms": $0.p50, "p99_ms": $0.p99,
+                    "kind": $0.kind, "mode": $0.mode, "hung": $0.hung, "stuck": $0.stuck, "p50_ms": $0.p50,
+                    "p99_ms": $0.p99,
                     "max_ms": $0.max,
                     "cpu_us_per_auction": $0.cpuPerAuction, "fills": $0.fills, "auctions": $0.auctions,
                 ] as [String: Any]
@@ -184,8 +185,8 @@ enum HungBench {
         for c in cells {
             let verdict = c.p99 <= goal ? "met" : "**missed**"
             print(
-                "| \(c.kind) | \(c.mode) | \(c.hung) | \(fixed(c.p50)) | \(fixed(c.p99)) | \(fixed(c.max)) | \(verdict) | "
-                    + "\(fixed(c.cpuPerAuction, 0)) | \(c.fills)/\(c.auctions) | \(c.stuck) |")
+                "| \(c.kind) | \(c.mode) | \(c.hung) | \(fixed(c.p50)) | \(fixed(c.p99)) | \(fixed(c.max)) | "
+                    + "\(verdict) | \(fixed(c.cpuPerAuction, 0)) | \(c.fills)/\(c.auctions) | \(c.stuck) |")
         }
     }
 }
