@@ -57,7 +57,7 @@ report-check: deps
 # see, so accesses under a Mutex are reported; scripts/tsan-suppressions.txt lists those (see docs/RELIABILITY.md).
 TSAN_TESTS ?= MediatorTests|FullScreenTests|FullScreenEventAgeTests|CancellationAndShutdownTests|AuctionTests|\
 WaterfallStateMachineTests|BannerRefreshTests|AppOpenAdManagerTests|HandleReuseTests|ClickAttributionTests|\
-BiddingNetworkTests|InlineAdModelTests|CurlLifetimeTests
+BiddingNetworkTests|InlineAdModelTests|CurlLifetimeTests|OnePipeTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan-suppressions.txt halt_on_error=0" $(SWIFT) test --skip-build \
