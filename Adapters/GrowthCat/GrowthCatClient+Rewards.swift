@@ -31,11 +31,13 @@ extension GrowthCatClient {
     /// `Configuration.rewardValidationTimeout`: the user waits on the close screen); each attempt is in the
     /// answer's ``AdRewardValidationResponse/attempts``. The network unavailable throws at once (the seed: "does not
     /// grant the reward and does not retry silently"), and nothing is stored for later. `appUserID` is required.
+    /// `viewedSeconds` is whole seconds, as the seed's `viewedSeconds: Int` (an integer on the wire; a presentation
+    /// rounds its elapsed time down).
     ///
     /// Once the server has answered, the ad's token is spent: later loads never hand out an ad with that token
     /// again (the server refuses a redeemed token), so the next rewarded view gets a fresh one.
     public func validateAdReward(
-        for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Double,
+        for ad: GrowthCatAd, appUserID: String, sessionID: String?, viewedSeconds: Int,
         completed: Bool, timeout: Duration? = nil
     ) async throws(AdError) -> AdRewardValidationResponse {
         guard !appUserID.trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -43,7 +45,7 @@ extension GrowthCatClient {
         }
         var body: [String: Any] = [
             "allocation_id": ad.allocationID, "token": ad.token, "creative_id": ad.creativeID, "app_user_id": appUserID,
-            "viewed_seconds": viewedSeconds, "completed": completed, "sdk_event_id": RandomID.uuidString(),
+            "viewed_seconds": max(0, viewedSeconds), "completed": completed, "sdk_event_id": RandomID.uuidString(),
         ]
         if let key = ad.placement?.key { body["placement_key"] = key }
         if let sessionID { body["session_id"] = sessionID }

@@ -2,7 +2,8 @@ import AdMediation
 
 /// GrowthCat's rules as the core's ``FullScreenRules``: the seed's contract (``GrowthCatPresentation/contract(for:)``)
 /// for the core's ledger, whose events go out through the ad's own reporter (the durable queue); the reward is
-/// validated with `POST /v1/ads/reward/validate` for the request's user, and the queue is flushed when the
+/// validated with `POST /v1/ads/reward/validate` for the app's account id (``AdRequest/rewardUserID``, else its
+/// `userID`, whatever the privacy rules decide for ad requests and events), and the queue is flushed when the
 /// presentation ends.
 struct GrowthCatFullScreenRules: FullScreenRules {
     let ad: GrowthCatAd
@@ -23,10 +24,12 @@ struct GrowthCatFullScreenRules: FullScreenRules {
 
     func validateReward(_ claim: RewardClaim) async throws(AdError) -> AdReward? {
         guard let userID else {
-            throw AdError(.configuration, "a rewarded GrowthCat ad needs the request's userID to validate its reward")
+            throw AdError(
+                .configuration,
+                "a rewarded GrowthCat ad needs the request's userID (or rewardUserID) to validate its reward")
         }
         let answer = try await client.validateAdReward(
-            for: ad, appUserID: userID, sessionID: sessionID, viewedSeconds: claim.viewed.seconds,
+            for: ad, appUserID: userID, sessionID: sessionID, viewedSeconds: Self.wholeSeconds(claim.viewed),
             completed: claim.completed)
         guard answer.rewardValidated, let reward = answer.reward else { return nil }
         return AdReward(name: reward.name, amount: reward.amount)
@@ -45,6 +48,11 @@ struct GrowthCatFullScreenRules: FullScreenRules {
                 .network,
                 "\(report.remaining) GrowthCat events still queued (not lost): the client's delivery loop sends them")
         }
+    }
+
+    /// The seed's `viewedSeconds: Int`: whole seconds, rounded down (2.9 s on the ad is 2), never negative.
+    static func wholeSeconds(_ viewed: Duration) -> Int {
+        Int(clamping: max(0, viewed.components.seconds))
     }
 
     static func claim(_ figures: (viewedSeconds: Double, completed: Bool)) -> RewardClaim {

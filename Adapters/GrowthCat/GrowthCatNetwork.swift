@@ -43,8 +43,11 @@ public struct GrowthCatNetwork: AdNetwork {
         default:
             throw AdError(.configuration, "GrowthCat serves banner, interstitial and rewarded, not \(request.format)")
         }
-        // The privacy rules may forbid user ids (COPPA, under age, ATT, TCF profile purposes, US opt-outs).
+        // The privacy rules may forbid user ids (COPPA, under age, ATT, TCF profile purposes, US opt-outs) in the
+        // catalog query and the events; the reward's validation carries the app's account id whatever they say (the
+        // seed: "appUserID is required for rewarded ads"; the privacy article, "Rewards").
         let userID = request.privacy.effectivePermissions.userIDs ? request.userID : nil
+        let rewardUserID = request.rewardUserID ?? request.userID
         // `request.timeout` bounds the whole load, retries included: each attempt's deadline is what is left of it,
         // put on the request by the client's `RequestRunner` and enforced by the HTTP client, which also ends the
         // transfer when the caller is cancelled.
@@ -77,7 +80,7 @@ public struct GrowthCatNetwork: AdNetwork {
                     client: client, ad: ad, placementKey: request.placement, userID: userID,
                     sessionID: request.sessionID),
                 fullScreenRules: GrowthCatFullScreenRules(
-                    ad: ad, client: client, userID: userID, sessionID: request.sessionID)))
+                    ad: ad, client: client, userID: rewardUserID, sessionID: request.sessionID)))
     }
 
     /// Every event goes to the client's durable queue: ``AdEventDelivery/queued`` once stored, never waiting for the

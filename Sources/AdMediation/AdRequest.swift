@@ -4,8 +4,14 @@ public struct AdRequest: Hashable, Sendable {
     public var placement: String
     /// The format wanted.
     public var format: AdFormat
-    /// The app's id for the user, if any.
+    /// The app's id for the user, if any. The privacy rules may keep it from ad requests and events (a mediator
+    /// removes it where user ids are not allowed); a reward's validation uses ``rewardUserID``.
     public var userID: String?
+    /// The app's own account id for validating a reward this user earns, when it differs from ``userID`` (nil:
+    /// ``userID`` as the app gave it). Not a tracking identifier: it goes only to the network that served the rewarded
+    /// ad, in that ad's reward validation — the call the user's own request for the reward makes — whatever the
+    /// privacy rules decide for ``userID`` (the privacy article, "Rewards").
+    public var rewardUserID: String? = nil
     /// The app's session id, if any.
     public var sessionID: String?
     /// Privacy signals; adapters forward them to the wire.

@@ -24,6 +24,8 @@ final class ScriptedGrowthCat: Sendable {
         var path: String
         var body: [UInt8]
         var status: Int
+        /// The path with its query.
+        var target = ""
         /// The `sdk_event_id`s of an event batch, or of a reward validation.
         var eventIDs: [String] {
             guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return [] }
@@ -84,7 +86,10 @@ final class ScriptedGrowthCat: Sendable {
                         + #""public_asset_url":"https://x/a.png"},"#
                         + #""tracking":{"allocation_id":"a\#(s.serial)","token":"t\#(s.serial)"}}]}"#)
             }
-            state.state.withLock { $0.received.append(Received(path: path, body: request.body, status: reply.status)) }
+            state.state.withLock {
+                $0.received.append(
+                    Received(path: path, body: request.body, status: reply.status, target: request.target))
+            }
             return .respond(.init(status: reply.status, headers: reply.headers, body: Array(reply.body.utf8)))
         }
     }

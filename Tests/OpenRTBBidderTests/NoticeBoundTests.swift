@@ -112,8 +112,9 @@ struct NoticeBoundTests {
     // MARK: - Never holding the answer or the exit
 
     /// Notices stuck at a server that never answers neither delay the next load's answer nor hold ``shutdown()``
-    /// beyond its grace (2 s on the network's clock), after which they are cancelled and counted as dropped. Wall time
-    /// is measured only as a generous bound (a load in well under 2 s, shutdown within 5 s of the grace passing).
+    /// beyond its grace (2 s on the network's clock), after which they are cancelled and counted as dropped. Proved by
+    /// outcome, not wall time: the second answer arrives while all five notices (each with a 60 s timeout) are still
+    /// pending, and the shutdown ends them as dropped — neither could be true had anything waited for them.
     @Test func noticesToANeverAnsweringServerHoldNeitherTheNextAnswerNorShutdownBeyondItsGrace() async throws {
         let sink = try Self.blackHole()
         let bidder = try ScriptedBidder { request, _ in
@@ -129,20 +130,14 @@ struct NoticeBoundTests {
         let (network, curl) = Self.network(bidder, clock: clock) { $0.noticeTimeout = .seconds(60) }
         let first = try #require(try await network.load(Self.roomyBanner).ad)
         #expect(first.settleAuction(.won(clearingPrice: 9)))  // the winner's seat's runner-up: a third loss notice
-        let wall = ContinuousClock()
-        let start = wall.now
         let second = try await network.load(Self.roomyBanner).ad
-        let loadTime = wall.now - start
-        #expect(second != nil && loadTime < .seconds(2), "\(loadTime)")
-        #expect(network.pendingNotices == 5, "3 loss notices of the first answer, 2 of the second")
+        #expect(second != nil)
+        #expect(network.pendingNotices == 5, "3 loss notices of the first answer, 2 of the second, all still stuck")
         let shutdown = Task { await network.shutdown() }
         await clock.waitForSleepers(1)  // the grace
         await clock.advance(by: .seconds(2))
-        let cut = wall.now
         await shutdown.value
-        let shutdownTime = wall.now - cut
-        #expect(shutdownTime < .seconds(5), "\(shutdownTime)")
-        #expect(network.pendingNotices == 0 && network.droppedNotices == 5)
+        #expect(network.pendingNotices == 0 && network.droppedNotices == 5, "cut at the grace, not sent or failed")
         await curl.shutdown()
         bidder.server.stop()
         sink.stop()

@@ -38,10 +38,14 @@ extension Mediator {
     }
 
     /// What a network the rules let through receives: the decided permissions (which its adapter applies) and no
-    /// user id when user ids are not allowed.
+    /// user id when user ids are not allowed — except for a reward's validation, which keeps the app's account id
+    /// (``AdRequest/rewardUserID``).
     static func restrict(_ request: inout AdRequest, by verdict: PrivacyVerdict) {
         request.privacy.permissions = verdict.permissions
-        if !verdict.permissions.userIDs { request.userID = nil }
+        if !verdict.permissions.userIDs {
+            if request.rewardUserID == nil { request.rewardUserID = request.userID }
+            request.userID = nil
+        }
     }
 
     /// `trace` with the reason on every line and bid the privacy rules blocked (the engine keeps only the skip).
