@@ -37,6 +37,10 @@ public actor GrowthCatClient {
     var unremovable: Set<Int64> = []
     /// Tokens a reward validation has spent: an ad carrying one is never handed out again.
     var spentRewardTokens: Set<String> = []
+    /// One token, one fill: the one-time tokens of rewarded ads already handed to a load. A cached catalog whose
+    /// rewarded ads were all handed out is fetched again (fresh allocations), whatever the order of loads, shows and
+    /// validations — an ad loaded ahead never carries the token of the ad shown before it.
+    var handedOutRewardTokens: Set<String> = []
     /// Creative pre-downloads running now (at most ``maxPrefetches``).
     var prefetchesInFlight = 0
     var isShutDown = false
@@ -228,6 +232,7 @@ public actor GrowthCatClient {
                 cacheKey: cacheKey, path: path, query: query, appUserID: appUserID, sessionID: sessionID,
                 privacy: privacy, requiredFormat: requiredFormat, deadline: deadline)
         else { return nil }
+        if ad.isRewarded { handOut(ad.token) }
         return await predownloaded(ad, deadline: deadline)
     }
 
@@ -275,7 +280,10 @@ public actor GrowthCatClient {
         // served). The user and session ids travel on the wire but do not key the cache, so a prefetch helps them.
         let cacheKey = cacheKey + "?" + query.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
         if let cached = catalogCache[cacheKey], cached.expiresAt > clock.now {
-            return firstServable(cached.ads, bootstrap: bootstrap, format: requiredFormat)
+            let ad = firstServable(cached.ads, bootstrap: bootstrap, format: requiredFormat)
+            // One token, one fill: a catalog whose rewarded ads were handed out already is fetched again.
+            if ad != nil || !cached.ads.contains(where: { handedOutRewardTokens.contains($0.token) }) { return ad }
+            catalogCache.removeValue(forKey: cacheKey)
         }
         if let appUserID { query.append(("app_user_id", appUserID)) }
         if let sessionID { query.append(("session_id", sessionID)) }
@@ -303,6 +311,16 @@ public actor GrowthCatClient {
         let effectiveTTL = min(ttl ?? bootstrap.adsConfig.adCacheTTLSeconds, bootstrap.adsConfig.adCacheTTLSeconds)
         if configuration.catalogCaching { storeCatalog(ads, key: cacheKey, until: clock.now + .seconds(effectiveTTL)) }
         return firstServable(ads, bootstrap: bootstrap, format: requiredFormat)
+    }
+
+    /// Records that a rewarded ad's one-time token was handed to a load (bounded: past 4 096 the oldest record goes
+    /// with its catalogs, which are fetched again).
+    func handOut(_ token: String) {
+        if handedOutRewardTokens.count >= 4096 {
+            handedOutRewardTokens.removeAll()
+            catalogCache.removeAll()
+        }
+        handedOutRewardTokens.insert(token)
     }
 
     /// The most catalogs kept; past it, expired entries go first, then the one expiring soonest.
@@ -336,8 +354,10 @@ public actor GrowthCatClient {
                     let presentation = ad.storePresentation, ["overlay", "product_view"].contains(presentation)
                 else { return false }
             }
-            // A token a reward validation spent is never handed out again (the server refuses it a second time).
+            // A token a reward validation spent is never handed out again (the server refuses it a second time), nor
+            // a rewarded ad's one-time token already handed to another load.
             if !spentRewardTokens.isEmpty && spentRewardTokens.contains(ad.token) { return false }
+            if ad.isRewarded && handedOutRewardTokens.contains(ad.token) { return false }
             // The server's allow-list applies to every ad: one without a placement counts as the requested format,
             // and one whose format is not known at all is not served under an allow-list.
             if let allowed = bootstrap?.adsConfig.formats {

@@ -202,11 +202,39 @@ struct NothingLostTests {
     /// The catalog cache still does its job for loads that spend nothing.
     @Test func loadsThatSpendNoTokenStillHitTheCatalogCache() async throws {
         let server = try ScriptedGrowthCat()
+        server.script(
+            "/ads/catalog",
+            [
+                .init(
+                    status: 200,
+                    body: #"{"cache_ttl_seconds":300,"ads":[{"placement":{"key":"p","format":"interstitial"},"#
+                        + #""campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","#
+                        + #""public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a","token":"t"}}]}"#)
+            ])
         let (client, curl) = try scriptedClient(server)
         let a = try #require(try await client.loadAd(placementKey: "p"))
         let b = try #require(try await client.loadAd(placementKey: "p"))
-        #expect(a.token == b.token)
+        #expect(!a.isRewarded && a.token == b.token)
         #expect(server.received("/ads/catalog").count == 1)
+        await curl.shutdown()
+        server.server.stop()
+    }
+
+    /// Issue 43: a rewarded ad loaded ahead, before the previous one's reward was validated, carried the same one-time
+    /// token, so the second full view was refused. One token, one fill: the second load fetches a fresh allocation,
+    /// and both views are rewarded.
+    @Test func aRewardedAdLoadedAheadNeverCarriesTheTokenOfTheAdBeforeIt() async throws {
+        let server = try ScriptedGrowthCat()
+        let (client, curl) = try scriptedClient(server)
+        let first = try #require(try await client.loadAd(placementKey: "p"))
+        let ahead = try #require(try await client.loadAd(placementKey: "p"))
+        #expect(first.isRewarded && ahead.token != first.token, "one token, one fill")
+        #expect(server.received("/ads/catalog").count == 2, "the cached catalog's token was handed out: fetched again")
+        let one = try await client.validateAdReward(
+            for: first, appUserID: "u1", sessionID: nil, viewedSeconds: 30, completed: true)
+        let two = try await client.validateAdReward(
+            for: ahead, appUserID: "u1", sessionID: nil, viewedSeconds: 30, completed: true)
+        #expect(one.rewardValidated && two.rewardValidated)
         await curl.shutdown()
         server.server.stop()
     }

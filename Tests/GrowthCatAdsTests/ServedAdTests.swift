@@ -66,30 +66,31 @@ struct ServedAdTests {
         return (GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: curl)), curl)
     }
 
-    /// A cached catalog (TTL 300 s) serves the first ad; its validation spends the token, so the next load is a new
-    /// serve of the same creative. Each served ad keeps its own allocation and token, whatever was served after it.
+    /// A rewarded ad's token is one-time: a second load within the catalog's TTL is a new serve (one token, one fill,
+    /// issue 43), and so is a load after the first validation. Each served ad keeps its own allocation and token,
+    /// whatever was served after it.
     @Test func twoServesOfOneCreativeKeepTheirOwnAllocationAndToken() async throws {
         let s = try ReServingServer(cacheTTL: 300)
         let (network, curl) = try defaultNetwork(s)
         let first = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
         let again = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
-        #expect(s.log.serves == 1, "the second load came from the cached catalog: the same serve")
-        #expect(network.growthCatAd(for: again)?.token == "tok_1")
+        #expect(s.log.serves == 2, "the cached catalog's token was handed out: a new serve")
+        #expect(network.growthCatAd(for: again)?.token == "tok_2")
         let firstAd = try #require(network.growthCatAd(for: first))
         _ = try await network.client.validateAdReward(
             for: firstAd, appUserID: "u", sessionID: nil, viewedSeconds: 2, completed: true)
         let second = try #require(try await network.load(AdRequest(placement: "p", format: .rewarded)).ad)
-        #expect(s.log.serves == 2, "a spent token is never served again: a new serve")
+        #expect(s.log.serves == 3, "a spent or handed-out token is never served again: a new serve")
         #expect(first.creative.id == second.creative.id)
         #expect(
             network.growthCatAd(for: first)?.allocationID == "alloc_1"
                 && network.growthCatAd(for: first)?.token == "tok_1",
-            "the second serve did not overwrite the first")
+            "the later serves did not overwrite the first")
         let secondAd = try #require(network.growthCatAd(for: second))
-        #expect(secondAd.allocationID == "alloc_2" && secondAd.token == "tok_2")
+        #expect(secondAd.allocationID == "alloc_3" && secondAd.token == "tok_3")
         _ = try await network.client.validateAdReward(
             for: secondAd, appUserID: "u", sessionID: nil, viewedSeconds: 2, completed: true)
-        #expect(s.log.rewardTokens == ["tok_1", "tok_2"], "each reward is validated with its own serve's token")
+        #expect(s.log.rewardTokens == ["tok_1", "tok_3"], "each reward is validated with its own serve's token")
         await curl.shutdown()
         s.server.stop()
     }
