@@ -117,7 +117,8 @@ public final class BiddingNetwork: AdNetwork, Service {
     private let notices: NoticeSender
 
     /// Creates the bidder. Nothing starts here: its notice sender starts its task with the first notice and runs until
-    /// ``shutdown()`` (or ``run()``'s end) or until the network is released.
+    /// ``shutdown()`` (or ``run()``'s end) or until the network and every ad it served are released (an ad still to be
+    /// shown keeps its billing notice's queue).
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
         self.configuration = configuration
         self.http = http
@@ -133,8 +134,6 @@ public final class BiddingNetwork: AdNetwork, Service {
                 concurrency: max(1, min(configuration.noticeConcurrency, 64)),
                 shutdownGrace: max(.zero, configuration.noticeShutdownGrace)))
     }
-
-    deinit { notices.finish() }
 
     /// Ends the bidder, as every component's `shutdown()` does: sends the queued win and loss notices for at most
     /// ``Configuration/noticeShutdownGrace`` (on the network's clock), then cancels what is left and returns once the
@@ -452,7 +451,11 @@ private struct BidReporter: AdEventReporter {
         let shownAt = Date().addingTimeInterval(-record.age.seconds)
         let values = data.context.won(price, impressionTime: shownAt)
         guard data.context.isFetchable(data.context.substitute(burl, values)) else { return .notSent }
-        notices.send(burl, context: data.context, values)
+        guard notices.send(burl, context: data.context, values) else {
+            throw AdError(
+                .network,
+                "the billing notice of bid \(data.context.bidID) was dropped: the notice queue is full or ended")
+        }
         return .queued
     }
 

@@ -15,13 +15,14 @@ struct NoticeSender: Sendable {
     }
 
     /// Queues the notice `url` (after macro substitution) unless it is nil or its destination is refused; drops and
-    /// counts it when the queue is full or the sender has been shut down.
-    func send(_ url: String?, context: NoticeContext, _ values: NoticeValues) {
-        guard let url else { return }
+    /// counts it when the queue is full or the sender has been shut down. Returns whether it was queued.
+    @discardableResult
+    func send(_ url: String?, context: NoticeContext, _ values: NoticeValues) -> Bool {
+        guard let url else { return false }
         let resolved = context.substitute(url, values)
-        guard context.isFetchable(resolved) else { return }
+        guard context.isFetchable(resolved) else { return false }
         let http = self.http
-        sender.send(resolved) { try await http.send($0) }
+        return sender.send(resolved) { try await http.send($0) }
     }
 
     /// Notices queued or in flight.

@@ -148,10 +148,11 @@ extension LoadedAd {
     /// decides every event, the close button and the reward from the presenter's renderer signals and `clock` (inject
     /// a `ManualAdClock` to drive a presentation without waiting); the events are reported in order, once each,
     /// through ``deliver(_:repeating:age:occurredAt:)`` in the background (each stamped with its signal's instant),
-    /// so neither the presenter nor a tap ever waits on the
-    /// network. The reward is validated in the same background order. Returns after the presenter returned and what
-    /// was decided was reported. Throws ``AdError/Code/invalidState`` for an ad that is invalidated, expired or
-    /// already presented. Cancelling the calling task cancels the presenter's task.
+    /// so neither the presenter nor a tap ever waits on the network. The reward is validated in a background lane of
+    /// its own (a slow events endpoint never delays it). Returns after the presenter returned and what was decided
+    /// was handed to the network (the rules' final delivery gets at most 1 s on `clock`; what it leaves queued is sent
+    /// later). Throws ``AdError/Code/invalidState`` for an ad that is invalidated, expired or already presented.
+    /// Cancelling the calling task cancels the presenter's task.
     ///
     /// ```swift
     /// let reward = try await ad.presentFullScreen(on: presenter).reward
@@ -168,7 +169,8 @@ extension LoadedAd {
 }
 
 /// Runs one presentation: one loop applies the presenter's signals and the timer's ticks to the ledger, in order;
-/// one background task reports what the ledger decided, in the same order.
+/// two background lanes report what the ledger decided, each in order: the events and notes, and the reward's
+/// validation (so a slow events endpoint never delays the reward).
 struct FullScreenDriver {
     let ad: LoadedAd
     let rules: any FullScreenRules
@@ -263,12 +265,15 @@ struct FullScreenDriver {
         }
         var final = log
         switch await Self.finish(rules, clock: clock) {
-        case .none:
-            // Everything queued was accepted by the network.
+        case .none where !(rules is StandardFullScreenRules):
+            // The rules' own queue was accepted by the network (rules without a queue say nothing about events an
+            // adapter queued elsewhere, such as tracking pings: those stay `queued`).
             final = log.map { entry in
                 guard case .event(let event, .queued) = entry.kind else { return entry }
                 return FullScreenLogEntry(at: entry.at, kind: .event(event, delivery: .delivered))
             }
+        case .none:
+            break
         case .some(let error):
             final.append(FullScreenLogEntry(at: clock.now, kind: .finishFailed(error)))
         }
@@ -276,30 +281,39 @@ struct FullScreenDriver {
     }
 
     /// The rules' final delivery, given ``finishGrace`` on the presentation's clock: nil when everything queued was
-    /// accepted, else why not (an error of the rules, or the grace passed: the delivery is cancelled and what is
-    /// queued stays queued for the network's own delivery).
+    /// accepted, else why not (an error of the rules; the grace passed; the caller was cancelled). The delivery runs
+    /// in a task of its own, so a delivery that does not end at its grace (a flush waiting on a hung endpoint, which
+    /// cancellation may not reach) no longer holds the caller: it is cancelled and left to end by itself, and what is
+    /// queued stays queued for the network's own delivery.
     static func finish(_ rules: any FullScreenRules, clock: any AdClock) async -> AdError? {
         let deadline = clock.now + finishGrace
-        return await withTaskGroup(of: AdError??.self) { group in
-            group.addTask {
-                do throws(AdError) {
-                    try await rules.finish()
-                    return .some(nil)
-                } catch {
-                    return .some(error)
-                }
+        let outcome = FirstOutcome<AdError?>()
+        let delivery = Task {
+            do throws(AdError) {
+                try await rules.finish()
+                outcome.resume(with: nil)
+            } catch {
+                outcome.resume(with: error)
             }
-            group.addTask {
-                do { try await clock.sleep(until: deadline) } catch { return nil }
+        }
+        let grace = Task {
+            do {
+                try await clock.sleep(until: deadline)
                 let ms = Int(finishGrace.milliseconds)
                 let message = "the final delivery took over \(ms) ms: what is queued stays queued and is sent later"
-                return .some(AdError(.timeout, message))
+                outcome.resume(with: AdError(.timeout, message))
+            } catch {
+                outcome.resume(with: AdError(.cancelled, "the presentation's caller was cancelled"))
             }
-            var outcome: AdError? = nil
-            if let first = await group.next(), let decided = first { outcome = decided }
-            group.cancelAll()
-            return outcome
         }
+        let result = await withTaskCancellationHandler {
+            await outcome.value
+        } onCancel: {
+            grace.cancel()
+        }
+        delivery.cancel()
+        grace.cancel()
+        return result
     }
 
     /// The background job for one of the ledger's outputs; nil for the close itself (its `ad_closed` is an event).
@@ -364,5 +378,37 @@ struct FullScreenDriver {
         let latest = now + longestTick
         guard let next = ledger.nextChange(after: now) else { return latest }
         return min(next, latest)
+    }
+}
+
+/// The first of several outcomes, awaited once: later ones are ignored.
+final class FirstOutcome<Value: Sendable>: Sendable {
+    private let state = Mutex<(value: Value?, done: Bool, waiter: CheckedContinuation<Value, Never>?)>(
+        (nil, false, nil))
+
+    /// Settles the outcome unless it was settled before.
+    func resume(with value: Value) {
+        let waiter = state.withLock { s -> CheckedContinuation<Value, Never>? in
+            guard !s.done else { return nil }
+            s.done = true
+            s.value = value
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: value)
+    }
+
+    /// The outcome, once settled (one waiter).
+    var value: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { s -> Value? in
+                    if s.done { return s.value }
+                    s.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
     }
 }

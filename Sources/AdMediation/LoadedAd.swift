@@ -109,8 +109,9 @@ public struct MediationFacts: Hashable, Sendable {
 }
 
 /// Delivers a loaded ad's events to its network. Adapters implement it; ``LoadedAd`` calls it with one
-/// ``AdEventRecord`` per event, at most once per event (per tap for a repeating click), never before the ad exists
-/// and never after it was released.
+/// ``AdEventRecord`` per event, at most once per event (per tap for a repeating click), never for an event admitted
+/// after the ad was invalidated (one admitted just before a concurrent ``LoadedAd/invalidate()`` may still arrive
+/// after ``release(_:)``: a reporter that frees per-ad state in `release` must tolerate it).
 ///
 /// One requirement per thing that happens to an ad, each taking everything there is to know: no capability is
 /// discovered by a cast and no default forwards one call to another.
@@ -298,8 +299,11 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
             delivery = try await reporter.deliver(record)
         } catch {
             state.withLock { s in
-                if admitted.first { s.reported.remove(event) }
-                if let count = s.occurrences[event] { s.occurrences[event] = count > 1 ? count - 1 : nil }
+                // Only the last occurrence admitted is given back (a later tap keeps its number), and the event
+                // counts as not reported only when no other occurrence of it was admitted.
+                guard s.occurrences[event] == admitted.occurrence else { return }
+                s.occurrences[event] = admitted.occurrence > 1 ? admitted.occurrence - 1 : nil
+                if admitted.first, s.occurrences[event] == nil { s.reported.remove(event) }
             }
             throw error
         }

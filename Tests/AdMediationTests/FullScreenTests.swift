@@ -144,13 +144,21 @@ struct FullScreenTests {
             }, clock: ManualAdClock())
         #expect(result.log.first?.kind == .event(.impression, delivery: .queued))
         #expect(result.log.first?.description == "impression queued")
-        let (delivered, _) = makeAd(nil, delivery: { _ in .queued })
+        let (delivered, _) = makeAd(FlushedRules(), delivery: { _ in .queued })
         let ok = try await delivered.presentFullScreen(
             on: ScriptedPresenter { controls in
                 await controls.renderBegan()
                 _ = await controls.closeTapped()
             }, clock: ManualAdClock())
         #expect(ok.log.map(\.description) == ["impression delivered", "ad_closed delivered"])
+        // Rules without a queue of their own say nothing about what an adapter queued elsewhere (tracking pings).
+        let (pinged, _) = makeAd(nil, delivery: { _ in .queued })
+        let standard = try await pinged.presentFullScreen(
+            on: ScriptedPresenter { controls in
+                await controls.renderBegan()
+                _ = await controls.closeTapped()
+            }, clock: ManualAdClock())
+        #expect(standard.log.map(\.description) == ["impression queued", "ad_closed queued"])
     }
 
     /// Issue 29 item 10: where nothing is sent, the log says so.
@@ -285,6 +293,13 @@ struct FullScreenTests {
         #expect(await controls.closeTapped())
         #expect(controls.state.isClosed)
     }
+}
+
+/// Rules whose final delivery had the network accept everything queued.
+private struct FlushedRules: FullScreenRules {
+    var showsSponsoredLabel: Bool { true }
+    var contract: FullScreenContract { .standard }
+    func finish() async throws(AdError) {}
 }
 
 /// Rules whose final delivery leaves events queued (a 503 or a 429).

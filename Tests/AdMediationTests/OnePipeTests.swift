@@ -215,6 +215,26 @@ struct OnePipeTests {
         #expect(outerBidder.settlements == [.lost(reason: .lostToHigherBid, winningPrice: 3.0)])
     }
 
+    /// Only a mediator running as a line leaves its winner to the outer decision: a mediator an adapter runs inside its
+    /// own load (a wrapper that returns an ad of its own) decides and settles for itself.
+    @Test func aMediatorRunByAnAdapterInsideALineSettlesItsOwnAuction() async throws {
+        let clock = ManualAdClock()
+        let bidder = RecordingNetwork(id: "ib", ecpm: 3.0)
+        let inner = try Mediator(
+            id: "inner", networks: [bidder],
+            configuration: .init(placements: [
+                "ip": PlacementConfiguration(
+                    format: .interstitial, lines: [], bidders: [BidderLine(network: "ib", placement: "ib-tag")])
+            ]), clock: clock)
+        let wrapper = WrappingNetwork(id: "wrapper", inner: inner)
+        let outer = try Mediator(
+            id: "outer", networks: [wrapper],
+            configuration: .init(placements: ["p": placement([.init(network: "wrapper", placement: "ip")])]),
+            clock: clock)
+        _ = try #require(try await outer.load(interstitial).ad)
+        #expect(bidder.settlements == [.won(clearingPrice: 3.0)], "the inner auction is the inner mediator's to settle")
+    }
+
     /// An inner mediator (one bidder) as a line of an outer one (one bidder); the line is priced so that it is asked.
     static func nestedAuction(
         innerBidder: RecordingNetwork, outerBidder: RecordingNetwork, clock: ManualAdClock
@@ -307,5 +327,27 @@ struct OnePipeTests {
         #expect(DecisionEngine.clearingPrice(of: 5, second: 1.16346, auction: .secondPrice, floor: nil) == 1.17346)
         #expect(DecisionEngine.clearingPrice(of: 2.355, second: 2.35, auction: .secondPrice, floor: nil) == 2.355)
         #expect(DecisionEngine.clearingPrice(of: 1.16346, second: nil, auction: .firstPrice, floor: nil) == 1.16346)
+    }
+}
+
+/// An adapter that runs a mediator inside its own load and returns an ad of its own with the winner's creative.
+final class WrappingNetwork: AdNetwork {
+    let id: String
+    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
+    let inner: Mediator
+
+    init(id: String, inner: Mediator) {
+        self.id = id
+        self.inner = inner
+    }
+
+    func load(_ request: AdRequest) async throws -> AdLoadResult {
+        // In a task of its own, as a wrapper SDK would: task-local values still flow into it.
+        let result = try await Task { try await self.inner.load(request) }.value
+        guard let ad = result.ad else { return result }
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: ad.format, creative: ad.creative, ecpm: ad.ecpm,
+                loadedAt: ad.loadedAt))
     }
 }

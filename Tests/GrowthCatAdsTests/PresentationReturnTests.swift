@@ -23,7 +23,8 @@ struct PresentationReturnTests {
         let server = try ScriptedGrowthCat()
         server.hold("/ads/events")
         let clock = ManualAdClock()
-        let (client, curl) = try scriptedClient(server, clock: clock)
+        // The events request would hang for a minute: the presentation must not wait for it.
+        let (client, curl) = try scriptedClient(server, clock: clock) { $0.requestTimeout = .seconds(60) }
         defer { server.server.stop() }
         let network = GrowthCatNetwork(client: client, clock: clock)
         let request = AdRequest(placement: "p", format: .interstitial, userID: "u1")
@@ -55,6 +56,7 @@ struct PresentationReturnTests {
             await clock.advance(by: .milliseconds(250))
             await Task.yield()
         }
+        try #require(done.withLock { $0 }, "the presentation waited for the hung events request")
         let result = try await presentation.value
         #expect(result.reward == AdReward(name: "Coins", amount: 5), "\(result.log)")
         let last = try #require(result.log.last)

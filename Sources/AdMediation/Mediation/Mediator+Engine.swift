@@ -80,7 +80,7 @@ extension Mediator {
             finishInBackground(&run)
             return run.engine
         } onCancel: {
-            inbox.send(.callerCancelled)
+            _ = inbox.send(.callerCancelled)
         }
     }
 
@@ -168,15 +168,27 @@ extension Mediator {
         request.format = run.format
         request.timeout = min(spec.timeout, run.engine.deadline - now)
         request.floorEcpm = spec.floor
-        if slot < run.engine.bidderCount { request.auction = run.engine.auction }
+        // Bidders hear how the placement clears; a waterfall line takes part in no auction of this mediator's.
+        request.auction = slot < run.engine.bidderCount ? run.engine.auction : nil
         Self.restrict(&request, by: verdict)
         let sent = request
         let (inbox, tracer, depth) = (run.inbox, run.tracer, run.lineDepth)
+        // Only a mediator running as this line is nested (its winner is this decision's to settle); anything else
+        // the line's adapter runs, even a mediator in a task of its own, decides for itself.
+        let nested = network is Mediator ? depth : 0
         let load: @Sendable () async -> Void = {
-            let result = await MediationNesting.$depth.withValue(depth) {
-                await Self.tracedLoad(sent, from: network, tracer: tracer)
+            let result: Result<AdLoadResult, AdError>
+            if nested != MediationNesting.depth {
+                result = await MediationNesting.$depth.withValue(nested) {
+                    await Self.tracedLoad(sent, from: network, tracer: tracer)
+                }
+            } else {
+                result = await Self.tracedLoad(sent, from: network, tracer: tracer)
             }
-            inbox.send(.answer(slot, result))
+            if let decidedAt = inbox.send(.answer(slot, result)) {
+                self.lateAnswer(
+                    result, slot: slot, network: spec.network, placement: spec.placement, cancelledAt: decidedAt)
+            }
         }
         let task: Task<Void, Never>
         if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
@@ -203,7 +215,7 @@ extension Mediator {
         let task = Task { [clock] in
             do {
                 try await clock.sleep(until: next)
-                inbox.send(.tick(generation: generation))
+                _ = inbox.send(.tick(generation: generation))
             } catch {
                 // Replaced or stopped: nothing to post.
             }
@@ -212,56 +224,53 @@ extension Mediator {
     }
 
     /// Decided: every load still running is cancelled (the engine has already counted it as cancelled or timed out)
-    /// and, when any is, handed to the background owner with a copy of the decided engine, which reads their late
-    /// answers: each late fill is settled lost and invalidated, never delivered. The caller does not wait for them.
+    /// and the inbox is closed. An answer already posted is read now; a load that answers later reads the closed inbox
+    /// and handles its own answer (``lateAnswer(_:slot:network:cancelledAt:)``). Either way a late fill is settled
+    /// lost and invalidated, never delivered, and the caller does not wait for it.
     private func finishInBackground(_ run: inout Run) {
-        var pending = 0
-        for entry in run.running {
+        let now = clock.now
+        var stillRunning = Set<Int>()
+        for (slot, entry) in run.running.enumerated() {
             guard let entry else { continue }
             entry.task.cancel()
-            pending += 1
+            stillRunning.insert(slot)
         }
-        guard pending > 0 else { return }
-        let late = LateAnswers(engine: run.engine, inbox: run.inbox, pending: pending, cancelledAt: clock.now)
-        backgroundLoads.adopt { [self] in await drain(late) }
+        for case .answer(let slot, let result) in run.inbox.close(at: now) {
+            stillRunning.remove(slot)
+            Self.refuseLate(result)
+        }
+        if !stillRunning.isEmpty { backgroundLoads.add(stillRunning.count) }
     }
 
-    /// Reads the late answers of one decided request until every cancelled load has answered.
-    private func drain(_ late: LateAnswers) async {
-        var engine = late.engine
-        var remaining = late.pending
-        var actions: [DecisionEngine.Action] = []
-        while remaining > 0 {
-            guard case .answer(let slot, let result) = await late.inbox.next() else { continue }
-            remaining -= 1
-            let now = clock.now
-            let overdue = now - late.cancelledAt
-            if overdue > Self.cancellationGrace {
-                let network = engine.slots[slot].network
-                logger.warning(
-                    "a cancelled load answered late: the network ignored cancellation",
-                    metadata: [
-                        "network": "\(network)", "placement": "\(engine.slots[slot].placement)",
-                        "after_ms": "\(Int(overdue.milliseconds))",
-                    ])
-                metrics.counter("admediation_late_cancelled_loads_total", [("network", network)]).increment()
-            }
-            actions.removeAll(keepingCapacity: true)
-            engine.answer(slot, result, at: now, into: &actions)
-            Self.perform(actions)
+    /// A load answered after its request was decided (its inbox closed at `cancelledAt`): a fill is settled lost and
+    /// invalidated; an answer later than ``cancellationGrace`` after the cancellation is logged and counted (the
+    /// network ignored it).
+    func lateAnswer(
+        _ result: Result<AdLoadResult, AdError>, slot: Int, network: String, placement: String,
+        cancelledAt: AdInstant
+    ) {
+        Self.refuseLate(result)
+        let overdue = clock.now - cancelledAt
+        if overdue > Self.cancellationGrace {
+            logger.warning(
+                "a cancelled load answered late: the network ignored cancellation",
+                metadata: [
+                    "network": "\(network)", "placement": "\(placement)", "after_ms": "\(Int(overdue.milliseconds))",
+                ])
+            metrics.counter("admediation_late_cancelled_loads_total", [("network", network)]).increment()
         }
+        backgroundLoads.done()
+    }
+
+    /// The engine's rule for an answer after its slot was settled: a fill is settled lost (reason 1) and invalidated.
+    static func refuseLate(_ result: Result<AdLoadResult, AdError>) {
+        guard case .success(.filled(let ad)) = result else { return }
+        ad.settleAuction(.lost(reason: .internalError, winningPrice: nil))
+        ad.invalidate()
     }
 
     /// How long a cancelled load may take to answer before it counts as ignoring cancellation (the kit's rule).
     static let cancellationGrace: Duration = .milliseconds(100)
-
-    /// What the background owner needs to finish one decided request.
-    struct LateAnswers: Sendable {
-        let engine: DecisionEngine
-        let inbox: Inbox
-        let pending: Int
-        let cancelledAt: AdInstant
-    }
 
     /// Executes the actions of a step that starts nothing (a request cancelled before it began, a late answer).
     static func perform(_ actions: [DecisionEngine.Action]) {
@@ -282,6 +291,8 @@ final class Inbox: Sendable {
         var buffer: [Mediator.Input] = []
         var head = 0
         var waiter: CheckedContinuation<Mediator.Input, Never>?
+        /// Set when the request was decided: nothing is read any more.
+        var closedAt: AdInstant?
 
         mutating func pop() -> Mediator.Input? {
             guard head < buffer.count else { return nil }
@@ -297,17 +308,32 @@ final class Inbox: Sendable {
 
     private let state = Mutex(State())
 
-    /// Posts `input`, waking the reader if it waits.
-    func send(_ input: Mediator.Input) {
-        let waiter = state.withLock { s -> CheckedContinuation<Mediator.Input, Never>? in
+    /// Posts `input`, waking the reader if it waits. Returns nil, or, when the inbox was closed (the request was
+    /// decided), the instant it closed: nothing was posted, the sender handles its own input.
+    func send(_ input: Mediator.Input) -> AdInstant? {
+        let (waiter, closedAt) = state.withLock { s -> (CheckedContinuation<Mediator.Input, Never>?, AdInstant?) in
+            if let closedAt = s.closedAt { return (nil, closedAt) }
             if let waiter = s.waiter {
                 s.waiter = nil
-                return waiter
+                return (waiter, nil)
             }
             s.buffer.append(input)
-            return nil
+            return (nil, nil)
         }
         waiter?.resume(returning: input)
+        return closedAt
+    }
+
+    /// Closes the inbox at `instant` (the decision) and returns what was posted and not read.
+    func close(at instant: AdInstant) -> [Mediator.Input] {
+        state.withLock { s in
+            s.closedAt = instant
+            defer {
+                s.buffer = []
+                s.head = 0
+            }
+            return Array(s.buffer[s.head...])
+        }
     }
 
     /// Whether an input is ready to be read without suspending.
@@ -327,41 +353,52 @@ final class Inbox: Sendable {
     }
 }
 
-/// The owner of the loads a mediator stopped waiting for: each decided request whose cancelled loads are still
-/// running is one task here, until the last of them answered. Counted (``Mediator/backgroundLoadCount``), ended at
-/// ``Mediator/shutdown()``.
+/// The loads a mediator stopped waiting for: cancelled at their request's decision and not returned yet. Each
+/// handles its own late answer when it returns (``Mediator/lateAnswer(_:slot:network:placement:cancelledAt:)``); this
+/// counts them (``Mediator/backgroundLoadCount``) and lets ``Mediator/shutdown()`` wait for them, within its grace.
 final class BackgroundLoads: Sendable {
     private struct State {
-        var nextID: UInt64 = 0
-        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var count = 0
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = Mutex(State())
 
-    /// Runs `body` as an owned task.
-    func adopt(_ body: @escaping @Sendable () async -> Void) {
-        state.withLock { s in
-            let id = s.nextID
-            s.nextID &+= 1
-            // Created under the lock, so the task's own removal (which takes the lock) always follows its insertion.
-            s.tasks[id] = Task { [self] in
-                await body()
-                _ = state.withLock { $0.tasks.removeValue(forKey: id) }
-            }
+    /// `count` more loads run on after their decision.
+    func add(_ count: Int) { state.withLock { $0.count += count } }
+
+    /// One of them returned.
+    func done() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.count = max(0, s.count - 1)
+            guard s.count == 0 else { return [] }
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
         }
+        for waiter in waiters { waiter.resume() }
     }
 
-    /// The requests whose cancelled loads have not all answered yet.
-    var count: Int { state.withLock { $0.tasks.count } }
+    /// The loads still running after their decision.
+    var count: Int { state.withLock { $0.count } }
 
-    /// Cancels every owned task and returns once each has ended (a load that ignores cancellation ends when it
-    /// returns).
-    func shutdown() async {
-        while true {
-            let tasks = state.withLock { Array($0.tasks.values) }
-            if tasks.isEmpty { return }
-            for task in tasks { task.cancel() }
-            for task in tasks { await task.value }
+    /// Returns once none runs, or when the waiting task is cancelled.
+    func drained() async {
+        let id = state.withLock { s in
+            defer { s.nextWaiter += 1 }
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = state.withLock { s -> Bool in
+                    if s.count == 0 || Task.isCancelled { return true }
+                    s.waiters[id] = continuation
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

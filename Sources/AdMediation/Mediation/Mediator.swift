@@ -95,15 +95,36 @@ public final class Mediator: AdNetwork {
         breakers[networkID]?.withLock { $0.state }
     }
 
-    /// How many decided requests still have a cancelled load running in the background (a network that ignores
-    /// cancellation keeps one here until its load returns; the caller never waits for it).
+    /// How many loads still run after their request was decided: each was cancelled at the decision, and a network
+    /// that ignores cancellation keeps its load here until it returns (the caller never waits for it; its late fill
+    /// is then settled lost and invalidated).
     public var backgroundLoadCount: Int { backgroundLoads.count }
 
-    /// Cancels what still runs in the background for decided requests and returns once it has ended (a load that
-    /// ignores cancellation ends when it returns). Loads after this are still answered; call it when the mediator is
-    /// no longer used.
+    /// The longest ``shutdown()`` waits for loads that still run after their decision.
+    public static let shutdownGrace: Duration = .seconds(2)
+
+    /// Waits until every load still running after its request's decision has returned (and its late fill was
+    /// settled lost and invalidated), at most ``shutdownGrace`` on the mediator's clock: a load that ignores
+    /// cancellation and never returns cannot hold it longer. The mediator keeps working; call it when it is no longer
+    /// used.
     public func shutdown() async {
-        await backgroundLoads.shutdown()
+        let outcome = FirstOutcome<Void>()
+        let (loads, clock, deadline) = (backgroundLoads, clock, clock.now + Self.shutdownGrace)
+        let drained = Task {
+            await loads.drained()
+            outcome.resume(with: ())
+        }
+        let grace = Task {
+            try? await clock.sleep(until: deadline)
+            outcome.resume(with: ())
+        }
+        await withTaskCancellationHandler {
+            await outcome.value
+        } onCancel: {
+            grace.cancel()
+        }
+        drained.cancel()
+        grace.cancel()
     }
 
     /// How many impressions of `placement` the pacing keeps (for the bound's tests).
