@@ -54,10 +54,9 @@ extension Mediator {
     /// Every bidder and line load is a task of its own that inherits the caller's priority and task-local values (the
     /// trace context reaches the adapters and their transport) and posts its answer to the request's inbox; the one
     /// timer does the same. The caller's cancellation is posted too, and the engine cancels every load. Loads the
-    /// engine gives up on (a timeout, a fill above them, the decision) are cancelled by their task; once decided,
-    /// those still running are handed to the mediator's background owner (``BackgroundLoads``), which waits for them
-    /// and feeds their late answers to the engine (which settles and invalidates every fill nobody will read), so an
-    /// adapter that ignores cancellation never holds the caller.
+    /// engine gives up on (a timeout, a fill above them, the decision) are cancelled by their task; once decided, the
+    /// inbox closes and those still running are counted in ``BackgroundLoads``: each settles lost and invalidates its
+    /// own late fill when it returns, so an adapter that ignores cancellation never holds the caller.
     ///
     /// A load starts as an immediate task: it runs on the caller's thread until it first suspends, so one that
     /// answers without suspending costs no thread hand-off. The timer is only started before the loop really waits.
