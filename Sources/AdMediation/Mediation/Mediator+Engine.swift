@@ -228,17 +228,19 @@ extension Mediator {
     /// lost and invalidated, never delivered, and the caller does not wait for it.
     private func finishInBackground(_ run: inout Run) {
         let now = clock.now
-        var stillRunning = Set<Int>()
+        var running = Set<Int>()
         for (slot, entry) in run.running.enumerated() {
             guard let entry else { continue }
             entry.task.cancel()
-            stillRunning.insert(slot)
+            running.insert(slot)
         }
+        // Counted before the inbox closes: a load that answers right after the close counts itself out, never before
+        // it was counted in.
+        if !running.isEmpty { backgroundLoads.add(running.count) }
         for case .answer(let slot, let result) in run.inbox.close(at: now) {
-            stillRunning.remove(slot)
             Self.refuseLate(result)
+            if running.contains(slot) { backgroundLoads.done() }
         }
-        if !stillRunning.isEmpty { backgroundLoads.add(stillRunning.count) }
     }
 
     /// A load answered after its request was decided (its inbox closed at `cancelledAt`): a fill is settled lost and
