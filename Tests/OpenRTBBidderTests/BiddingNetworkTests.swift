@@ -85,8 +85,10 @@ struct BiddingNetworkTests {
         // A valid TC string consenting purposes 1 and 2 (iabtcf-java's TCStringV2Test): under GDPR an invalid one
         // would strip the advertising id (the privacy rules).
         let tcf = "COwxsONOwxsONKpAAAENAdCAAMAAAAAAAAAAAAAAAAAA"
+        // A valid GPP string with a US National section that opts out of nothing (an unreadable one fails closed).
+        let gpp = "DBABLA~BVVqAAEABCA.QA"
         request.privacy = PrivacySignals(
-            gdprApplies: true, tcfConsent: tcf, usPrivacy: "1YNN", gpp: "GPP1", gppSectionIDs: [7])
+            gdprApplies: true, tcfConsent: tcf, usPrivacy: "1YNN", gpp: gpp, gppSectionIDs: [7])
         _ = try await network.load(request)
         request.privacy.coppa = true
         _ = try await network.load(request)
@@ -107,7 +109,7 @@ struct BiddingNetworkTests {
         #expect(bodies[0]["tmax"] as? Int == 350, "400 ms left minus the 50 ms margin")
         #expect((bodies[0]["app"] as? [String: Any])?["bundle"] as? String == "com.example.game")
         let regs = try #require(bodies[0]["regs"] as? [String: Any])
-        #expect(regs["gpp"] as? String == "GPP1" && regs["gpp_sid"] as? [Int] == [7] && regs["coppa"] as? Int == 0)
+        #expect(regs["gpp"] as? String == gpp && regs["gpp_sid"] as? [Int] == [7] && regs["coppa"] as? Int == 0)
         #expect(regs["gdpr"] as? Int == 1 && regs["us_privacy"] as? String == "1YNN")
         #expect((bodies[0]["user"] as? [String: Any])?["consent"] as? String == tcf)
         #expect(

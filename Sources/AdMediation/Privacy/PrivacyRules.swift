@@ -54,6 +54,8 @@ public struct DecodedPrivacy: Sendable {
     public var gpp: GPPString?
     /// Why the GPP string did not decode.
     public var gppError: ConsentStringError?
+    /// Why the US Privacy string did not decode (lower case, a stray space, the wrong length…).
+    public var usPrivacyError: ConsentStringError?
     /// The US Privacy string in force.
     public var usPrivacy: USPrivacyString?
     /// The US National section in force.
@@ -77,10 +79,10 @@ public struct DecodedPrivacy: Sendable {
             tcf = gpp?.tcfEU
         }
         if let text = signals.usPrivacy {
-            usPrivacy = try? USPrivacyString(decoding: text)
-        } else if applies(6) {
-            usPrivacy = gpp?.usPrivacy
+            do { usPrivacy = try USPrivacyString(decoding: text) } catch { usPrivacyError = error }
         }
+        // A US Privacy string that does not decode never hides a readable GPP section 6.
+        if usPrivacy == nil, applies(6) { usPrivacy = gpp?.usPrivacy }
         usNational = applies(7) ? gpp?.usNational : nil
         gdprApplies = signals.gdprApplies ?? (listed.contains(2) && gpp?.sections[2] != nil)
     }
@@ -105,6 +107,7 @@ public struct DecodedPrivacy: Sendable {
 /// | tcf purposes 3, 4 | GDPR applies, profile purpose 3 or 4 without consent | no user ids, not personalised |
 /// | tcf special feature 1 | GDPR applies, precise geolocation not opted in | no precise geo |
 /// | us privacy | US Privacy opt-out of sale `Y` | no device ids, no user ids, no precise geo, not personalised |
+/// | unreadable signal | a US Privacy or GPP string that is given but does not decode (fails closed) | the same |
 /// | us national | sale, sharing or targeted-advertising opt-out, or GPC | the same |
 /// | us national child | a known-child consent is "no consent" | the same |
 /// | us national geo | precise geolocation's sensitive-data consent is "no consent" | no precise geo |
@@ -146,6 +149,13 @@ public enum PrivacyRules {
         }
         if privacy.usPrivacy?.optOutSale == .yes {
             strip("us privacy opt-out of sale", device: true, user: true, geo: true, ads: true)
+        }
+        // Fail closed: a signal the app gave but that does not decode may be the very opt-out it carries.
+        if let error = privacy.usPrivacyError {
+            strip("us privacy string unreadable (\(error.code))", device: true, user: true, geo: true, ads: true)
+        }
+        if let error = privacy.gppError {
+            strip("gpp string unreadable (\(error.code))", device: true, user: true, geo: true, ads: true)
         }
         if let national = privacy.usNational {
             if national.optedOutOfTargeting {
