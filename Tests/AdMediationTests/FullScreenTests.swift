@@ -43,7 +43,7 @@ private final class RulesReporter: AdEventReporter {
 }
 
 /// A presenter that runs the test's script of renderer signals and user actions.
-private struct ScriptedPresenter: FullScreenPresenter {
+struct ScriptedPresenter: FullScreenPresenter {
     let script: @Sendable (FullScreenControls) async -> Void
     func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
 }
@@ -310,7 +310,7 @@ private struct StillQueuedRules: FullScreenRules {
 }
 
 /// A gate the test opens; waiting on it never blocks a thread.
-private final class Gate: Sendable {
+final class Gate: Sendable {
     private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     func open() {
         let waiters = state.withLock { s in

@@ -95,10 +95,10 @@ struct OnePipeModelTests {
         let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
         let price: Double
         let failing: Set<AdEvent>
-        let gate: OpenGate?
+        let gate: Gate?
         private let state = Mutex<(records: [AdEventRecord], settled: [AuctionResult])>(([], []))
 
-        init(id: String, price: Double, failing: Set<AdEvent>, gate: OpenGate?) {
+        init(id: String, price: Double, failing: Set<AdEvent>, gate: Gate?) {
             self.id = id
             self.price = price
             self.failing = failing
@@ -179,7 +179,7 @@ struct OnePipeModelTests {
     /// Runs one sequence; returns the differences from the model (empty when they agree).
     static func run(_ s: Sequence) async throws -> [String] {
         let clock = ManualAdClock()
-        let gate = s.held ? OpenGate() : nil
+        let gate = s.held ? Gate() : nil
         let a = ModelNetwork(id: "A", price: s.priceA, failing: s.failing, gate: gate)
         let b = ModelNetwork(id: "B", price: s.priceB, failing: s.failing, gate: gate)
         let model = expected(s)
@@ -188,7 +188,7 @@ struct OnePipeModelTests {
         if ad.networkID != model.winner { problems.append("winner \(ad.networkID), expected \(model.winner)") }
         let scriptEnded = Mutex(false)
         _ = try await ad.presentFullScreen(
-            on: ScriptedSteps { controls in
+            on: ScriptedPresenter { controls in
                 await controls.renderBegan()
                 for step in s.steps {
                     switch step {
@@ -247,10 +247,4 @@ struct OnePipeModelTests {
         #expect(divergent == 0)
         #expect(paths.count == 3, "every path was drawn")
     }
-}
-
-/// A presenter that plays a script.
-private struct ScriptedSteps: FullScreenPresenter {
-    let script: @Sendable (FullScreenControls) async -> Void
-    func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
 }

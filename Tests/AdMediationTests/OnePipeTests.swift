@@ -17,7 +17,7 @@ enum AdPath: String, CaseIterable, Sendable, CustomTestStringConvertible {
 final class RecordingNetwork: AdNetwork {
     let id: String
     let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
-    let gate = OpenGate()
+    let gate = Gate()
     let ecpm: Double?
     private let state = Mutex<(records: [AdEventRecord], settled: [AuctionResult], serial: Int)>(([], [], 0))
 
@@ -52,35 +52,6 @@ final class RecordingNetwork: AdNetwork {
             network.state.withLock { $0.settled.append(result) }
         }
     }
-}
-
-/// Opens once; waiting after it opened returns at once.
-final class OpenGate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-    func open() {
-        let waiters = state.withLock { s in
-            s.open = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-    func wait() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { s in
-                if s.open { return true }
-                s.waiters.append(c)
-                return false
-            }
-            if ready { c.resume() }
-        }
-    }
-}
-
-/// A presenter that runs the test's script of renderer signals and taps.
-private struct SignalScript: FullScreenPresenter {
-    let script: @Sendable (FullScreenControls) async -> Void
-    func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
 }
 
 /// The answer of `task` if it comes within `limit` (real time: a bound far above what the scenario needs, which only
@@ -147,7 +118,7 @@ struct OnePipeTests {
         let mediators = try PathMediators(path, network: network, clock: clock)
         let ad = try #require(try await mediators.load(from: network))
         _ = try await ad.presentFullScreen(
-            on: SignalScript { controls in
+            on: ScriptedPresenter { controls in
                 await controls.renderBegan()
                 await controls.tapped()
                 await clock.advance(by: .seconds(10))

@@ -6,8 +6,8 @@ import Testing
 
 @testable import GrowthCatAds
 
-/// A presenter that plays the test's script of renderer signals and taps.
-private struct ScriptPresenter: FullScreenPresenter {
+/// A presenter that plays the test's script of renderer signals and taps (the GrowthCat suites' one).
+struct ScriptPresenter: FullScreenPresenter {
     let script: @Sendable (FullScreenControls) async -> Void
     func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
 }

@@ -6,12 +6,6 @@ import Testing
 
 @testable import GrowthCatAds
 
-/// A presenter that plays the test's script of renderer signals and taps.
-private struct RewardScript: FullScreenPresenter {
-    let script: @Sendable (FullScreenControls) async -> Void
-    func present(_ ad: LoadedAd, controls: FullScreenControls) async { await script(controls) }
-}
-
 @Suite("GrowthCat: every user who earns a reward gets it", .timeLimit(.minutes(1)))
 struct RewardUserIDTests {
     /// Privacy states whose rules keep user ids out of ad requests and events.
@@ -43,7 +37,7 @@ struct RewardUserIDTests {
             let ad = try #require(
                 try await path.load(network, userID: "account-42", privacy: privacy, clock: clock), "\(name)")
             let result = try await ad.presentFullScreen(
-                on: RewardScript { controls in
+                on: ScriptPresenter { controls in
                     await controls.renderBegan()
                     await clock.advance(by: .seconds(2))  // the placement's minimum is 1 s
                     _ = await controls.closeTapped()
