@@ -64,7 +64,7 @@ extension ChartboostBannerDelegate {
 
 /// A banner with the seed's model: `cache()`, `show()`, `isCached`, `automaticallyRefreshesContent` (default true)
 /// and the delegate events, including the click-confirmation gate. Rendering is the app's: it draws
-/// ``displayedAd`` and reports clicks with ``click()``.
+/// ``displayedAd``, says so with ``drawn(adID:)`` (the impression) and reports clicks with ``click()``.
 ///
 /// With auto-refresh on, `show()` hands the slot to a ``BannerRefreshController`` (30 s default, refresh after a
 /// click, pauses); with it off, the app drives `cache()`/`show()` itself.
@@ -80,6 +80,10 @@ public actor ChartboostBanner {
     private weak var delegate: (any ChartboostBannerDelegate)?
     private var cached: LoadedAd?
     private var shown: LoadedAd?
+    /// ``drawn(adID:)`` was called for `shown` (manual mode).
+    private var shownDrawn = false
+    /// Every ad shown counts as drawn at once (tests and tools without a renderer).
+    private let drawsEveryShownAd: Bool
     private var controller: BannerRefreshController?
     private var controllerEvents: Task<Void, Never>?
     /// A click in progress: the ad on screen when it was tapped (the click is its own, whatever shows later) and the
@@ -111,6 +115,18 @@ public actor ChartboostBanner {
         refreshPolicy: BannerRefreshPolicy = BannerRefreshPolicy(), privacy: PrivacySignals = PrivacySignals(),
         clock: any AdClock = SystemAdClock()
     ) {
+        self.init(
+            size: size, location: location, network: network, delegate: delegate, refreshPolicy: refreshPolicy,
+            privacy: privacy, clock: clock, drawsEveryShownAd: false)
+    }
+
+    /// For tests and tools without a renderer: with `drawsEveryShownAd`, every ad shown counts as drawn at once.
+    package init(
+        size: BannerSize, location: String, network: any AdNetwork, delegate: (any ChartboostBannerDelegate)? = nil,
+        refreshPolicy: BannerRefreshPolicy = BannerRefreshPolicy(), privacy: PrivacySignals = PrivacySignals(),
+        clock: any AdClock = SystemAdClock(), drawsEveryShownAd: Bool
+    ) {
+        self.drawsEveryShownAd = drawsEveryShownAd
         self.size = size
         self.location = location
         self.network = network
@@ -163,6 +179,7 @@ public actor ChartboostBanner {
             if let onScreen {
                 retire(shown)
                 shown = onScreen
+                shownDrawn = onScreen.reportedEvents.contains(.impression)
             }
         }
     }
@@ -204,13 +221,15 @@ public actor ChartboostBanner {
         }
     }
 
-    /// Shows the cached ad (`willShowAd`, impression, `didShowAd`). With auto-refresh on, the banner then keeps
-    /// itself filled (a cached ad is shown first; without one, the first ad is loaded).
+    /// Shows the cached ad (`willShowAd`; the impression and `didShowAd` follow the app's ``drawn(adID:)``). With
+    /// auto-refresh on, the banner then keeps itself filled (a cached ad is shown first; without one, the first ad is
+    /// loaded), each ad's impression again from ``drawn(adID:)``.
     public func show() async {
         if automaticallyRefreshesContent {
             guard controller == nil else { return }
             let controller = BannerRefreshController(
-                network: network, request: request, policy: refreshPolicy, clock: clock)
+                network: network, request: request, policy: refreshPolicy, clock: clock,
+                drawsEveryShownAd: drawsEveryShownAd)
             self.controller = controller
             let updates = controller.updates
             controllerEvents = Task { [weak self] in
@@ -245,8 +264,23 @@ public actor ChartboostBanner {
         delegate?.willShowAd(event(ad), error: nil)
         retire(shown)
         shown = ad
+        shownDrawn = false
+        if drawsEveryShownAd { await drawn() }
+    }
+
+    /// The app drew the banner's ad (its first frame is visible): its impression is logged now, once, and
+    /// `didShowAd` follows ("the ad has been presented and an ad impression logged, or the operation failed"). The
+    /// impression of a banner comes from this call only. `adID` names the ad drawn (nil: the ad on screen); a call for
+    /// an ad no longer on screen, or repeated, does nothing.
+    public func drawn(adID: String? = nil) async {
+        if let controller {
+            await controller.drawn(adID: adID)
+            return
+        }
+        guard let ad = shown, !shownDrawn, adID == nil || adID == ad.creative.id else { return }
+        shownDrawn = true
         do {
-            try await ad.report(.impression)
+            _ = try await ad.deliver(.impression, occurredAt: clock.now)
             delegate?.didShowAd(event(ad), error: nil)
         } catch {
             delegate?.didShowAd(event(ad), error: .banner(.bannerImpressionFailed, error))

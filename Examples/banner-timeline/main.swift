@@ -48,6 +48,7 @@ var printed = 0
     let deadline = ContinuousClock.now + .seconds(10)
     while ContinuousClock.now < deadline {
         await slot.waitForLoad()
+        await slot.drawn()  // the app drew the ad on screen: its impression (repeats for the same ad do nothing)
         var shown = 0
         var reported = 0
         for event in await slot.history {

@@ -71,6 +71,10 @@ final class AdSlotsViewModel {
         await banner.resume(.hidden)
     }
 
+    /// The banner view drew creative `adID` (its first frame is visible): the impression is counted now, not when the
+    /// slot picked the ad.
+    func bannerDrawn(adID: String) async { await banner.drawn(adID: adID) }
+
     /// The banner view left the screen: its timer pauses with the time left.
     func bannerDisappeared() async { await banner.pause(.hidden) }
 

@@ -26,6 +26,7 @@ public final class ScriptedAdNetwork: AdNetwork {
         var cancellations = 0
         var loads = 0
         var events: [(creative: String, event: AdEvent)] = []
+        var records: [AdEventRecord] = []
         var auctions: [(creative: String, result: AuctionResult)] = []
     }
 
@@ -66,6 +67,8 @@ public final class ScriptedAdNetwork: AdNetwork {
     public var cancellationCount: Int { state.withLock { $0.cancellations } }
     /// Events reported, with the creative id.
     public var reportedEvents: [(creative: String, event: AdEvent)] { state.withLock { $0.events } }
+    /// The event records the network received, in order (when each event happened, its occurrence, the ad).
+    public var reportedRecords: [AdEventRecord] { state.withLock { $0.records } }
     /// Auction results settled on its ads (`LoadedAd.settleAuction(_:)`), with the creative id, in order.
     public var auctionResults: [(creative: String, result: AuctionResult)] { state.withLock { $0.auctions } }
     /// Wire records (loads and events).
@@ -140,8 +143,10 @@ public final class ScriptedAdNetwork: AdNetwork {
         }
     }
 
-    fileprivate func record(_ event: AdEvent, creative: String) {
+    fileprivate func record(_ record: AdEventRecord) {
+        let event = record.event, creative = record.ad.creative.id
         state.withLock {
+            $0.records.append(record)
             $0.events.append((creative, event))
             $0.wire.append("event \(event.name) \(creative)")
         }
@@ -162,7 +167,7 @@ public final class ScriptedAdNetwork: AdNetwork {
     private struct Reporter: AdEventReporter {
         let network: ScriptedAdNetwork
         func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
-            network.record(record.event, creative: record.ad.creative.id)
+            network.record(record)
             return .delivered
         }
 

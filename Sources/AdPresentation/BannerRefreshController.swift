@@ -1,6 +1,7 @@
 import AdMediation
 
-/// Keeps a banner slot filled: loads, shows, reports impressions, and refreshes on a timer with the Chartboost
+/// Keeps a banner slot filled: loads, shows, reports impressions when the app says an ad was drawn
+/// (``drawn(adID:)``), and refreshes on a timer with the Chartboost
 /// rules (default 30 s, under 10 s off, over 240 s clamped; refresh after a click; paused while hidden,
 /// backgrounded or covered, resuming with the remaining time; 240 s back-off after 4 consecutive failures;
 /// the next ad preloaded after an impression; a refresh's load never sooner than the policy's minimum load interval
@@ -11,7 +12,7 @@ import AdMediation
 public actor BannerRefreshController {
     /// What happened, in order.
     public enum Event: Sendable, Equatable {
-        /// A new ad is on screen (the app renders it).
+        /// A new ad is on screen: the app renders it and calls ``BannerRefreshController/drawn(adID:)`` once drawn.
         case shown(adID: String, network: String)
         /// A load failed or did not fill.
         case loadFailed(String)
@@ -23,7 +24,7 @@ public actor BannerRefreshController {
         case resumed
         /// A click was reported; a refresh follows.
         case clicked(adID: String)
-        /// The impression of the ad shown was logged with its network.
+        /// The impression of the ad drawn was logged with its network.
         case impression(adID: String)
         /// Logging the impression of the ad shown failed.
         case impressionFailed(adID: String, String)
@@ -55,6 +56,10 @@ public actor BannerRefreshController {
     private var timer: Task<Void, Never>?
     private var loadTask: Task<Void, Never>?
     private var current: LoadedAd?
+    /// ``drawn(adID:)`` was called for the ad on screen.
+    private var currentDrawn = false
+    /// Every ad shown counts as drawn at once (tests and tools without a renderer).
+    private let drawsEveryShownAd: Bool
     /// The ads of the clicks in progress (one entry per click): none is invalidated before its click is done.
     private var clickedAds: [LoadedAd] = []
     private var log: [Event] = []
@@ -78,6 +83,16 @@ public actor BannerRefreshController {
         network: any AdNetwork, request: AdRequest, policy: BannerRefreshPolicy = BannerRefreshPolicy(),
         clock: any AdClock = SystemAdClock()
     ) {
+        self.init(network: network, request: request, policy: policy, clock: clock, drawsEveryShownAd: false)
+    }
+
+    /// For tests and tools without a renderer: with `drawsEveryShownAd`, every ad shown counts as drawn at once
+    /// (``drawn(adID:)`` when it is shown).
+    package init(
+        network: any AdNetwork, request: AdRequest, policy: BannerRefreshPolicy = BannerRefreshPolicy(),
+        clock: any AdClock = SystemAdClock(), drawsEveryShownAd: Bool
+    ) {
+        self.drawsEveryShownAd = drawsEveryShownAd
         self.network = network
         self.request = request
         self.clock = clock
@@ -114,11 +129,12 @@ public actor BannerRefreshController {
     /// Shows `initial` (an ad the app already cached) or loads and shows the first ad, then keeps refreshing.
     public func start(with initial: LoadedAd? = nil) { perform(machine.start(with: initial, at: clock.now)) }
 
-    /// Starts with `ad` already on screen (shown, its impression logged): it stays, and is refreshed after a full
-    /// interval. Does nothing once started.
+    /// Starts with `ad` already on screen: it stays (its impression comes from ``drawn(adID:)`` if it was not drawn
+    /// yet), and is refreshed after a full interval. Does nothing once started.
     package func start(continuing ad: LoadedAd) {
         guard !machine.started else { return }
         current = ad
+        currentDrawn = ad.reportedEvents.contains(.impression)
         perform(machine.startContinuing(at: clock.now))
     }
 
@@ -234,23 +250,9 @@ public actor BannerRefreshController {
                 // The ad leaving the screen stays valid while a click on it is in progress (the click is its own).
                 if let old = current, !clickedAds.contains(where: { $0 === old }) { old.invalidate() }
                 current = ad
+                currentDrawn = false
                 emit(.shown(adID: ad.creative.id, network: ad.networkID))
-                let generation = loadGeneration
-                Task { [weak self] in
-                    // The impression is reported only while the controller lives and has not been stopped since.
-                    guard let self, await self.isCurrent(ad, generation: generation) else { return }
-                    do {
-                        let logged = try await ad.report(.impression)
-                        let message = "the ad was invalidated before its impression"
-                        await self.impressionDone(
-                            ad,
-                            failure: logged
-                                ? nil
-                                : (message, AdError(.invalidState, message, reason: .bannerImpressionFailed)))
-                    } catch {
-                        await self.impressionDone(ad, failure: ("\(error)", .banner(.bannerImpressionFailed, error)))
-                    }
-                }
+                if drawsEveryShownAd { drawn(adID: ad.creative.id) }
             case .armTimer(let at):
                 timer?.cancel()
                 timerGeneration += 1
@@ -268,6 +270,31 @@ public actor BannerRefreshController {
             case .unusableFill(let ad, let wait):
                 ad.invalidate()
                 emit(.unusableFill(adID: ad.creative.id, reason: "expired on arrival", retryAfter: wait))
+            }
+        }
+    }
+
+    /// The app drew the ad on screen (its first frame is visible): the ad's impression is reported now, once, stamped
+    /// with this moment on the controller's clock, and the next ad is preloaded once it is logged. Inline ads count
+    /// their impression from this call only: an ad that was picked but never drawn is never billed. `adID` names the
+    /// ad the app drew (nil: the ad on screen now); a call for an ad that is no longer on screen (a refresh replaced
+    /// it), before any ad was shown, or repeated for the same ad does nothing.
+    public func drawn(adID: String? = nil) {
+        guard let ad = current, !currentDrawn, adID == nil || adID == ad.creative.id else { return }
+        currentDrawn = true
+        let generation = loadGeneration, drawnAt = clock.now
+        Task { [weak self] in
+            // The impression is reported only while the controller lives and has not been stopped since.
+            guard let self, await self.isCurrent(ad, generation: generation) else { return }
+            do {
+                let logged = try await ad.deliver(.impression, occurredAt: drawnAt) != .alreadyReported
+                let message = "the ad was invalidated before its impression"
+                await self.impressionDone(
+                    ad,
+                    failure: logged
+                        ? nil : (message, AdError(.invalidState, message, reason: .bannerImpressionFailed)))
+            } catch {
+                await self.impressionDone(ad, failure: ("\(error)", .banner(.bannerImpressionFailed, error)))
             }
         }
     }

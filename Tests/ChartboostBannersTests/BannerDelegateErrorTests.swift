@@ -38,7 +38,8 @@ struct BannerDelegateErrorTests {
     @Test func aDeclinedConfirmationSendsDidClickAdWithAnErrorSayingItWasDeclined() async throws {
         try await withChartboost { network, sandbox, _ in
             let delegate = ClickRecorder(confirmClicks: true)
-            let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate)
+            let banner = ChartboostBanner(
+                size: .standard, location: "Main Menu", network: network, delegate: delegate, drawsEveryShownAd: true)
             await banner.setAutomaticallyRefreshesContent(false)
             await banner.cache()
             await banner.show()
@@ -63,14 +64,16 @@ struct BannerDelegateErrorTests {
         let clock = ManualAdClock()
         try await withChartboost(failure.scenario, signature: failure.signature, clock: clock) { network, _, _ in
             let manual = ClickRecorder()
-            let cached = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: manual)
+            let cached = ChartboostBanner(
+                size: .standard, location: "Main Menu", network: network, delegate: manual, drawsEveryShownAd: true)
             await cached.setAutomaticallyRefreshesContent(false)
             await cached.cache()
             #expect(manual.calls("didCacheAd").first?.error?.code == failure.code, "the non-refresh path")
 
             let delegate = ClickRecorder()
             let banner = ChartboostBanner(
-                size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: clock)
+                size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: clock,
+                drawsEveryShownAd: true)
             await banner.show()
             try await eventually("didCacheAd with the error") { !delegate.calls("didCacheAd").isEmpty }
             #expect(delegate.calls("didCacheAd").first?.error?.code == failure.code)
@@ -83,7 +86,8 @@ struct BannerDelegateErrorTests {
     @Test func turningAutoRefreshOffKeepsTheAdOnScreenAndValid() async throws {
         let clock = ManualAdClock()
         try await withChartboost(clock: clock) { network, sandbox, _ in
-            let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, clock: clock)
+            let banner = ChartboostBanner(
+                size: .standard, location: "Main Menu", network: network, clock: clock, drawsEveryShownAd: true)
             await banner.show()
             try await eventually("the first impression") { sandbox.records.trackingHits.count == 1 }
             let onScreen = try #require(await banner.displayedAd)
@@ -103,7 +107,8 @@ struct BannerDelegateErrorTests {
     @Test func turningAutoRefreshOffStopsTheRefresh() async throws {
         let clock = ManualAdClock()
         try await withChartboost(clock: clock) { network, sandbox, http in
-            let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, clock: clock)
+            let banner = ChartboostBanner(
+                size: .standard, location: "Main Menu", network: network, clock: clock, drawsEveryShownAd: true)
             await banner.show()
             try await eventually("the first impression") { sandbox.records.trackingHits.count == 1 }
             await banner.setAutomaticallyRefreshesContent(false)
@@ -120,7 +125,8 @@ struct BannerDelegateErrorTests {
     @Test func turningAutoRefreshBackOnGoesOnFromTheAdOnScreen() async throws {
         let clock = ManualAdClock()
         try await withChartboost(clock: clock) { network, sandbox, _ in
-            let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, clock: clock)
+            let banner = ChartboostBanner(
+                size: .standard, location: "Main Menu", network: network, clock: clock, drawsEveryShownAd: true)
             await banner.show()
             try await eventually("the first impression") { sandbox.records.trackingHits.count == 1 }
             let first = try #require(await banner.displayedAd)

@@ -28,7 +28,9 @@ struct BannerRefreshTests {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, script: ["slot": steps])
         return (
-            BannerRefreshController(network: network, request: request, policy: policy, clock: clock), network, clock
+            BannerRefreshController(
+                network: network, request: request, policy: policy, clock: clock, drawsEveryShownAd: true), network,
+            clock
         )
     }
 
@@ -160,7 +162,8 @@ struct BannerRefreshTests {
                     ])
             ]), clock: clock)
         let c = BannerRefreshController(
-            network: mediator, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
+            network: mediator, request: request, policy: .init(preloadAfterImpression: false), clock: clock,
+            drawsEveryShownAd: true)
         await c.start()
         await waitForShown(c, 1)
         await clock.advance(by: .seconds(30))

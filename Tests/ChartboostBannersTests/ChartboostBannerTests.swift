@@ -40,7 +40,8 @@ struct ChartboostBannerTests {
         ChartboostBanner, ScriptedAdNetwork
     ) {
         let network = ScriptedAdNetwork(id: "cb", script: ["Main Menu": steps])
-        let banner = ChartboostBanner(size: .standard, location: "Main Menu", network: network, delegate: delegate)
+        let banner = ChartboostBanner(
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, drawsEveryShownAd: true)
         return (banner, network)
     }
 

@@ -176,7 +176,8 @@ struct BannerRefreshSandboxTests {
         let clock = ManualAdClock()
         try await withChartboost(clock: clock) { network, sandbox, _ in
             let controller = BannerRefreshController(
-                network: network, request: banner(), policy: .init(preloadAfterImpression: false), clock: clock)
+                network: network, request: banner(), policy: .init(preloadAfterImpression: false), clock: clock,
+                drawsEveryShownAd: true)
             await controller.start()
             await waitForShown(controller, 1)
             await clock.advance(by: .seconds(30))
@@ -192,7 +193,8 @@ struct BannerRefreshSandboxTests {
     @Test func bannerObjectCachesAndShowsAgainstTheSandbox() async throws {
         try await withChartboost { network, sandbox, _ in
             let delegate = RecordingDelegate()
-            let banner = ChartboostBanner(size: .medium, location: "Main Menu", network: network, delegate: delegate)
+            let banner = ChartboostBanner(
+                size: .medium, location: "Main Menu", network: network, delegate: delegate, drawsEveryShownAd: true)
             await banner.setAutomaticallyRefreshesContent(false)
             await banner.cache()
             await banner.show()

@@ -131,7 +131,8 @@ struct HeldClickHarness {
         let network = ChartboostNetwork(
             configuration: .init(baseURL: server.baseURL, appID: "a", appSignature: "s"), http: curl, clock: clock)
         banner = ChartboostBanner(
-            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: clock)
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: clock,
+            drawsEveryShownAd: true)
     }
 
     /// Shows the banner in auto-refresh mode and waits for `ad1`'s impression and the preload of `ad2`.

@@ -36,7 +36,8 @@ struct BannerLifecycleTests {
         let network = ScriptedAdNetwork(
             id: "n", clock: clock, script: ["slot": [.fill(), .fill(latency: .seconds(2))]], fallback: .fill())
         var controller: BannerRefreshController? = BannerRefreshController(
-            network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
+            network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock,
+            drawsEveryShownAd: true)
         weak let released = controller
         let events = try #require(controller).events
         await controller?.start()
@@ -61,7 +62,8 @@ struct BannerLifecycleTests {
         let network = ScriptedAdNetwork(
             id: "n", clock: clock, script: ["slot": [.fill(), .fill(latency: .seconds(2))]], fallback: .fill())
         let controller = BannerRefreshController(
-            network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock)
+            network: network, request: request, policy: .init(preloadAfterImpression: false), clock: clock,
+            drawsEveryShownAd: true)
         await controller.start()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
         await clock.advance(by: .seconds(30))
@@ -81,7 +83,7 @@ struct BannerLifecycleTests {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
         var banner: ChartboostBanner? = ChartboostBanner(
-            size: .standard, location: "slot", network: network, clock: clock)
+            size: .standard, location: "slot", network: network, clock: clock, drawsEveryShownAd: true)
         weak let released = banner
         await banner?.show()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
@@ -100,7 +102,8 @@ struct BannerLifecycleTests {
     @Test func aStoppedBannerLoadsNothingMoreUntilShownAgain() async throws {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
-        let banner = ChartboostBanner(size: .standard, location: "slot", network: network, clock: clock)
+        let banner = ChartboostBanner(
+            size: .standard, location: "slot", network: network, clock: clock, drawsEveryShownAd: true)
         await banner.show()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
         try await eventually("the preload after the impression") { network.loadCount == 2 }
@@ -122,7 +125,7 @@ struct BannerBoundsTests {
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
         var controller: BannerRefreshController? = BannerRefreshController(
             network: network, request: AdRequest(placement: "slot", format: .banner(.standard)),
-            policy: .init(preloadAfterImpression: false), clock: clock)
+            policy: .init(preloadAfterImpression: false), clock: clock, drawsEveryShownAd: true)
         weak let released = controller
         let events = try #require(controller).events
         await controller?.start()

@@ -16,7 +16,9 @@ struct RefreshHygieneTests {
         let clock = ManualAdClock()
         let network = ScriptedAdNetwork(id: "n", clock: clock, script: ["slot": steps])
         return (
-            BannerRefreshController(network: network, request: request, policy: policy, clock: clock), network, clock
+            BannerRefreshController(
+                network: network, request: request, policy: policy, clock: clock, drawsEveryShownAd: true), network,
+            clock
         )
     }
 

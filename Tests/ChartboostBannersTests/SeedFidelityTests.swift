@@ -58,7 +58,8 @@ struct BannerSeedFidelityTests {
         let network = GatedImpressionNetwork()
         let delegate = RecordingDelegate()
         let banner = ChartboostBanner(
-            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock(),
+            drawsEveryShownAd: true)
         await banner.show()
         try await eventually("willShowAd") { delegate.log.contains("willShowAd") }
         try await eventually("the impression report in progress") { network.pendingImpressions == 1 }
@@ -73,7 +74,8 @@ struct BannerSeedFidelityTests {
         let network = GatedImpressionNetwork(failImpressions: true)
         let delegate = RecordingDelegate()
         let banner = ChartboostBanner(
-            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock(),
+            drawsEveryShownAd: true)
         await banner.show()
         try await eventually("didShowAd") { delegate.log.contains { $0.hasPrefix("didShowAd") } }
         #expect(
@@ -87,7 +89,8 @@ struct BannerSeedFidelityTests {
         let network = GatedImpressionNetwork(failImpressions: true)
         let delegate = RecordingDelegate()
         let banner = ChartboostBanner(
-            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock())
+            size: .standard, location: "Main Menu", network: network, delegate: delegate, clock: ManualAdClock(),
+            drawsEveryShownAd: true)
         await banner.setAutomaticallyRefreshesContent(false)
         await banner.cache()
         await banner.show()
@@ -107,7 +110,8 @@ struct BannerSeedFidelityTests {
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill())
         let delegate = IDs()
         let banner = ChartboostBanner(
-            size: .standard, location: "slot", network: network, delegate: delegate, clock: clock)
+            size: .standard, location: "slot", network: network, delegate: delegate, clock: clock,
+            drawsEveryShownAd: true)
         await banner.show()
         try await eventually("the first impression") { network.reportedEvents.count == 1 }
         let clicked = network.reportedEvents[0].creative
@@ -122,7 +126,8 @@ struct BannerSeedFidelityTests {
         // Every ad expires 10 s after it loads; the refresh comes 30 s after the impression.
         let network = ScriptedAdNetwork(id: "n", clock: clock, fallback: .fill(ttl: .seconds(10)))
         let controller = BannerRefreshController(
-            network: network, request: AdRequest(placement: "slot", format: .banner(.standard)), clock: clock)
+            network: network, request: AdRequest(placement: "slot", format: .banner(.standard)), clock: clock,
+            drawsEveryShownAd: true)
         await controller.start()
         try await eventually("the preload after the first impression") { await controller.hasPreloadedAd }
         await clock.advance(by: .seconds(30))
