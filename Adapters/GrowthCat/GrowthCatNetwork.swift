@@ -65,7 +65,8 @@ public struct GrowthCatNetwork: AdNetwork {
         fields["body"] = ad.body
         fields["layout"] = ad.layout
         fields["cta_text"] = ad.ctaText
-        fields["store_presentation"] = ad.storePresentation
+        // App Store creatives: `overlay` (the seed's default) or `product_view`, for the app's StoreKit sheet.
+        fields["store_presentation"] = ad.creativeType == "app_store" ? (ad.storePresentation ?? "overlay") : nil
         fields["local_asset_file"] = ad.localAssetFile?.path
         var creative = AdCreative(id: ad.creativeID, kind: ad.creativeType, assetURL: ad.assetURL, fields: fields)
         creative.disclosureLabel = ad.sponsoredLabel

@@ -12,29 +12,31 @@ import AdMediation
 /// rewarded image with no minimum: ``rewardedImageDefaultMinimum``. `click` once per tap; `ad_closed` on close or
 /// dismissal. App Store creatives carry their `overlay` or `product_view` presentation.
 ///
-/// The value type below is the same rules driven by explicit instants (no UI), a thin layer over the ledger kept for
-/// callers of its earlier API. Its mapping: ``present(_:at:)`` is the renderer's `renderBegan` (and, for a video,
+/// Apps present a GrowthCat ad with `LoadedAd.presentFullScreen`, the one full-screen driver, which applies
+/// ``contract(for:)`` through the core's ledger and sends every event through the ad's own reporter. The value type
+/// below is not a presentation path (it sends nothing): it is the same rules driven by explicit instants, kept
+/// package-internal for the rules' tests and the fuzzer. Its mapping: ``present(_:at:)`` is the renderer's `renderBegan` (and, for a video,
 /// `playbackStarted`) at that instant; ``advance(to:)`` moves the clock only; ``playbackProgressed(to:at:)`` is the
 /// played fraction; ``playbackEnded(at:)`` is a real end; ``playbackFailed(_:at:)`` a failure; ``click()`` a tap;
 /// ``close(at:)`` a close tap; ``dismiss(at:)`` the ad leaving the screen.
-public struct GrowthCatPresentation: Sendable {
+package struct GrowthCatPresentation: Sendable {
     /// One event to send, with its metadata.
-    public struct Event: Sendable, Hashable {
+    package struct Event: Sendable, Hashable {
         /// The event.
-        public var name: GrowthCatAdEventName
+        package var name: GrowthCatAdEventName
         /// Metadata (`progress_pct`).
-        public var metadata: [String: String]
+        package var metadata: [String: String]
     }
 
     /// What closing produced.
-    public enum CloseResult: Sendable, Hashable {
+    package enum CloseResult: Sendable, Hashable {
         /// The close button is not available yet.
         case notYet(availableAt: AdInstant?)
         /// Closed; validate the reward with these figures before granting anything.
         case closed(validateReward: (viewedSeconds: Double, completed: Bool)?)
 
         /// Compares the cases.
-        public static func == (lhs: CloseResult, rhs: CloseResult) -> Bool {
+        package static func == (lhs: CloseResult, rhs: CloseResult) -> Bool {
             switch (lhs, rhs) {
             case (.notYet(let a), .notYet(let b)): a == b
             case (.closed(let a), .closed(let b)): a?.viewedSeconds == b?.viewedSeconds && a?.completed == b?.completed
@@ -42,7 +44,7 @@ public struct GrowthCatPresentation: Sendable {
             }
         }
         /// Hashes the case.
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             switch self {
             case .notYet(let at):
                 hasher.combine(0)
@@ -56,28 +58,28 @@ public struct GrowthCatPresentation: Sendable {
     }
 
     /// The ad shown.
-    public let ad: GrowthCatAd
+    package let ad: GrowthCatAd
     /// When it was presented (and, through this type, rendered).
-    public let presentedAt: AdInstant
+    package let presentedAt: AdInstant
     /// The "Sponsored" label: always shown.
-    public let showsSponsoredLabel = true
+    package let showsSponsoredLabel = true
     /// `overlay` or `product_view` for App Store creatives.
-    public var storePresentation: String? { ad.creativeType == "app_store" ? (ad.storePresentation ?? "overlay") : nil }
+    package var storePresentation: String? { ad.creativeType == "app_store" ? (ad.storePresentation ?? "overlay") : nil }
     /// A rewarded image whose minimum view time and grant time are both null is closable (and its reward due) after
     /// this long: the spec's example minimum.
-    public static let rewardedImageDefaultMinimum: Duration = .seconds(15)
+    package static let rewardedImageDefaultMinimum: Duration = .seconds(15)
     /// The longest an image's close button waits on a metadata value: a longer `skippable_after_seconds` or minimum
     /// view time (a garbled or hostile value: 7 days is the longest readable) is read as this. It never shortens a
     /// video's wait, which ends at the video's real end or its failure: that is what the renderer's failure signal is
     /// for. (It was a 300 s cap on every ad, which let a 600 s video be closed early.)
-    public static let maximumCloseDelay: Duration = .seconds(3600)
+    package static let maximumCloseDelay: Duration = .seconds(3600)
     /// The core's record of this presentation.
-    public private(set) var ledger: FullScreenLedger
+    package private(set) var ledger: FullScreenLedger
     private var now: AdInstant
     private var pendingClaim: RewardClaim?
 
     /// The seed's rules for `ad`, for the core's ``FullScreenLedger``.
-    public static func contract(for ad: GrowthCatAd) -> FullScreenContract {
+    package static func contract(for ad: GrowthCatAd) -> FullScreenContract {
         let isVideo = ad.creativeType == "video"
         let creative: FullScreenContract.Creative =
             isVideo ? .video(duration: ad.durationSeconds.map(seconds).flatMap { $0 > .zero ? $0 : nil }) : .image
@@ -103,13 +105,13 @@ public struct GrowthCatPresentation: Sendable {
     }
 
     /// An ad handed to the renderer at `now`: nothing is earned until ``apply(_:at:)`` brings its signals.
-    public static func presented(_ ad: GrowthCatAd, at now: AdInstant) -> GrowthCatPresentation {
+    package static func presented(_ ad: GrowthCatAd, at now: AdInstant) -> GrowthCatPresentation {
         GrowthCatPresentation(ad: ad, presentedAt: now)
     }
 
     /// Presents the ad at `now`, which the renderer began to render at once (and, for a video, began to play): the
     /// first events (`impression`, and `video_start` for videos).
-    public static func present(_ ad: GrowthCatAd, at now: AdInstant) -> (GrowthCatPresentation, [Event]) {
+    package static func present(_ ad: GrowthCatAd, at now: AdInstant) -> (GrowthCatPresentation, [Event]) {
         var session = GrowthCatPresentation(ad: ad, presentedAt: now)
         var events = session.apply(.renderBegan, at: now)
         if session.isVideo { events += session.apply(.playbackStarted, at: now) }
@@ -130,22 +132,22 @@ public struct GrowthCatPresentation: Sendable {
 
     /// Applies a renderer signal at `now`: the events it earned (a reward that fell due waits for
     /// ``rewardValidation(at:)``; a close tap's answer is ``close(at:)``).
-    public mutating func apply(_ signal: RendererSignal, at now: AdInstant) -> [Event] {
+    package mutating func apply(_ signal: RendererSignal, at now: AdInstant) -> [Event] {
         take(ledger.apply(signal, at: step(now)))
     }
 
     /// When the close button is expected (``FullScreenLedger/closeExpectedAt(now:)`` as of the last call).
-    public var closeAvailableAt: AdInstant? { ledger.closeExpectedAt(now: now) }
+    package var closeAvailableAt: AdInstant? { ledger.closeExpectedAt(now: now) }
 
     /// Whether the close button is visible at `now`.
-    public func isCloseVisible(at now: AdInstant) -> Bool { ledger.isCloseAvailable(at: now) }
+    package func isCloseVisible(at now: AdInstant) -> Bool { ledger.isCloseAvailable(at: now) }
 
     /// Time moved to `now`: nothing is timed from the clock for a video any more (its events come from playback);
     /// returns what the ledger made due.
-    public mutating func advance(to now: AdInstant) -> [Event] { take(ledger.advance(to: step(now))) }
+    package mutating func advance(to now: AdInstant) -> [Event] { take(ledger.advance(to: step(now))) }
 
     /// The renderer's playback position, as a fraction 0…1 of the video: the quartile events it crossed (1: the end).
-    public mutating func playbackProgressed(to fraction: Double, at now: AdInstant) -> [Event] {
+    package mutating func playbackProgressed(to fraction: Double, at now: AdInstant) -> [Event] {
         guard fraction.isFinite, fraction >= 0 else { return [] }
         let length = ledger.videoLength ?? .seconds(1000)
         let position = OutsideValue.duration(seconds: min(fraction, 1) * length.seconds) ?? .zero
@@ -156,10 +158,10 @@ public struct GrowthCatPresentation: Sendable {
 
     /// The renderer says playback reached its real end at `now`: the quartiles not crossed yet and `video_complete`;
     /// the close button may appear (a rewarded video's reward condition is met).
-    public mutating func playbackEnded(at now: AdInstant) -> [Event] { apply(.playbackEnded, at: now) }
+    package mutating func playbackEnded(at now: AdInstant) -> [Event] { apply(.playbackEnded, at: now) }
 
     /// The renderer says the video cannot play on: no more events, the close button available, no completed view.
-    public mutating func playbackFailed(_ reason: String, at now: AdInstant) -> [Event] {
+    package mutating func playbackFailed(_ reason: String, at now: AdInstant) -> [Event] {
         apply(.playbackFailed(reason: reason), at: now)
     }
 
@@ -167,7 +169,7 @@ public struct GrowthCatPresentation: Sendable {
     /// with the actual elapsed seconds." Returns the figures to validate with, once, the first time it is asked at or
     /// after the reward condition is met; nil before, after, once closed or dismissed, and for ads that are not
     /// rewarded.
-    public mutating func rewardValidation(at now: AdInstant) -> (viewedSeconds: Double, completed: Bool)? {
+    package mutating func rewardValidation(at now: AdInstant) -> (viewedSeconds: Double, completed: Bool)? {
         if !ledger.isClosed {
             // Events due by then stay for the next call that returns events.
             pendingEvents += take(ledger.advance(to: step(now)))
@@ -179,27 +181,27 @@ public struct GrowthCatPresentation: Sendable {
     private var pendingEvents: [Event] = []
 
     /// Whether the ad was closed (or dismissed).
-    public var isClosed: Bool { ledger.isClosed }
+    package var isClosed: Bool { ledger.isClosed }
 
     /// The next instant after `now` at which the clock alone changes something; nil when nothing is timed.
-    public func nextChange(after now: AdInstant) -> AdInstant? { ledger.nextChange(after: now) }
+    package func nextChange(after now: AdInstant) -> AdInstant? { ledger.nextChange(after: now) }
 
     /// The ad left the screen at `now` without the close button (the app or the system removed it): `ad_closed`.
     /// No reward is handed out for it.
-    public mutating func dismiss(at now: AdInstant) -> [Event] {
+    package mutating func dismiss(at now: AdInstant) -> [Event] {
         let events = take(ledger.dismiss(at: step(now)))
         pendingClaim = nil
         return events
     }
 
     /// The user tapped the call to action: a `click` per tap, once the impression was counted.
-    public func click() -> [Event] {
+    package func click() -> [Event] {
         ledger.isClosed || ledger.failure != nil || !ledger.emitted.contains(.impression)
             ? [] : [Event(name: .click, metadata: [:])]
     }
 
     /// The user asks to close at `now`.
-    public mutating func close(at now: AdInstant) -> (CloseResult, [Event]) {
+    package mutating func close(at now: AdInstant) -> (CloseResult, [Event]) {
         guard !ledger.isClosed else { return (.closed(validateReward: nil), []) }
         let outputs = ledger.apply(.closeTapped, at: step(now))
         var refusedUntil: AdInstant??

@@ -30,6 +30,41 @@ public struct BidderSubject: Sendable {
         self.floor = floor
         self.noticeWait = noticeWait
     }
+
+    /// The ad's auction was settled by the mediator that loaded it (``through(_:)``): the kit's own settlements are
+    /// refused.
+    var settlesOnLoad = false
+
+    /// The same subject with every bid going by `path`: the bid request becomes a mediated placement (id
+    /// `conformance`, the bid request's format) whose only bidder is the network at the bid request's placement, in a
+    /// first-price auction (10 s bidder timeout and deadline, so the kit, not the mediator, judges time), on the
+    /// subject's clock. Throws the mediator's configuration error.
+    public func through(_ path: ConformancePath) throws -> BidderSubject {
+        guard path != .bare else { return self }
+        let timeout = bidRequest.timeout ?? .seconds(10)
+        let bidder = BidderLine(network: network.id, placement: bidRequest.placement, timeout: timeout)
+        let placement = PlacementConfiguration(
+            format: bidRequest.format, lines: [], deadline: .seconds(10), bidders: [bidder], auction: .firstPrice)
+        var mediator = try Mediator(
+            id: "conformance-mediator", networks: [network],
+            configuration: MediationConfiguration(placements: ["conformance": placement]), clock: clock)
+        if path == .nested {
+            let outer = PlacementConfiguration(
+                format: bidRequest.format,
+                lines: [WaterfallLine(network: mediator.id, placement: "conformance", timeout: .seconds(10))],
+                deadline: .seconds(10))
+            mediator = try Mediator(
+                id: "conformance-outer", networks: [mediator],
+                configuration: MediationConfiguration(placements: ["conformance": outer]), clock: clock)
+        }
+        var request = bidRequest
+        request.placement = "conformance"
+        request.auction = nil
+        var subject = BidderSubject(
+            network: mediator, wire: wire, bidRequest: request, clock: clock, floor: floor, noticeWait: noticeWait)
+        subject.settlesOnLoad = true
+        return subject
+    }
 }
 
 /// The bidder scenarios of the conformance kit (`specs/openrtb-bidder.md`): a bid is priced and expires, an expired
@@ -45,9 +80,35 @@ public enum BidderConformance {
         ("tmaxIsRespected", tmaxIsRespected),
     ]
 
-    /// Runs every scenario.
+    /// The scenarios about a bid once loaded (its price and expiry, its notices), which hold however it reached the
+    /// app: ``runAll(_:)`` runs them on the bidder's own ad, through a `Mediator` and through a `Mediator` nested in
+    /// another (``BidderSubject/through(_:)``). The floor and `tmax` are the bidder's own wire.
+    public static let pathScenarios: [(name: String, run: @Sendable (BidderSubject) async throws -> Void)] = [
+        ("bidsArePricedAndExpire", bidsArePricedAndExpire),
+        ("expiredBidIsNeverShown", expiredBidIsNeverShown),
+        ("noticesAreSentOnce", noticesAreSentOnce),
+    ]
+
+    /// How many results ``runAll(_:)`` gives: every scenario on the bidder, and the path scenarios again through a
+    /// mediator and through a nested one.
+    public static var resultCount: Int { scenarios.count + 2 * pathScenarios.count }
+
+    /// Runs every scenario on the bidder, then the path scenarios through a `Mediator` and through a nested one
+    /// (named `"… (mediated)"` and `"… (nested)"`).
     public static func runAll(_ subject: BidderSubject) async -> [ConformanceResult] {
-        await AdNetworkConformance.run(scenarios, on: subject)
+        var results = await AdNetworkConformance.run(scenarios, on: subject)
+        for path in [ConformancePath.mediated, .nested] {
+            let named = pathScenarios.map { (name: "\($0.name) (\(path.rawValue))", run: $0.run) }
+            do {
+                results += await AdNetworkConformance.run(named, on: try subject.through(path))
+            } catch {
+                let failure = { (name: String) in
+                    ConformanceFailure(scenario: name, expectation: "a mediator over the bidder", observed: "\(error)")
+                }
+                results += named.map { ConformanceResult(scenario: $0.name, status: .failed(failure($0.name))) }
+            }
+        }
+        return results
     }
 
     /// A bid carries a finite price of at least 0 and an expiry after its load.
@@ -96,9 +157,14 @@ public enum BidderConformance {
         let name = "noticesAreSentOnce"
         let ad = try await bid(subject, name)
         defer { ad.invalidate() }
-        let before = subject.wire.requestCount
         let price = ad.ecpm ?? 0
-        let firstSettle = ad.settleAuction(.won(clearingPrice: price))
+        // Through a mediator the auction was settled at load (a win at the clearing price): the kit's first
+        // settlement is then a repeat, refused like the second.
+        let before = subject.settlesOnLoad ? await quiet(subject) : subject.wire.requestCount
+        let firstSettle =
+            subject.settlesOnLoad
+            ? ad.auctionResult != nil && !ad.settleAuction(.won(clearingPrice: price))
+            : ad.settleAuction(.won(clearingPrice: price))
         let firstShow = try await ad.report(.impression)
         let settled = await quiet(subject)
         let secondSettle =

@@ -43,9 +43,13 @@ struct SandboxBidderTests {
                 bidRequest: AdRequest(
                     placement: "main_banner", format: .banner(.standard), timeout: .milliseconds(800)),
                 clock: clock, floor: 2)
-            for result in await BidderConformance.runAll(bidder) where result.status != .passed {
+            let bidderResults = await BidderConformance.runAll(bidder)
+            for result in bidderResults where result.status != .passed {
                 Issue.record("\(result.scenario): \(result.status)")
             }
+            // Bare, through a Mediator and through a nested one.
+            #expect(bidderResults.count == BidderConformance.resultCount)
+            #expect(bidderResults.contains { $0.scenario == "noticesAreSentOnce (nested)" })
             await network.shutdown()
             await kitNetwork.shutdown()
             await curl.shutdown()
