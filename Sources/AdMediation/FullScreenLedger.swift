@@ -250,7 +250,7 @@ public struct FullScreenLedger: Sendable {
             }
         case .closeTapped:
             if isCloseAvailable(at: now) {
-                out += claimIfDue(at: now) + finalEvents() + [.closed]
+                out += claimAtClose(at: now) + finalEvents() + [.closed]
             } else {
                 out.append(.closeRefused(availableAt: closeExpectedAt(now: now)))
             }
@@ -317,6 +317,10 @@ public struct FullScreenLedger: Sendable {
             }
         } else if case .afterShown(let wait) = contract.close, contract.reward == nil {
             due.append(renderedAt + wait)
+        } else if let reward = contract.reward, !rewardClaimed, rewardConditionMet(at: now) {
+            // A video whose reward condition holds (it ended early) is claimed when the time on the ad reaches the
+            // minimum.
+            due.append(renderedAt + (reward.minimumView ?? .zero))
         }
         return due.filter { $0 > now }.min()
     }
@@ -352,8 +356,31 @@ public struct FullScreenLedger: Sendable {
         return played >= minimum
     }
 
+    /// The reward falls due once its condition holds (the close rule: the minimum on screen for an image, played or
+    /// the video's end for a video) *and* the user has been on the ad for the minimum (end card included): a video
+    /// shorter than the minimum is claimed when the time on the ad reaches it, never at its end with a
+    /// `viewed` below the minimum while the user is still there (GrowthCat seed: "Once the user has watched for
+    /// minimum_view_seconds … the SDK calls POST /v1/ads/reward/validate with the actual elapsed seconds").
+    private func claimDue(at now: AdInstant) -> Bool {
+        guard let reward = contract.reward, rewardConditionMet(at: now), let renderedAt else { return false }
+        return now - renderedAt >= (reward.minimumView ?? .zero)
+    }
+
     private mutating func claimIfDue(at now: AdInstant) -> [Output] {
-        guard !rewardClaimed, !isClosed, rewardConditionMet(at: now), let renderedAt else { return [] }
+        guard !rewardClaimed, !isClosed, claimDue(at: now) else { return [] }
+        return claim(at: now)
+    }
+
+    /// At a close tap the reward condition holds (the close is shown only then): what was not claimed yet is claimed
+    /// now with the actual elapsed seconds, even below the minimum (a video shorter than it, closed at its end);
+    /// the server decides.
+    private mutating func claimAtClose(at now: AdInstant) -> [Output] {
+        guard !rewardClaimed, !isClosed, rewardConditionMet(at: now) else { return [] }
+        return claim(at: now)
+    }
+
+    private mutating func claim(at now: AdInstant) -> [Output] {
+        guard let renderedAt else { return [] }
         rewardClaimed = true
         let completed = !contract.isVideo || endedAt != nil
         return [.rewardDue(RewardClaim(viewed: now - renderedAt, completed: completed))]

@@ -77,9 +77,19 @@ private struct ReferenceModel {
         return true
     }
 
-    /// The claim due now, once: "with the actual elapsed seconds"; `completed` "true if video played to end".
+    /// The claim due now, once: "Once the user has watched for minimum_view_seconds … with the actual elapsed
+    /// seconds"; `completed` "true if video played to end". Issue 43: a video shorter than the minimum is claimed when
+    /// the time on the ad reaches the minimum, never below it while the user is still there.
     mutating func claim() -> RewardClaim? {
-        guard !claimed, !closed, rewardMet(), let renderedAt else { return nil }
+        guard !claimed, !closed, rewardMet(), let renderedAt, now - renderedAt >= (minimumMs ?? 0) else { return nil }
+        claimed = true
+        return RewardClaim(viewed: .milliseconds(now - renderedAt), completed: !isVideo || ended)
+    }
+
+    /// A close tap on a shown close button claims what was not claimed yet: "at close, the actual elapsed seconds"
+    /// (issue 43), whatever the minimum.
+    mutating func claimAtClose() -> RewardClaim? {
+        guard !claimed, !closed, closeAvailable(), rewardMet(), let renderedAt else { return nil }
         claimed = true
         return RewardClaim(viewed: .milliseconds(now - renderedAt), completed: !isVideo || ended)
     }
@@ -262,7 +272,7 @@ private func runSequence(seed: UInt64, counts: inout Counts) -> Bool {
             outputs = ledger.advance(to: origin + .milliseconds(model.now))
         case .signal(let signal):
             let now = origin + .milliseconds(model.now)
-            let before = model.claim()
+            let before = model.claim() ?? (signal == .closeTapped ? model.claimAtClose() : nil)
             (expected, closedNow) = model.apply(signal)
             outputs = ledger.apply(signal, at: now)
             if let before { claims.append(before) }

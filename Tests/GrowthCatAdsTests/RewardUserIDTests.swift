@@ -62,6 +62,48 @@ struct RewardUserIDTests {
 }
 
 extension RewardUserIDTests {
+    /// Issue 43 item 2, through the API an app uses: a 20 s video in a placement whose minimum is 40 s. The seed:
+    /// "Once the user has watched for minimum_view_seconds … the SDK calls POST /v1/ads/reward/validate with the
+    /// actual elapsed seconds." The user stays on the end card: one validation, at 40 s, granted — bare, through a
+    /// Mediator and through a nested one.
+    @Test(arguments: [AdPathCase.bare, .mediated, .nested])
+    func aVideoShorterThanTheMinimumIsValidatedOnceTheUserWasOnTheAdForTheMinimum(path: AdPathCase) async throws {
+        let server = try ScriptedGrowthCat()
+        server.script(
+            "/ads/catalog",
+            [
+                .init(
+                    status: 200,
+                    body: #"{"cache_ttl_seconds":300,"ads":[{"placement":{"key":"p","format":"interstitial","#
+                        + #""reward_enabled":true,"reward_name":"Coins","reward_amount":5,"minimum_view_seconds":40},"#
+                        + #""campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"video","duration_seconds":20,"#
+                        + #""public_asset_url":"https://x/a.mp4"},"tracking":{"allocation_id":"a1","token":"t1"}}]}"#)
+            ])
+        let clock = ManualAdClock()
+        let (client, curl) = try scriptedClient(server, clock: clock)
+        defer { server.server.stop() }
+        let network = GrowthCatNetwork(client: client, clock: clock)
+        let ad = try #require(try await path.load(network, userID: "u1", privacy: PrivacySignals(), clock: clock))
+        let result = try await ad.presentFullScreen(
+            on: ScriptPresenter { controls in
+                await controls.renderBegan()
+                await controls.playbackStarted()
+                await clock.advance(by: .seconds(20))
+                await controls.playbackEnded()  // the end card; the close shows
+                await clock.advance(by: .seconds(10))
+                _ = await controls.refresh()
+                await clock.advance(by: .seconds(10))  // 40 s on the ad
+                _ = await controls.refresh()
+                _ = await controls.closeTapped()
+            }, clock: clock)
+        #expect(result.reward == AdReward(name: "Coins", amount: 5), "\(path): \(result.log)")
+        let validations = server.received("/reward/validate")
+        #expect(validations.count == 1, "\(path)")
+        let body = validations.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.body)) }
+        #expect((body as? [String: Any])?["viewed_seconds"] as? Int == 40, "\(path)")
+        await curl.shutdown()
+    }
+
     /// Issue 43: `viewed_seconds` went on the wire as `2.000043136`; the seed's API is `viewedSeconds: Int`. A
     /// presentation's elapsed time is claimed in whole seconds, rounded down (2.999 s is 2), never negative.
     @Test func theViewedSecondsAreWholeSecondsRoundedDown() {

@@ -55,6 +55,29 @@ struct RewardedRulesTests {
         }
     }
 
+    /// Issue 43 item 2: a 20 s video in a placement with a 40 s minimum was claimed at its end with 20 s and refused,
+    /// and nothing asked again while the user stayed. Seed: "Once the user has watched for minimum_view_seconds … the
+    /// SDK calls POST /v1/ads/reward/validate with the actual elapsed seconds"; the close still shows at the video's
+    /// end ("or the video finishes").
+    @Test func aVideoShorterThanTheMinimumIsClaimedWhenTheTimeOnTheAdReachesTheMinimum() {
+        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 20, reward: 40), at: t0)
+        _ = s.playbackEnded(at: at(20))
+        #expect(s.isCloseVisible(at: at(20)), "the close shows when the video finishes")
+        #expect(s.rewardValidation(at: at(20)) == nil, "20 s on the ad: below the minimum, not claimed yet")
+        #expect(s.nextChange(after: at(20)) == at(40), "the clock claims it at the minimum")
+        #expect(s.rewardValidation(at: at(39)) == nil)
+        let due = s.rewardValidation(at: at(40))
+        #expect(due?.viewedSeconds == 40 && due?.completed == true)
+    }
+
+    /// Issue 43 item 2: "at close, the actual elapsed seconds" — a user who closes a short video before the minimum
+    /// is claimed for what they watched (the server decides).
+    @Test func closingAVideoShorterThanTheMinimumClaimsTheActualElapsedSeconds() {
+        var (s, _) = GrowthCatPresentation.present(gcAd(type: "video", duration: 20, reward: 40), at: t0)
+        _ = s.playbackEnded(at: at(20))
+        #expect(s.close(at: at(25)).0 == .closed(validateReward: (viewedSeconds: 25, completed: true)))
+    }
+
     /// Issue 29 item 4. Seed: "If skippable_after_seconds is null, cannot close until video finishes" — a 600 s video
     /// is not closable at 301 s of playback (the old 300 s cap let it be).
     @Test func aVideoWithoutASkipTimeCannotBeClosedUntilItFinishesEvenAfterFiveMinutes() {
