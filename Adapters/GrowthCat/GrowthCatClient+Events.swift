@@ -130,12 +130,16 @@ extension GrowthCatClient {
         case storage
         /// The client was shut down.
         case shutDown
+        /// A delivery failed before (5xx, 429, storage) and its back-off runs until this instant: the flush joins the
+        /// delivery schedule and posts nothing earlier (seed: "5xx — retry with exponential backoff").
+        case backingOff(until: AdInstant)
     }
 
     /// Sends queued events in batches of at most 100, oldest first, once: it never sleeps. A batch is deleted only
     /// after a 2xx (and never sent again in this process, even when that delete fails); a 400/403 batch is dropped;
     /// while a 429's `Retry-After` runs, nothing is posted. A 5xx, a 429, a timeout or a storage failure ends the
-    /// flush and hands the queue to the background delivery loop, which retries with bounded exponential back-off.
+    /// flush and hands the queue to the background delivery loop, which retries with bounded exponential back-off;
+    /// while that back-off runs a flush posts nothing (``StopReason/backingOff(until:)``): it never re-posts early.
     @discardableResult
     public func flushAdEvents() async -> FlushReport {
         if let flushing { return await flushing.value }
@@ -156,6 +160,8 @@ extension GrowthCatClient {
             deliveryNotBefore = nil
         case .offline?, .shutDown?:
             break
+        case .backingOff?:
+            requestDelivery()  // the loop posts once the back-off ends
         case .rateLimited(let until)?:
             deliveryFailures += 1
             deliveryNotBefore = max(until, clock.now + backoff(afterFailures: deliveryFailures))
@@ -179,6 +185,10 @@ extension GrowthCatClient {
         flushing: while true {
             if let until = rateLimitedUntil[Self.eventsPath], clock.now < until {
                 report.stoppedBy = .rateLimited(until: until)
+                break
+            }
+            if let notBefore = deliveryNotBefore, clock.now < notBefore {
+                report.stoppedBy = .backingOff(until: notBefore)
                 break
             }
             let batch: EventQueueStore.Batch

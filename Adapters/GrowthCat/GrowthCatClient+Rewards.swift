@@ -27,7 +27,9 @@ extension GrowthCatClient {
     /// Validates a reward with the server. Grant it only when the answer says `rewardValidated`.
     ///
     /// A 5xx answer or a timeout is retried with exponential back-off (the seed's status table: at most
-    /// `maxServerRetries` retries), with the same `sdk_event_id`, within `timeout` (default
+    /// `maxServerRetries` retries), with the same `sdk_event_id` — the server answers a repeated id with its first
+    /// answer (the project's GrowthCat contract; the demand sandbox implements it), so a retry after a lost or late
+    /// answer never turns a granted reward into a refusal — within `timeout` (default
     /// `Configuration.rewardValidationTimeout`: the user waits on the close screen); each attempt is in the
     /// answer's ``AdRewardValidationResponse/attempts``. The network unavailable throws at once (the seed: "does not
     /// grant the reward and does not retry silently"), and nothing is stored for later. `appUserID` is required.

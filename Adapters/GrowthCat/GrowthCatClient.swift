@@ -19,8 +19,12 @@ public actor GrowthCatClient {
     /// The bootstrap, once fetched.
     public private(set) var sdkBootstrap: GrowthCatSDKBootstrap?
     var catalogCache: [String: (ads: [GrowthCatAd], expiresAt: AdInstant)] = [:]
-    /// Per endpoint path: no request before this instant (a 429's Retry-After).
+    /// Per endpoint path: no request before this instant (a 429's Retry-After, or the default back-off).
     var rateLimitedUntil: [String: AdInstant] = [:]
+    /// Per endpoint path: 429s in a row, for the back-off of a 429 without `Retry-After`.
+    var rateLimitStreak: [String: Int] = [:]
+    /// The back-off after a load's first 429 without `Retry-After` (doubling per 429 in a row).
+    static let rateLimitBackoff: Duration = .seconds(1)
     var batchTimer: Task<Void, Never>?
     var probeTimer: Task<Void, Never>?
     var flushing: Task<FlushReport, Never>?
@@ -287,12 +291,12 @@ public actor GrowthCatClient {
         }
         if let appUserID { query.append(("app_user_id", appUserID)) }
         if let sessionID { query.append(("session_id", sessionID)) }
-        // 429 with Retry-After: no request to this endpoint before it passes.
+        // After a 429: no request to this endpoint before its back-off passes.
         if let until = rateLimitedUntil[path], clock.now < until {
             let left = until - clock.now
             throw AdError(
                 .rateLimited(retryAfter: left),
-                "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (Retry-After)")
+                "GET \(path) is rate limited for another \(Int(left.milliseconds.rounded(.up))) ms (429 back-off)")
         }
         let response: HTTPResponse
         do {
@@ -302,8 +306,16 @@ public actor GrowthCatClient {
         } catch  where error.code == .network {
             return nil  // the cache (checked above) has expired and the network is unavailable
         }
-        if response.status == 429, let after = response.retryAfter, after > .zero {
+        if response.status == 429 {
+            // Seed: "429 — back off": for `Retry-After`, or without one (or an unreadable one) for
+            // `rateLimitBackoff` doubling with each 429 in a row, at most `maxRetryDelay`.
+            rateLimitStreak[path, default: 0] += 1
+            let streak = min(rateLimitStreak[path, default: 1], 20)
+            let fallback = min(Self.rateLimitBackoff * (1 << (streak - 1)), configuration.maxRetryDelay)
+            let after = response.retryAfter.flatMap { $0 > .zero ? $0 : nil } ?? fallback
             rateLimitedUntil[path] = clock.now + after
+        } else {
+            rateLimitStreak[path] = nil
         }
         if response.status == 404 { return nil }
         guard response.isSuccess else { throw Self.statusError(response, "GET \(path)") }

@@ -186,6 +186,10 @@ final class SandboxState: Sendable {
         /// Pre-rendered GrowthCat ads by placement, placement flag and base URL.
         var growthcatTemplates: [TemplateKey: JSONTemplate] = [:]
         var seenEventIDs: Set<String> = []
+        /// The answer given to each reward validation's `sdk_event_id` (the reward granted, or nil), so a retry gets
+        /// the first answer again; the oldest forgotten beyond ``rewardAnswerLimit``.
+        var rewardAnswers: [String: (name: String, amount: Int)?] = [:]
+        var rewardAnswerOrder: [String] = []
         /// Ad requests drawn per network (all its placements), for drift phases.
         var drawCounts: [String: Int] = [:]
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).

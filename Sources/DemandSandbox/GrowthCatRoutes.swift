@@ -255,6 +255,9 @@ extension SandboxState {
         return Self.json(202, object: ["accepted": accepted, "duplicates": duplicates])
     }
 
+    /// How many reward validations' answers are kept for their retries.
+    static let rewardAnswerLimit = 10_000
+
     private func growthcatReward(_ body: Data) -> Response {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
             return Self.error(400, "malformed_json", "the body is not a JSON object")
@@ -264,14 +267,28 @@ extension SandboxState {
         }
         let user = (object["app_user_id"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         let viewed = (object["viewed_seconds"] as? NSNumber)?.doubleValue ?? 0
-        let reward: (String, Int)? = mutable.withLock { m in
-            guard var issued = m.growthcatTokens[allocation], issued.token == token, !issued.redeemed,
+        // Idempotent by `sdk_event_id`: a retry (the first answer lost, or late) gets the first answer again, so a
+        // reward granted once is never refused to its own retry; a new id for a redeemed token is refused.
+        let eventID = (object["sdk_event_id"] as? String).flatMap { $0.isEmpty || $0.utf8.count > 128 ? nil : $0 }
+        let reward: (name: String, amount: Int)? = mutable.withLock { m in
+            if let eventID, let first = m.rewardAnswers[eventID] { return first }
+            var granted: (name: String, amount: Int)?
+            if var issued = m.growthcatTokens[allocation], issued.token == token, !issued.redeemed,
                 user != nil, viewed >= issued.minimumViewSeconds, let name = issued.rewardName,
                 let amount = issued.rewardAmount
-            else { return nil }
-            issued.redeemed = true
-            m.growthcatTokens[allocation] = issued
-            return (name, amount)
+            {
+                issued.redeemed = true
+                m.growthcatTokens[allocation] = issued
+                granted = (name, amount)
+            }
+            if let eventID {
+                m.rewardAnswers[eventID] = .some(granted)
+                m.rewardAnswerOrder.append(eventID)
+                if m.rewardAnswerOrder.count > Self.rewardAnswerLimit {
+                    m.rewardAnswers[m.rewardAnswerOrder.removeFirst()] = nil
+                }
+            }
+            return granted
         }
         record {
             $0.rewardValidations.append(

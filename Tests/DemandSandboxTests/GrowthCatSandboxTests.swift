@@ -197,6 +197,31 @@ struct GrowthCatSandboxTests {
         }
     }
 
+    /// Issue 43 item 4: the client retries a 5xx or a lost answer with the same `sdk_event_id` ("Stable
+    /// sdk_event_id values prevent double-counting on retry"); the sandbox redeemed per token and answered the retry
+    /// `reward_validated: false` after granting the first — the server granted, the user got nothing. A repeated id
+    /// gets the first answer again; a new id for the redeemed token is still refused.
+    @Test func aRetriedValidationGetsTheFirstAnswerAgain() async throws {
+        try await withSandbox { sandbox, client in
+            let (allocation, token) = try await rewardedAd(sandbox, client)
+            func validate(_ eventID: String) async throws -> [String: Any] {
+                let body =
+                    (#"{"allocation_id":"\#(allocation)","token":"\#(token)","app_user_id":"u1","#
+                        + #""viewed_seconds":16,"completed":true,"sdk_event_id":"\#(eventID)"}"#)
+                return try json(
+                    try await client.send(
+                        post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", body, headers: gcAuth)))
+            }
+            let first = try await validate("e1")
+            let retry = try await validate("e1")
+            #expect(first["reward_validated"] as? Bool == true)
+            #expect(retry["reward_validated"] as? Bool == true, "the retry of a granted validation")
+            #expect((retry["reward"] as? [String: Any])?["amount"] as? Int == 50)
+            let other = try await validate("e2")
+            #expect(other["reward_validated"] as? Bool == false, "another view cannot redeem the token again")
+        }
+    }
+
     @Test func rewardIsRefusedUnderTheMinimumViewTimeOrWithoutUser() async throws {
         try await withSandbox { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)
