@@ -52,6 +52,11 @@ lint:
 report-check: deps
 	SWIFT=$(SWIFT) ./scripts/report-check.sh
 
+# The plain suite N times (default 3) with two CPU-bound processes beside it; names every failing test. Not in CI.
+.PHONY: suite-under-load
+suite-under-load: deps
+	SWIFT=$(SWIFT) ./scripts/suite-under-load.sh $(or $(N),3)
+
 # ThreadSanitizer over the concurrency suites, one at a time (the sanitizer slows code ~5-10x, and some tests bound
 # wall time), in a scratch folder of its own. Linux caveat: Swift's Mutex locks with futexes ThreadSanitizer does not
 # see, so accesses under a Mutex are reported; scripts/tsan-suppressions.txt lists those (see docs/RELIABILITY.md).

@@ -41,7 +41,7 @@ struct RedirectPolicyTests {
         try await withServer(kind, .init(), { _ in .respond(.init(status: 302, headers: [("Location", location)])) }) {
             server, client in
             let error = await transportError {
-                try await client.send(HTTPRequest(url: server.baseURL + "/notice", timeout: .seconds(5)))
+                try await client.send(HTTPRequest(url: server.baseURL + "/notice", timeout: .seconds(60)))
             }
             #expect(error?.code == .insecureURL)
             #expect(admin.requests.isEmpty)
@@ -52,7 +52,7 @@ struct RedirectPolicyTests {
     func aRequestToANameStartingWith127IsNotTreatedAsLoopback(kind: TransportKind) async throws {
         let client = kind.make()
         let error = await transportError {
-            try await client.send(HTTPRequest(url: "http://127.attacker.invalid/admin", timeout: .seconds(5)))
+            try await client.send(HTTPRequest(url: "http://127.attacker.invalid/admin", timeout: .seconds(60)))
         }
         // Plain http to a name that is not loopback: refused before any DNS lookup (hostNotFound would mean it was
         // looked up).
@@ -67,7 +67,7 @@ struct RedirectPolicyTests {
         ])
     func aRequestURLWithAnOddOrReservedAddressIsRefused(kind: TransportKind, url: String) async throws {
         let client = kind.make()
-        let error = await transportError { try await client.send(HTTPRequest(url: url, timeout: .seconds(5))) }
+        let error = await transportError { try await client.send(HTTPRequest(url: url, timeout: .seconds(60))) }
         #expect(error?.code == .insecureURL)
         await client.shutdown()
     }
@@ -85,7 +85,7 @@ struct RedirectPolicyTests {
                 HTTPRequest(
                     method: .post, url: server.baseURL + "/banner/v1/load",
                     headers: ["X-CB-App-Id": "app-1", "X-CB-Signature": "f00d", "Authorization": "Bearer k"],
-                    body: Data(#"{"secret":"body"}"#.utf8), timeout: .seconds(5)))
+                    body: Data(#"{"secret":"body"}"#.utf8), timeout: .seconds(60)))
             #expect(response.status == 307)
             #expect(other.requests.isEmpty)
         }
@@ -106,7 +106,7 @@ struct RedirectPolicyTests {
                     headers: [
                         "X-CB-App-Id": "app-1", "X-CB-Signature": "f00d", "Authorization": "Bearer k",
                         "X-API-Key": "k", "Accept": "image/png",
-                    ], timeout: .seconds(5)))
+                    ], timeout: .seconds(60)))
             #expect(response.status == 200)
             let request = try #require(other.requests.first)
             for name in ["X-CB-App-Id", "X-CB-Signature", "Authorization", "X-API-Key"] {
@@ -130,7 +130,7 @@ struct RedirectPolicyTests {
             let response = try await client.send(
                 HTTPRequest(
                     method: .post, url: server.baseURL + "/start", headers: ["X-CB-Signature": "f00d"],
-                    body: Data("payload".utf8), timeout: .seconds(5)))
+                    body: Data("payload".utf8), timeout: .seconds(60)))
             #expect(response.status == 200)
             let last = try #require(seen.withLock { $0.last })
             #expect(last.path == "/end" && last.method == "POST")
@@ -151,7 +151,7 @@ struct RedirectPolicyTests {
             }
         ) { server, client in
             _ = try await client.send(
-                HTTPRequest(method: .post, url: server.baseURL + "/form", body: Data("a=1".utf8), timeout: .seconds(5)))
+                HTTPRequest(method: .post, url: server.baseURL + "/form", body: Data("a=1".utf8), timeout: .seconds(60)))
             let last = try #require(seen.withLock { $0.last })
             #expect(last.method == "GET" && last.body.isEmpty)
         }
@@ -165,7 +165,7 @@ struct RedirectPolicyTests {
                 .respond(.init(status: 302, headers: [("Location", "/elsewhere")]))
             }
         ) { server, client in
-            let response = try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(5)))
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(60)))
             #expect(response.status == 302)
             #expect(response.headers["Location"] == "/elsewhere")
         }
@@ -178,7 +178,7 @@ struct RedirectPolicyTests {
         ) {
             server, client in
             let error = await transportError {
-                try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(5)))
+                try await client.send(HTTPRequest(url: server.baseURL + "/", timeout: .seconds(60)))
             }
             #expect(error?.code == .insecureURL)
         }
