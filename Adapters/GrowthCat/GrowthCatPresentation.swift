@@ -15,10 +15,11 @@ import AdMediation
 /// Apps present a GrowthCat ad with `LoadedAd.presentFullScreen`, the one full-screen driver, which applies
 /// ``contract(for:)`` through the core's ledger and sends every event through the ad's own reporter. The value type
 /// below is not a presentation path (it sends nothing): it is the same rules driven by explicit instants, kept
-/// package-internal for the rules' tests and the fuzzer. Its mapping: ``present(_:at:)`` is the renderer's `renderBegan` (and, for a video,
-/// `playbackStarted`) at that instant; ``advance(to:)`` moves the clock only; ``playbackProgressed(to:at:)`` is the
-/// played fraction; ``playbackEnded(at:)`` is a real end; ``playbackFailed(_:at:)`` a failure; ``click()`` a tap;
-/// ``close(at:)`` a close tap; ``dismiss(at:)`` the ad leaving the screen.
+/// package-internal for the rules' tests and the fuzzer. Its mapping: ``present(_:at:)`` is the renderer's
+/// `renderBegan` (and, for a video, `playbackStarted`) at that instant; ``advance(to:)`` moves the clock only;
+/// ``playbackProgressed(to:at:)`` is the played fraction; ``playbackEnded(at:)`` is a real end;
+/// ``playbackFailed(_:at:)`` a failure; ``click()`` a tap; ``close(at:)`` a close tap; ``dismiss(at:)`` the ad leaving
+/// the screen.
 package struct GrowthCatPresentation: Sendable {
     /// One event to send, with its metadata.
     package struct Event: Sendable, Hashable {
@@ -64,7 +65,9 @@ package struct GrowthCatPresentation: Sendable {
     /// The "Sponsored" label: always shown.
     package let showsSponsoredLabel = true
     /// `overlay` or `product_view` for App Store creatives.
-    package var storePresentation: String? { ad.creativeType == "app_store" ? (ad.storePresentation ?? "overlay") : nil }
+    package var storePresentation: String? {
+        ad.creativeType == "app_store" ? (ad.storePresentation ?? "overlay") : nil
+    }
     /// A rewarded image whose minimum view time and grant time are both null is closable (and its reward due) after
     /// this long: the spec's example minimum.
     package static let rewardedImageDefaultMinimum: Duration = .seconds(15)

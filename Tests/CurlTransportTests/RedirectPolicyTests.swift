@@ -151,7 +151,8 @@ struct RedirectPolicyTests {
             }
         ) { server, client in
             _ = try await client.send(
-                HTTPRequest(method: .post, url: server.baseURL + "/form", body: Data("a=1".utf8), timeout: .seconds(60)))
+                HTTPRequest(method: .post, url: server.baseURL + "/form", body: Data("a=1".utf8), timeout: .seconds(60))
+            )
             let last = try #require(seen.withLock { $0.last })
             #expect(last.method == "GET" && last.body.isEmpty)
         }
