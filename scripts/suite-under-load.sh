@@ -23,6 +23,9 @@ while [ "$run" -le "$N" ]; do
         failed=$((failed + 1))
         echo "run $run of $N: FAILED"
         grep -E '^✘ Test ' "$log" | sed -E 's/ (failed after|recorded an issue).*//' | sort -u | sed 's/^/    /'
+        mkdir -p .build
+        cp "$log" ".build/suite-under-load-$run.log"
+        echo "    (the run's whole output: .build/suite-under-load-$run.log)"
     fi
     rm -f "$log"
     run=$((run + 1))
