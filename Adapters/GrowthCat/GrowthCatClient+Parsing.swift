@@ -60,9 +60,24 @@ extension GrowthCatClient {
     /// A count clamped to 0…1 000 000; 0 when absent or unreadable.
     static func count(_ value: Double?) -> Int { value.map { Int(min(max($0, 0), 1_000_000)) } ?? 0 }
 
-    /// The shape every asset URL must have (any host class: the transport's own rule then applies when the asset is
-    /// fetched — plain http only to loopback unless the client allows it, no redirect inward).
+    /// The shape every asset URL must have to be parsed at all (no `javascript:`, `file:`, user name or odd
+    /// address); the client then holds each ad to its network's policy (``servable(_:under:)``).
     static let assetShape = DestinationPolicy(allowsHTTP: true, allowsLoopback: true, allowsPrivateNetworks: true)
+
+    /// The ads whose asset URL meets `policy` (the network's destination policy, as Chartboost's assets): with a
+    /// production base URL an asset on `127.0.0.1`, `169.254.169.254` or `10.0.0.1` is refused (logged, counted) and
+    /// its ad is not served, so the SDK never fetches, caches and hands the app a server-chosen inward URL.
+    static func servable(_ ads: [GrowthCatAd], under policy: DestinationPolicy) -> [GrowthCatAd] {
+        ads.filter { ad in
+            do throws(DestinationRefusal) {
+                try policy.check(ad.assetURL, as: .asset)
+                return true
+            } catch {
+                DestinationPolicy.record(error, kind: .asset, network: "growthcat")
+                return false
+            }
+        }
+    }
 
     /// The wire types: each reads its fields one by one, so a bad value is absent rather than fatal.
     enum Wire {

@@ -10,6 +10,10 @@ import ServiceLifecycle
 /// offline queue, reward validation, and the seed's status-code rules.
 public actor GrowthCatClient {
     let configuration: Configuration
+    /// The rule the server's asset URLs must meet, derived once from the base URL
+    /// (``DestinationPolicy/forNetwork(baseURL:explicit:)``): https to public hosts for a production base URL (plus
+    /// its own origin), http and loopback too for a local one; never a private or link-local address.
+    let destinations: DestinationPolicy
     let http: any HTTPClient
     let clock: any AdClock
     /// The durable queue's opening, started by the first use (``queue``); every later use awaits the same one.
@@ -70,6 +74,7 @@ public actor GrowthCatClient {
         self.configuration = configuration
         self.http = http
         self.clock = clock
+        self.destinations = DestinationPolicy.forNetwork(baseURL: configuration.baseURL)
     }
 
     /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline
@@ -319,7 +324,8 @@ public actor GrowthCatClient {
         }
         if response.status == 404 { return nil }
         guard response.isSuccess else { throw Self.statusError(response, "GET \(path)") }
-        let (ads, ttl) = try Self.parseCatalog(response.body)
+        let (parsed, ttl) = try Self.parseCatalog(response.body)
+        let ads = Self.servable(parsed, under: destinations)
         let effectiveTTL = min(ttl ?? bootstrap.adsConfig.adCacheTTLSeconds, bootstrap.adsConfig.adCacheTTLSeconds)
         if configuration.catalogCaching { storeCatalog(ads, key: cacheKey, until: clock.now + .seconds(effectiveTTL)) }
         return firstServable(ads, bootstrap: bootstrap, format: requiredFormat)

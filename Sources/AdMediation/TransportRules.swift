@@ -69,8 +69,8 @@ package enum TransportRules {
 ///   `tooManyRedirects`); with 0 the redirect response is returned. Other statuses, and a redirect without
 ///   `Location`, are returned as they are.
 /// - Each hop's URL passes ``TransportRules/destination(_:allowInsecureHTTP:)`` (`insecureURL`/`invalidURL`
-///   otherwise) and may not step inward: from a public host to a loopback, private or link-local one is refused
-///   (`insecureURL`).
+///   otherwise) and may not step inward: from a public host to a loopback, private or link-local one, or from one
+///   inward class to another (a loopback origin to a private address), is refused (`insecureURL`).
 /// - `303`, and `301`/`302` after a `POST`, continue as `GET` without the body (as browsers and libcurl do).
 /// - To another origin (scheme, host or port), only `Accept` and `Accept-Language` go along: `Authorization`,
 ///   cookies, API keys, signatures and app ids never do. A `307`/`308` that would carry a body to another origin is
@@ -140,11 +140,14 @@ package struct RedirectFollower: Sendable {
         } catch let error as HTTPClientError {
             throw HTTPClientError(error.code, "redirect from \(from.host) refused: \(error.message)")
         }
-        if from.destinationClass == .public && to.destinationClass != .public {
+        // Never inward, and never sideways between inward classes: a public host may send a request only to public
+        // hosts; a loopback origin (development) to loopback or public ones, a private one to private or public
+        // ones — never to a class the origin's own rule would refuse asked directly.
+        if to.destinationClass != .public && to.destinationClass != from.destinationClass {
             throw HTTPClientError(
                 .insecureURL,
-                "redirect from \(from.host) to \(to.destinationClass.rawValue) \(to.host) refused: "
-                    + "a public host may not send a request inward")
+                "redirect from \(from.destinationClass.rawValue) \(from.host) to \(to.destinationClass.rawValue) "
+                    + "\(to.host) refused: a redirect may not step inward or to another inward class")
         }
         var next = request
         next.url = resolved

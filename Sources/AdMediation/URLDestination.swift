@@ -107,6 +107,15 @@ public struct URLDestination: Sendable, Hashable {
             isAddress = true
             return
         }
+        // International names are refused in their Unicode form: the HTTP stacks map them (UTS #46) before they
+        // resolve them, and the mapping turns full-width digits and dots, circled digits and other look-alikes into
+        // other hosts (`１２７．０．０．１` is 127.0.0.1). Written in their ASCII form (`xn--…`) they are judged as
+        // any name.
+        if hostBytes.contains(where: { $0 >= 0x80 }) {
+            throw .init(
+                .invalidURL,
+                "the host has non-ASCII characters: write an international name in its ASCII (xn--) form")
+        }
         let trailingDot = hostBytes.last == UInt8(ascii: ".")
         if trailingDot { hostBytes.removeLast() }
         let name = String(decoding: hostBytes, as: UTF8.self).lowercased()
@@ -143,10 +152,11 @@ public struct URLDestination: Sendable, Hashable {
     static func isLetter(_ byte: UInt8) -> Bool {
         (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
     }
-    /// Letters, digits, `-`, `_`, `.` and non-ASCII (international names); libcurl refuses `%` and punctuation.
+    /// Letters, digits, `-`, `_` and `.` (international names are refused before: see `init(parsing:)`); libcurl
+    /// refuses `%` and punctuation.
     static func isHostByte(_ byte: UInt8) -> Bool {
         isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            || byte == UInt8(ascii: ".") || byte >= 0x80
+            || byte == UInt8(ascii: ".")
     }
     static func isSchemeByte(_ byte: UInt8) -> Bool {
         isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
@@ -273,6 +283,21 @@ struct IPv6Address: Hashable {
         return IPv4Address(bytes[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
     }
 
+    /// The IPv4 address a translation prefix carries: NAT64 (`64:ff9b::/96`, RFC 6052; `64:ff9b:1::/48`, RFC 8215:
+    /// the last 32 bits) and 6to4 (`2002::/16`, RFC 3056: bits 16–47). A router delivers such an address to the IPv4
+    /// it carries, so it is classed as that address (`64:ff9b::127.0.0.1` is loopback).
+    private var translatedIPv4: IPv4Address? {
+        func v4(_ range: Range<Int>) -> IPv4Address {
+            IPv4Address(bytes[range].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        }
+        if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xFF, bytes[3] == 0x9B {
+            if bytes[4..<12].allSatisfy({ $0 == 0 }) { return v4(12..<16) }
+            if bytes[4] == 0, bytes[5] == 1 { return v4(12..<16) }
+        }
+        if bytes[0] == 0x20, bytes[1] == 0x02 { return v4(2..<6) }
+        return nil
+    }
+
     private var isLoopback: Bool { bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1 }
 
     var isOddForm: Bool { embeddedIPv4 != nil }
@@ -280,7 +305,7 @@ struct IPv6Address: Hashable {
     var destinationClass: DestinationClass {
         if bytes.allSatisfy({ $0 == 0 }) { return .unspecified }
         if isLoopback { return .loopback }
-        if let v4 = embeddedIPv4 { return v4.destinationClass }
+        if let v4 = embeddedIPv4 ?? translatedIPv4 { return v4.destinationClass }
         switch bytes[0] {
         case 0xFF: return .reserved
         case 0xFC, 0xFD: return .private

@@ -153,3 +153,46 @@ struct DestinationPolicyTests {
         }
     }
 }
+
+/// Issue 45, destinations: hosts are judged the way the HTTP stacks will resolve them.
+@Suite("Destination policy: look-alike and translated hosts")
+struct LookAlikeHostTests {
+    /// Full-width and other IDNA-mapped spellings were classed public while the HTTP stacks map them to loopback
+    /// (UTS #46): `ｌｏｃａｌｈｏｓｔ`, `１２７．０．０．１`, `０．０．０．０`, circled digits. A host in Unicode form is refused
+    /// outright, whatever it maps to; its ASCII (`xn--`) form is judged as any name.
+    @Test(arguments: [
+        "http://ｌｏｃａｌｈｏｓｔ/", "http://１２７．０．０．１:8080/", "http://０．０．０．０/", "http://①②⑦.0.0.1/",
+        "https://bücher.example/", "https://ads.example\u{3002}com/",
+    ])
+    func aHostInUnicodeFormIsRefused(url: String) {
+        do throws(DestinationRefusal) {
+            let parsed = try URLDestination(parsing: url)
+            Issue.record("parsed as \(parsed.host), \(parsed.destinationClass)")
+        } catch {
+            #expect(error.code == .invalidURL)
+        }
+        #expect(!DestinationPolicy.localDevelopment.allows(url, as: .tracking))
+    }
+
+    @Test func anInternationalNameInItsASCIIFormIsAName() throws {
+        let destination = try URLDestination(parsing: "https://xn--bcher-kva.example/x")
+        #expect(destination.destinationClass == .public && destination.host == "xn--bcher-kva.example")
+    }
+
+    /// NAT64 (RFC 6052, RFC 8215) and 6to4 (RFC 3056) addresses carrying a loopback or link-local IPv4 were classed
+    /// public; a router delivers them to the IPv4 they carry.
+    @Test(arguments: [
+        ("[64:ff9b::127.0.0.1]", DestinationClass.loopback), ("[64:ff9b::7f00:1]", .loopback),
+        ("[64:ff9b::a9fe:a9fe]", .linkLocal), ("[64:ff9b:1::a00:1]", .private), ("[2002:7f00:1::]", .loopback),
+        ("[2002:a9fe:a9fe::1]", .linkLocal), ("[2002:c0a8:1::1]", .private), ("[64:ff9b::808:808]", .public),
+        ("[2002:808:808::1]", .public),
+    ])
+    func aTranslatedIPv6AddressIsClassedAsTheIPv4ItCarries(host: String, expected: DestinationClass) throws {
+        #expect(try URLDestination(parsing: "https://\(host)/").destinationClass == expected)
+    }
+
+    @Test func theStrictPolicyRefusesATranslatedLoopbackAddress() {
+        #expect(!DestinationPolicy.strict.allows("https://[64:ff9b::127.0.0.1]/track", as: .tracking))
+        #expect(!DestinationPolicy.strict.allows("https://[2002:a9fe:a9fe::]/latest", as: .asset))
+    }
+}

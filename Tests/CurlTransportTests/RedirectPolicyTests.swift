@@ -139,6 +139,23 @@ struct RedirectPolicyTests {
         }
     }
 
+    /// Issue 45: from a loopback origin (development) a redirect to a private https address was followed (only
+    /// public → inward was refused). A redirect never goes to a class the origin's rule would refuse asked directly.
+    @Test(arguments: TransportKind.allCases, ["https://10.0.0.1/admin", "https://169.254.169.254/latest/meta-data"])
+    func aLoopbackOriginsRedirectToAPrivateAddressIsRefused(kind: TransportKind, location: String) async throws {
+        try await withServer(
+            kind, .init(),
+            { _ in .respond(.init(status: 302, headers: [("Location", location)])) }
+        ) { server, client in
+            do {
+                _ = try await client.send(HTTPRequest(url: server.baseURL + "/start", timeout: .seconds(60)))
+                Issue.record("the redirect to \(location) was followed")
+            } catch let error as HTTPClientError {
+                #expect(error.code == .insecureURL, "\(error)")
+            }
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func a303ContinuesAsAGetWithoutTheBody(kind: TransportKind) async throws {
         let seen = Mutex<[LoopbackHTTPServer.Request]>([])
