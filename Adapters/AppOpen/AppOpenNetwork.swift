@@ -68,8 +68,11 @@ public struct AppOpenNetwork: AdNetwork {
         query += WirePrivacy.query(request.privacy, underAge: .tfua)
         let url = HTTPRequest.url(configuration.baseURL, appending: "/appopen/v1/ad") + "?" + QueryString.encode(query)
 
+        let destinations = DestinationPolicy.forNetwork(
+            baseURL: configuration.baseURL, explicit: configuration.destinations)
         switch try await RequestRunner(http: http).run(
-            HTTPRequest(url: url), deadline: request.timeout ?? configuration.defaultTimeout)
+            HTTPRequest(url: url).requiring(destinations, as: .api),
+            deadline: request.timeout ?? configuration.defaultTimeout)
         {
         case .body(let body): return .filled(try parse(body, request: request))
         case .noFill(let noFill): return .noFill(noFill)
@@ -133,7 +136,8 @@ public struct AppOpenNetwork: AdNetwork {
             loadedAt: now,
             expiresAt: now + validity,
             reporter: TrackingReporter(
-                impression: wire.tracking.impression, click: wire.tracking.click, sender: tracking, http: http))
+                impression: wire.tracking.impression, click: wire.tracking.click, policy: destinations,
+                sender: tracking, http: http))
     }
 }
 

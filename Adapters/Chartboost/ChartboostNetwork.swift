@@ -92,7 +92,8 @@ public struct ChartboostNetwork: AdNetwork {
         }
         let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
         switch try await runner.run(
-            HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data),
+            HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data)
+                .requiring(destinations, as: .api),
             deadline: request.timeout ?? configuration.defaultTimeout)
         {
         case .body(let body): return try parse(body, request: request, size: size)
@@ -227,7 +228,8 @@ public struct ChartboostNetwork: AdNetwork {
                 loadedAt: now,
                 expiresAt: expiresAt,
                 reporter: TrackingReporter(
-                    impression: wire.tracking.impression, click: wire.tracking.click, sender: tracking
+                    impression: wire.tracking.impression, click: wire.tracking.click, policy: destinations,
+                    sender: tracking
                 ) { [self] in
                     try await send($0)
                 }))

@@ -44,6 +44,10 @@ extension GrowthCatClient {
         public var requestTimeout: Duration = .seconds(10)
         /// Cache catalogs for their TTL. Default true; turn off to measure the network (as `mediate compare` does).
         public var catalogCaching: Bool = true
+        /// The rule for the server's asset URLs and the client's requests; nil (the default) derives it from
+        /// `baseURL` (``DestinationPolicy/forNetwork(baseURL:explicit:)``: https to public hosts, plus http and
+        /// loopback for a local base URL; the base URL's origin always trusted).
+        public var destinations: DestinationPolicy? = nil
         /// Directory of the creative media cache, where `loadAd` pre-downloads `prefetch` creatives (the seed: "loadAd
         /// … pre-downloads R2 creative assets to disk"). Default: `<queue file name without extension>-media` beside
         /// the event queue file (``defaultMediaCacheDirectory(eventQueuePath:)``); nil disables media caching.

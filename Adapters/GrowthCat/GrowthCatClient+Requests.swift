@@ -31,7 +31,8 @@ extension GrowthCatClient {
         let runner = RequestRunner(http: http, transportFailure: Self.transportFailure(method, path))
         do {
             let response = try await runner.response(
-                to: HTTPRequest(method: method, url: url, headers: headers, body: body),
+                to: HTTPRequest(method: method, url: url, headers: headers, body: body)
+                    .requiring(destinations, as: .api),
                 deadline: timeout.map { min($0, configuration.requestTimeout) } ?? configuration.requestTimeout)
             if isOffline { wentOnline() }
             return response

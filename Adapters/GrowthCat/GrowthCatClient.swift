@@ -74,7 +74,8 @@ public actor GrowthCatClient {
         self.configuration = configuration
         self.http = http
         self.clock = clock
-        self.destinations = DestinationPolicy.forNetwork(baseURL: configuration.baseURL)
+        self.destinations = DestinationPolicy.forNetwork(
+            baseURL: configuration.baseURL, explicit: configuration.destinations)
     }
 
     /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline
@@ -209,7 +210,8 @@ public actor GrowthCatClient {
         if let file = await media.file(for: ad.assetURL, now: now) { return file }
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(url: ad.assetURL, timeout: timeout))
+            response = try await http.send(
+                HTTPRequest(url: ad.assetURL, timeout: timeout).requiring(destinations, as: .asset))
         } catch let error as HTTPClientError {
             throw AdError(.network, "asset \(ad.creativeID): \(error.code.rawValue)")
         } catch {

@@ -41,7 +41,8 @@ final class RotatingContextID: MozAdsContextIDProvider {
                 _ = try? await http.send(
                     HTTPRequest(
                         method: .delete, url: url, headers: ["Content-Type": "application/json"], body: body,
-                        timeout: .seconds(30)))
+                        timeout: .seconds(30)
+                    ).requiring(.forNetwork(baseURL: url), as: .api))
             }
         }
         return id

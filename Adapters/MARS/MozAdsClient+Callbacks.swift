@@ -71,7 +71,8 @@ extension MozAdsClient {
                 var headers = HTTPHeaders()
                 let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
                 response = try await Self.runner(channel).response(
-                    to: HTTPRequest(url: rewrite(url), headers: headers), deadline: .seconds(60))
+                    to: HTTPRequest(url: rewrite(url), headers: headers).requiring(destinations, as: .callback),
+                    deadline: .seconds(60))
             } catch let error as AdError {
                 throw error
             } catch {

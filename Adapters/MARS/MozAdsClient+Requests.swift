@@ -61,7 +61,7 @@ extension MozAdsClient {
         let response: HTTPResponse
         do {
             response = try await Self.runner(http, context: "OHTTP preflight failed: ").response(
-                to: HTTPRequest(url: url), deadline: .seconds(10))
+                to: HTTPRequest(url: url).requiring(.forNetwork(baseURL: url), as: .api), deadline: .seconds(10))
         } catch let error as AdError {
             throw error
         } catch {
@@ -114,7 +114,8 @@ extension MozAdsClient {
             var headers: HTTPHeaders = ["Content-Type": "application/json"]
             let channel = try await channel(ohttp: ohttp, headers: &headers)
             response = try await Self.runner(channel).response(
-                to: HTTPRequest(method: .post, url: url, headers: headers, body: body),
+                to: HTTPRequest(method: .post, url: url, headers: headers, body: body)
+                    .requiring(destinations, as: .api),
                 deadline: timeout ?? .seconds(60))
         } catch let error as AdError {
             throw error

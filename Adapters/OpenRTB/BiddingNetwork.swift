@@ -193,7 +193,8 @@ public final class BiddingNetwork: AdNetwork, Service {
         let outcome = try await RequestRunner(http: http).run(
             HTTPRequest(
                 method: .post, url: HTTPRequest.url(configuration.baseURL, appending: "/openrtb2/auction"),
-                headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body),
+                headers: ["Content-Type": "application/json", "x-openrtb-version": "2.6"], body: body
+            ).requiring(.forNetwork(baseURL: configuration.baseURL, explicit: configuration.destinations), as: .api),
             deadline: timeout, contract: .init(noFill: [204: "no bid (204)"]))
         switch outcome {
         case .noFill(let noFill): return .noFill(noFill)

@@ -22,7 +22,9 @@ struct NoticeSender: Sendable {
         let resolved = context.substitute(url, values)
         guard context.isFetchable(resolved) else { return false }
         let http = self.http
-        return sender.send(resolved) { try await http.send($0) }
+        return sender.send(resolved, meeting: DestinationRule(policy: context.destinations, kind: .notice)) {
+            try await http.send($0)
+        }
     }
 
     /// Notices queued or in flight.

@@ -57,6 +57,8 @@ public enum OutsideURLKind: String, Sendable, Hashable, CaseIterable {
     case click
     /// A creative's image or media, fetched by the SDK or the app.
     case asset
+    /// A request to the network's own API (its configured base URL's origin, which its policy trusts).
+    case api
 }
 
 /// The one rule for every URL that comes from outside (ad answers): `https` to public hosts by default; `http`,

@@ -93,6 +93,11 @@ public struct HTTPRequest: Hashable, Sendable {
     /// The whole request's deadline, measured from when it is sent (including any time queued); `nil` uses the
     /// client's default.
     public var timeout: Duration?
+    /// The rule this request must meet wherever it goes: every transport checks it before it connects and at each
+    /// redirect hop (after its own rule), so a URL that came from outside cannot reach a host its network's policy
+    /// refuses. Every built-in adapter sets it on every request (its network's policy, derived once from its base
+    /// URL); the conformance kit checks that an adapter does. `nil`: the transport's own rule only.
+    public var destination: DestinationRule?
 
     /// Creates a request.
     public init(
@@ -107,6 +112,29 @@ public struct HTTPRequest: Hashable, Sendable {
         self.headers = headers
         self.body = body
         self.timeout = timeout
+    }
+}
+
+extension HTTPRequest {
+    /// This request, required to meet `policy` as a URL of `kind` (see ``destination``).
+    public func requiring(_ policy: DestinationPolicy, as kind: OutsideURLKind) -> HTTPRequest {
+        var request = self
+        request.destination = DestinationRule(policy: policy, kind: kind)
+        return request
+    }
+}
+
+/// The destination rule a request carries (``HTTPRequest/destination``): its network's policy and the kind of URL.
+public struct DestinationRule: Sendable, Hashable {
+    /// The policy the request's URL and every redirect hop must pass.
+    public var policy: DestinationPolicy
+    /// What the URL is (for messages and the refusal counter).
+    public var kind: OutsideURLKind
+
+    /// A rule.
+    public init(policy: DestinationPolicy, kind: OutsideURLKind) {
+        self.policy = policy
+        self.kind = kind
     }
 }
 

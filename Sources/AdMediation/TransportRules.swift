@@ -68,6 +68,8 @@ package enum TransportRules {
 /// - `301`, `302`, `303`, `307` and `308` with a `Location` are followed, at most `maxRedirects` times (then
 ///   `tooManyRedirects`); with 0 the redirect response is returned. Other statuses, and a redirect without
 ///   `Location`, are returned as they are.
+/// - The request's URL and each hop's meet the request's ``HTTPRequest/destination`` rule when it carries one
+///   (the adapter's network policy; `insecureURL` otherwise).
 /// - Each hop's URL passes ``TransportRules/destination(_:allowInsecureHTTP:)`` (`insecureURL`/`invalidURL`
 ///   otherwise) and may not step inward: from a public host to a loopback, private or link-local one, or from one
 ///   inward class to another (a loopback origin to a private address), is refused (`insecureURL`).
@@ -104,6 +106,7 @@ package struct RedirectFollower: Sendable {
         let start = ContinuousClock.now
         var current = request
         current.timeout = timeout
+        try Self.checkRule(of: request, url: request.url)
         var hops = 0
         while true {
             let response = try await send(current)
@@ -122,6 +125,18 @@ package struct RedirectFollower: Sendable {
             }
             current = next
             current.timeout = left
+        }
+    }
+
+    /// Checks `url` (the request's own URL or a redirect hop) against the request's ``HTTPRequest/destination``
+    /// rule, if it carries one; a refusal is logged, counted and thrown as `insecureURL`.
+    static func checkRule(of request: HTTPRequest, url: String) throws {
+        guard let rule = request.destination else { return }
+        do throws(DestinationRefusal) {
+            try rule.policy.check(url, as: rule.kind)
+        } catch {
+            DestinationPolicy.record(error, kind: rule.kind, network: "transport")
+            throw HTTPClientError(.insecureURL, "refused by the request's destination rule: \(error.message)")
         }
     }
 
@@ -149,6 +164,7 @@ package struct RedirectFollower: Sendable {
                 "redirect from \(from.destinationClass.rawValue) \(from.host) to \(to.destinationClass.rawValue) "
                     + "\(to.host) refused: a redirect may not step inward or to another inward class")
         }
+        try Self.checkRule(of: request, url: resolved)
         var next = request
         next.url = resolved
         let dropsBody = status == 303 || ((status == 301 || status == 302) && request.method == .post)

@@ -188,6 +188,7 @@ public enum AdNetworkConformance {
         ("impressionIsReportedOncePerShow", impressionIsReportedOncePerShow),
         ("privacySignalsReachTheWire", privacySignalsReachTheWire),
         ("concurrentLoadsAreSafe", concurrentLoadsAreSafe),
+        ("everyRequestCarriesADestinationRule", everyRequestCarriesADestinationRule),
     ]
 
     /// The scenarios about a loaded ad's events, which hold however the ad reached the app: ``runAll(_:)`` runs them
@@ -247,6 +248,25 @@ public enum AdNetworkConformance {
 
     private static func skip(_ scenario: String, _ why: String) -> ConformanceFailure {
         ConformanceFailure(scenario: scenario, expectation: skipMarker, observed: why)
+    }
+
+    /// Every HTTP request the adapter sent during the kit's scenarios (loads, events, notices, assets) carried its
+    /// network's destination rule (``AdMediation/HTTPRequest/destination``), so the transport holds every URL that
+    /// came from outside to the network's policy, at every redirect hop. Runs last, after one more fill and its
+    /// impression.
+    @Sendable public static func everyRequestCarriesADestinationRule(_ subject: ConformanceSubject) async throws {
+        let name = "everyRequestCarriesADestinationRule"
+        if let ad = try? await subject.network.load(subject.fillRequest).ad {
+            _ = try? await ad.report(.impression)
+            ad.invalidate()
+        }
+        try await Task.sleep(for: subject.quietPeriod)  // background pings
+        let unruled = subject.wire.requestsWithoutDestinationRule
+        if let first = unruled.first {
+            throw ConformanceFailure(
+                scenario: name, expectation: "a destination rule on every request (HTTPRequest.destination)",
+                observed: "\(unruled.count) request(s) without one, the first to \(first)")
+        }
     }
 
     /// Rule 1: a fill is well formed.

@@ -11,6 +11,14 @@ public protocol WireProbe: Sendable {
     var requestsInFlight: Int { get }
     /// A text rendering of each request sent (method, URL, headers, body), in order.
     var requestTexts: [String] { get }
+    /// The URLs (without their query) of the HTTP requests sent without a destination rule
+    /// (``AdMediation/HTTPRequest/destination``), in order.
+    var requestsWithoutDestinationRule: [String] { get }
+}
+
+extension WireProbe {
+    /// None: a probe that sees no HTTP requests (an in-process network) records none without a rule.
+    public var requestsWithoutDestinationRule: [String] { [] }
 }
 
 /// An `HTTPClient` wrapper that records every request for the conformance kit: give it to the adapter under
@@ -19,6 +27,7 @@ public final class RecordingHTTPClient: HTTPClient, WireProbe {
     private struct State {
         var texts: [String] = []
         var inFlight = 0
+        var withoutRule: [String] = []
     }
 
     private let base: any HTTPClient
@@ -34,9 +43,11 @@ public final class RecordingHTTPClient: HTTPClient, WireProbe {
         var text = "\(request.method) \(request.url)\n"
         for field in request.headers { text += "\(field.name): \(field.value)\n" }
         if let body = request.body { text += String(decoding: body, as: UTF8.self) }
+        let unruled = request.destination == nil
         state.withLock {
             $0.texts.append(text)
             $0.inFlight += 1
+            if unruled { $0.withoutRule.append(String(request.url.prefix { $0 != "?" }.prefix(200))) }
         }
         defer { state.withLock { $0.inFlight -= 1 } }
         return try await base.send(request)
@@ -48,6 +59,8 @@ public final class RecordingHTTPClient: HTTPClient, WireProbe {
     public var requestsInFlight: Int { state.withLock { $0.inFlight } }
     /// Every request as text.
     public var requestTexts: [String] { state.withLock { $0.texts } }
+    /// The URLs (without their query) of the requests sent without a destination rule.
+    public var requestsWithoutDestinationRule: [String] { state.withLock { $0.withoutRule } }
 }
 
 /// The scripted network records each load and event as a wire request.

@@ -138,21 +138,29 @@ package struct TrackingReporter: AdEventReporter {
     let sender: BackgroundSender
     let impression: String
     let click: String
+    /// The network's destination policy: each ping's request carries it (``HTTPRequest/destination``).
+    let policy: DestinationPolicy
     /// Fired once the impression ping was attempted (or dropped): click pings wait for it, so the tracker sees the
     /// impression first whatever the sender's concurrency.
     let impressionAttempted = OnceSignal()
 
-    /// A reporter for the two URLs, queued on `sender` and sent with `send`.
-    package init(impression: String, click: String, sender: BackgroundSender, send: @escaping Send) {
+    /// A reporter for the two URLs (already checked against `policy`), queued on `sender` and sent with `send`.
+    package init(
+        impression: String, click: String, policy: DestinationPolicy, sender: BackgroundSender,
+        send: @escaping Send
+    ) {
         self.send = send
         self.sender = sender
         self.impression = impression
         self.click = click
+        self.policy = policy
     }
 
     /// A reporter sending through `http`.
-    package init(impression: String, click: String, sender: BackgroundSender, http: any HTTPClient) {
-        self.init(impression: impression, click: click, sender: sender) { try await http.send($0) }
+    package init(
+        impression: String, click: String, policy: DestinationPolicy, sender: BackgroundSender, http: any HTTPClient
+    ) {
+        self.init(impression: impression, click: click, policy: policy, sender: sender) { try await http.send($0) }
     }
 
     /// Queues the impression or click URL (``AdEventDelivery/queued``); any other event is
@@ -178,7 +186,7 @@ package struct TrackingReporter: AdEventReporter {
             }
         default: return .notSent
         }
-        let queued = sender.send(url, through: through)
+        let queued = sender.send(url, meeting: DestinationRule(policy: policy, kind: .tracking), through: through)
         if record.event == .impression && !queued { impressionAttempted.fire() }
         guard queued else {
             throw AdError(.network, "tracking \(record.event) was dropped: the tracking queue is full or shut down")

@@ -50,6 +50,7 @@ package final class BackgroundSender: Sendable {
     /// One ping: its URL and how to send it.
     private struct Job: Sendable {
         let url: String
+        let rule: DestinationRule
         let send: Send
     }
 
@@ -121,14 +122,15 @@ package final class BackgroundSender: Sendable {
     }
 
     /// Queues a ping to `url`, sent with `send`; returns false (counted as dropped) when the queue is full or the
-    /// sender has been shut down. The caller has checked the URL against its destination policy.
+    /// sender has been shut down. The caller has checked the URL against its destination policy; each attempt's
+    /// request carries `rule`, so the transport checks it again and at every redirect hop.
     @discardableResult
-    package func send(_ url: String, through send: @escaping Send) -> Bool {
+    package func send(_ url: String, meeting rule: DestinationRule, through send: @escaping Send) -> Bool {
         counts.withLock { $0.pending += 1 }
         task.withLock { state in
             if state.running == nil && !state.finished { state.running = start() }
         }
-        switch continuation.yield(Job(url: url, send: send)) {
+        switch continuation.yield(Job(url: url, rule: rule, send: send)) {
         case .enqueued:
             return true
         case .dropped, .terminated:
@@ -197,7 +199,9 @@ package final class BackgroundSender: Sendable {
             guard left > .zero else { return .failed }
             let retry: Bool
             do {
-                let response = try await job.send(HTTPRequest(url: job.url, timeout: min(limits.timeout, left)))
+                var request = HTTPRequest(url: job.url, timeout: min(limits.timeout, left))
+                request.destination = job.rule
+                let response = try await job.send(request)
                 retry = response.status >= 500
             } catch {
                 if Task.isCancelled { return .cancelled }

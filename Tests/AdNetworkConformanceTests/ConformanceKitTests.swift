@@ -1,6 +1,7 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
+import Foundation
 import Synchronization
 import Testing
 
@@ -201,5 +202,58 @@ struct ConformanceKitTests {
             #expect(failure.expectation == "a .noFill value")
             #expect(failure.observed.contains("invalid_response"))
         }
+    }
+}
+
+/// An in-process HTTP server: every request gets a 200 with a one-ad JSON body.
+private struct AnsweringHTTPClient: HTTPClient {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        HTTPResponse(status: 200, body: Data(#"{"id":"a1"}"#.utf8))
+    }
+}
+
+/// A network that loads over HTTP, with or without its destination rule on the request.
+private struct HTTPToyNetwork: AdNetwork {
+    let id = "toy"
+    let capabilities = AdNetworkCapabilities(formats: [.interstitial])
+    let http: any HTTPClient
+    let stampsRule: Bool
+
+    func load(_ request: AdRequest) async throws -> AdLoadResult {
+        var wire = HTTPRequest(url: "https://toy.example/ad?placement=\(request.placement)")
+        if stampsRule { wire = wire.requiring(.forNetwork(baseURL: "https://toy.example"), as: .api) }
+        _ = try await http.send(wire)
+        let now = AdInstant.zero
+        return .filled(
+            LoadedAd(
+                networkID: id, placement: request.placement, format: request.format,
+                creative: AdCreative(id: "a1", kind: "image"), loadedAt: now, expiresAt: now + .seconds(60)))
+    }
+}
+
+@Suite("The kit holds adapters to their destination rule")
+struct DestinationRuleKitTests {
+    private func failure(stampsRule: Bool) async throws -> ConformanceFailure? {
+        let wire = RecordingHTTPClient(wrapping: AnsweringHTTPClient())
+        let subject = ConformanceSubject(
+            network: HTTPToyNetwork(http: wire, stampsRule: stampsRule), wire: wire,
+            fillRequest: AdRequest(placement: "p", format: .interstitial))
+        do {
+            try await AdNetworkConformance.everyRequestCarriesADestinationRule(subject)
+            return nil
+        } catch let failure as ConformanceFailure {
+            return failure
+        }
+    }
+
+    /// Issue 45: "no adapter can send without one" — an adapter whose requests carry no destination rule fails.
+    @Test func anAdapterThatSendsWithoutItsDestinationRuleFails() async throws {
+        let failure = try #require(try await failure(stampsRule: false), "the kit passed it")
+        #expect(failure.observed.contains("https://toy.example/ad"))
+        #expect(!failure.observed.contains("placement="), "the query is never shown")
+    }
+
+    @Test func anAdapterThatStampsEveryRequestPasses() async throws {
+        #expect(try await failure(stampsRule: true) == nil)
     }
 }

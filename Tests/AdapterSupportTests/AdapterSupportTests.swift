@@ -73,7 +73,9 @@ struct AdapterSupportTests {
         let curl = CurlHTTPClient()
         let sender = BackgroundSender(clock: SystemAdClock(), limits: .tracking)
         let reporter = TrackingReporter(
-            impression: server.baseURL + "/i?a=1", click: server.baseURL + "/c", sender: sender, http: curl)
+            impression: server.baseURL + "/i?a=1", click: server.baseURL + "/c", policy: .localDevelopment,
+            sender: sender,
+            http: curl)
         let ad = LoadedAd(
             networkID: "n", placement: "p", format: .interstitial, creative: AdCreative(id: "c", kind: "image"),
             loadedAt: .zero, reporter: reporter)
@@ -103,7 +105,8 @@ struct AdapterSupportTests {
         let clock = ManualAdClock()
         let sender = BackgroundSender(clock: clock, limits: .tracking)
         let reporter = TrackingReporter(
-            impression: server.baseURL + "/i", click: server.baseURL + "/c", sender: sender, http: curl)
+            impression: server.baseURL + "/i", click: server.baseURL + "/c", policy: .localDevelopment, sender: sender,
+            http: curl)
         let ad = LoadedAd(
             networkID: "n", placement: "p", format: .banner(.standard), creative: AdCreative(id: "c", kind: "image"),
             loadedAt: .zero, reporter: reporter)

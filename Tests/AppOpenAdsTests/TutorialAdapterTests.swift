@@ -48,7 +48,9 @@ struct TinyAppOpenNetwork: AdNetwork {
         let url = HTTPRequest.url(baseURL, appending: "/appopen/v1/ad") + "?" + (query.percentEncodedQuery ?? "")
         let response: HTTPResponse
         do {
-            response = try await http.send(HTTPRequest(url: url, timeout: request.timeout))
+            // Every request carries the network's destination rule: the transport checks it at each redirect hop.
+            let rule = DestinationPolicy.forNetwork(baseURL: baseURL)
+            response = try await http.send(HTTPRequest(url: url, timeout: request.timeout).requiring(rule, as: .api))
         } catch let error as HTTPClientError {
             throw AdError(error)  // timeout, cancelled, network, …
         }

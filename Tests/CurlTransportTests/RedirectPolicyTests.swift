@@ -156,6 +156,46 @@ struct RedirectPolicyTests {
         }
     }
 
+    /// Issue 45, one choke point: a request carries its network's destination rule and both transports hold every
+    /// hop to it. The origin is trusted; a redirect to another local service (loopback, which the transport's own
+    /// rule allows) is refused by the rule, and nothing reaches it.
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectHopIsHeldToTheRequestsDestinationRule(kind: TransportKind) async throws {
+        let admin = try RecordingTarget()
+        let location = "http://127.0.0.1:\(admin.server.port)/admin/export?all=1"
+        try await withServer(
+            kind, .init(),
+            { _ in .respond(.init(status: 302, headers: [("Location", location)])) }
+        ) { server, client in
+            let rule = DestinationPolicy.strict.trusting(server.baseURL)
+            do {
+                _ = try await client.send(
+                    HTTPRequest(url: server.baseURL + "/ad", timeout: .seconds(60)).requiring(rule, as: .api))
+                Issue.record("the redirect to another origin was followed")
+            } catch let error as HTTPClientError {
+                #expect(error.code == .insecureURL, "\(error)")
+            }
+            #expect(admin.requests.isEmpty, "nothing reached the other local service")
+        }
+    }
+
+    /// The request's own URL is held to its rule before anything connects.
+    @Test(arguments: TransportKind.allCases)
+    func aRequestOutsideItsDestinationRuleIsRefusedBeforeConnecting(kind: TransportKind) async throws {
+        let target = try RecordingTarget()
+        try await withServer(kind, .init(), { _ in .respond(.text("ok")) }) { server, client in
+            do {
+                _ = try await client.send(
+                    HTTPRequest(url: target.server.baseURL + "/track", timeout: .seconds(60))
+                        .requiring(.strict.trusting(server.baseURL), as: .tracking))
+                Issue.record("the request was sent")
+            } catch let error as HTTPClientError {
+                #expect(error.code == .insecureURL, "\(error)")
+            }
+            #expect(target.requests.isEmpty)
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func a303ContinuesAsAGetWithoutTheBody(kind: TransportKind) async throws {
         let seen = Mutex<[LoopbackHTTPServer.Request]>([])

@@ -188,7 +188,7 @@ struct CLIUsabilityTests {
         // Skips against a server that is not a sandbox: ConformanceSandboxTests.
         let run = try await mediate(["conformance", "--network", "appopen"])
         let summary = run.out.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(summary == "14 passed, 0 skipped, 0 failed", "\(run.out)")
+        #expect(summary == "15 passed, 0 skipped, 0 failed", "\(run.out)")
     }
 
     @Test func conformanceAsksMarsOnlyForThePrivacyFieldItCarries() async throws {

@@ -23,7 +23,10 @@ struct EchoNetwork: AdNetwork {
         let optional = [("gdpr_consent", privacy.tcfConsent), ("us_privacy", privacy.usPrivacy), ("gpp", privacy.gpp)]
         for case (let name, let value?) in optional { items.queryItems?.append(URLQueryItem(name: name, value: value)) }
         let url = HTTPRequest.url(baseURL, appending: "/v1/ad") + "?" + (items.percentEncodedQuery ?? "")
-        switch try await RequestRunner(http: http).run(HTTPRequest(url: url), deadline: request.timeout ?? .seconds(5))
+        // Every request carries the network's destination rule: the transport holds it at every redirect hop.
+        let policy = DestinationPolicy.forNetwork(baseURL: baseURL)
+        switch try await RequestRunner(http: http).run(
+            HTTPRequest(url: url).requiring(policy, as: .api), deadline: request.timeout ?? .seconds(5))
         {
         case .noFill(let noFill): return .noFill(noFill)
         case .body(let body):
@@ -36,7 +39,7 @@ struct EchoNetwork: AdNetwork {
                     networkID: id, placement: request.placement, format: request.format,
                     creative: AdCreative(id: wire.id, kind: "image", assetURL: wire.image_url), ecpm: wire.ecpm,
                     loadedAt: clock.now, expiresAt: clock.now + .seconds(3600),
-                    reporter: EchoReporter(http: http, trackURL: wire.track_url)))
+                    reporter: EchoReporter(http: http, trackURL: wire.track_url, policy: policy)))
         }
     }
 }
@@ -53,11 +56,13 @@ struct EchoAd: Codable {
 struct EchoReporter: AdEventReporter {
     let http: any HTTPClient
     let trackURL: String
+    let policy: DestinationPolicy
 
     func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         let url = trackURL + "&e=" + record.event.name
         _ = try await RequestRunner(http: http).run(
-            HTTPRequest(url: url), deadline: .seconds(5), contract: .init(fill: [200, 204], noFill: [:]))
+            HTTPRequest(url: url).requiring(policy, as: .tracking), deadline: .seconds(5),
+            contract: .init(fill: [200, 204], noFill: [:]))
         return .delivered
     }
 }
