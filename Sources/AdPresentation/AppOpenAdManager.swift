@@ -20,6 +20,13 @@ public actor AppOpenAdManager {
         public var minimumInterval: Duration = .zero
         /// Longest an ad stays showable after loading, whatever its own TTL. Default 4 hours.
         public var maximumAge: Duration = .seconds(4 * 3600)
+        /// After a failed load (an error or no fill) the manager starts no load of its own (on a foreground, a
+        /// dismissal, a launch) before this long, doubling with each failure in a row up to ``maximumLoadBackoff``;
+        /// a load that fills resets it. ``AppOpenAdManager/loadAd()``, the app's explicit call, is not held. Default
+        /// 5 s (Google's guidance for app-open and full-screen ads: retry failed loads with exponential back-off).
+        public var loadBackoff: Duration = .seconds(5)
+        /// The longest back-off between the manager's own loads. Default 10 minutes.
+        public var maximumLoadBackoff: Duration = .seconds(600)
 
         /// The defaults.
         public init(
@@ -59,7 +66,8 @@ public actor AppOpenAdManager {
     public enum Event: Sendable, Equatable {
         /// An ad was loaded.
         case loaded(adID: String)
-        /// A load failed (or did not fill); the next foreground tries again.
+        /// A load failed (or did not fill); the first foreground after the back-off (``Policy/loadBackoff``) tries
+        /// again.
         case loadFailed(String)
         /// An expired ad was discarded.
         case expired(adID: String)
@@ -98,6 +106,9 @@ public actor AppOpenAdManager {
     private var launchActivationPending = false
     private var opens = 0
     private var lastShownAt: AdInstant?
+    /// Failed loads in a row, and the instant before which the manager starts no load of its own.
+    private var failedLoads = 0
+    private var loadNotBefore: AdInstant?
     private var log: [Event] = []
     private var isShutDown = false
     /// The most events ``history`` keeps (the oldest go first).
@@ -170,9 +181,10 @@ public actor AppOpenAdManager {
 
     // MARK: Load and show
 
-    /// Loads an ad unless one is loading or an unexpired one is held. An expired ad is discarded first.
+    /// Loads an ad unless one is loading or an unexpired one is held. An expired ad is discarded first. The app's
+    /// own call is never held by the back-off after failed loads (``Policy/loadBackoff``).
     public func loadAd() async {
-        startLoad()
+        startLoad(explicit: true)
         await loadTask?.value
     }
 
@@ -181,9 +193,10 @@ public actor AppOpenAdManager {
         await loadTask?.value
     }
 
-    private func startLoad() {
+    private func startLoad(explicit: Bool = false) {
         discardIfExpired()
         guard !isShutDown, loadTask == nil, ad == nil else { return }
+        if !explicit, let notBefore = loadNotBefore, clock.now < notBefore { return }
         let network = network, request = request
         // Weak: a manager the app released is not kept alive by its own load; the ad it would have held is invalidated.
         loadTask = Task { [weak self] in
@@ -228,6 +241,16 @@ public actor AppOpenAdManager {
         if isShutDown {
             (try? result.get())?.ad?.invalidate()
             return
+        }
+        switch result {
+        case .success(.filled):
+            failedLoads = 0
+            loadNotBefore = nil
+        case .success(.noFill), .failure:
+            failedLoads += 1
+            let doublings = min(failedLoads - 1, 20)
+            let wait = min(policy.loadBackoff * (1 << doublings), policy.maximumLoadBackoff)
+            loadNotBefore = clock.now + max(.zero, wait)
         }
         switch result {
         case .success(.filled(let loaded)):

@@ -198,12 +198,17 @@ struct AppOpenAdManagerTests {
         #expect(isPresent(await m.applicationWillEnterForeground()))
     }
 
-    @Test func loadFailureIsRetriedOnTheNextForeground() async {
-        let (m, network, _) = manager([.fail(AdError(.server(status: 503), "down")), .fill(ttl: nil)])
+    @Test func loadFailureIsRetriedOnTheFirstForegroundAfterTheBackOff() async {
+        let (m, network, clock) = manager([.fail(AdError(.server(status: 503), "down")), .fill(ttl: nil)])
         await m.applicationDidLaunch()
         await m.waitForLoad()
         #expect(await m.isAdAvailable == false)
         await m.mainContentDidAppear()
+        await m.applicationDidEnterBackground()
+        #expect(reason(await m.applicationWillEnterForeground()) == .notReady)
+        await m.waitForLoad()
+        #expect(network.loadCount == 1, "within the 5 s back-off")
+        await clock.advance(by: AppOpenAdManager.Policy().loadBackoff)
         await m.applicationDidEnterBackground()
         #expect(reason(await m.applicationWillEnterForeground()) == .notReady)
         await m.waitForLoad()
