@@ -214,7 +214,10 @@ public final class BiddingNetwork: AdNetwork, Service {
     private func answer(_ body: Data, auctionID: String, request: OpenRTB.BidRequest, adRequest: AdRequest) throws
         -> AdLoadResult
     {
-        try JSONLimits().check(body, "bid response of \(id)")
+        var limits = JSONLimits()
+        limits.maxBytes = OpenRTB.maxResponseBytes
+        try limits.check(body, "bid response of \(id)")
+        try Task.checkCancellation()
         let wire: OpenRTB.BidResponse
         do {
             wire = try JSONDecoder().decode(OpenRTB.BidResponse.self, from: body)
@@ -254,6 +257,12 @@ public final class BiddingNetwork: AdNetwork, Service {
             }
         }
         if unreadable > 0 { rejections.append("\(unreadable) bid(s) not JSON objects") }
+        let overCap = wire.bidsOverCap + wire.seatsOverCap
+        if overCap > 0 {
+            rejections.append(
+                "\(wire.bidsOverCap) bid(s) and \(wire.seatsOverCap) seat(s) past the caps "
+                    + "(\(OpenRTB.maxBidsPerSeat) bids per seat, \(OpenRTB.maxSeats) seats) ignored")
+        }
         // A stable ranking: by price, then in answer order.
         valid = valid.enumerated().sorted {
             let (left, right) = ($0.element.bid.price ?? 0, $1.element.bid.price ?? 0)

@@ -4,6 +4,16 @@ import Foundation
 
 /// The OpenRTB 2.6 subset of `specs/openrtb-bidder.md`, as Codable wire types.
 enum OpenRTB {
+    /// The most seats of one bid response that are read: a request carries one impression, and each buyer seat bids
+    /// on it once or a few times (OpenRTB 2.6 §4.2.2), so 50 seats is far above any real answer; later seats are
+    /// counted and ignored, never decoded, so a hostile answer costs bounded work.
+    static let maxSeats = 50
+    /// The most bids read per seat: Prebid Server's `multibid` allows at most 9 bids per bidder and impression.
+    static let maxBidsPerSeat = 10
+    /// The largest bid response: one impression's answer, inline VAST included, is tens of kilobytes; 1 MiB leaves
+    /// room and bounds the scan and the parse.
+    static let maxResponseBytes = 1 << 20
+
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -121,9 +131,23 @@ enum OpenRTB {
             cur = fields.string(.cur)
             nbr = fields.number(.nbr)
             bidid = fields.string(.bidid).flatMap { $0.isEmpty || $0.utf8.count > 256 ? nil : $0 }
-            seatbid = ((try? fields.decodeIfPresent([Lossy<SeatBid>].self, forKey: .seatbid)) ?? nil)?
-                .compactMap(\.value)
+            guard var seats = try? fields.nestedUnkeyedContainer(forKey: .seatbid) else { return }
+            var decoded: [SeatBid] = []
+            var read = 0
+            while !seats.isAtEnd, read < OpenRTB.maxSeats {
+                guard let seat = try? seats.decode(Lossy<SeatBid>.self) else { break }
+                read += 1
+                if let value = seat.value { decoded.append(value) }
+            }
+            seatbid = decoded
+            // Seats past the cap are counted, never decoded.
+            if let count = seats.count { seatsOverCap = max(0, count - seats.currentIndex) }
         }
+
+        /// Seats past ``OpenRTB/maxSeats``, ignored.
+        var seatsOverCap = 0
+        /// Bids ignored: past ``OpenRTB/maxBidsPerSeat`` in their seat, or in a seat past the seat cap (not counted).
+        var bidsOverCap: Int { (seatbid ?? []).reduce(0) { $0 + $1.bidsOverCap } }
     }
 
     struct SeatBid: Decodable, Sendable {
@@ -137,10 +161,21 @@ enum OpenRTB {
         init(from decoder: any Decoder) throws {
             let fields = try decoder.container(keyedBy: Key.self)
             seat = fields.string(.seat)
-            let all = (try? fields.decodeIfPresent([Lossy<Bid>].self, forKey: .bid)) ?? nil
-            bid = all?.compactMap(\.value)
-            unreadable = (all?.count ?? 0) - (bid?.count ?? 0)
+            guard var entries = try? fields.nestedUnkeyedContainer(forKey: .bid) else { return }
+            var decoded: [Bid] = []
+            var read = 0
+            while !entries.isAtEnd, read < OpenRTB.maxBidsPerSeat {
+                guard let entry = try? entries.decode(Lossy<Bid>.self) else { break }
+                read += 1
+                if let value = entry.value { decoded.append(value) } else { unreadable += 1 }
+            }
+            bid = decoded
+            // Bids past the cap are counted, never decoded.
+            if let count = entries.count { bidsOverCap = max(0, count - entries.currentIndex) }
         }
+
+        /// Bids past ``OpenRTB/maxBidsPerSeat``, ignored.
+        var bidsOverCap = 0
     }
 
     struct Bid: Decodable, Sendable {
