@@ -94,13 +94,20 @@ struct Load: AsyncParsableCommand {
                         ]
                         ad.invalidate()
                     }
+                    entry["reason"] = NSNull()
+                } catch let error as AdError where error.code == .privacyBlocked {
+                    // The gate refused to ask it: reported as the mediated path reports a blocked line.
+                    entry["outcome"] = "skipped"
+                    entry["ecpm"] = NSNull()
+                    entry["error"] = NSNull()
+                    entry["reason"] = "\(SkipReason.privacyBlocked.rawValue): \(error.message)"
                 } catch let error as AdError {
                     entry["outcome"] = "error"
                     entry["ecpm"] = NSNull()
                     entry["error"] = ["code": error.code.name, "message": error.message]
+                    entry["reason"] = NSNull()
                 }
                 entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
-                entry["reason"] = NSNull()
                 trace.append(entry)
             } else {
                 let outcome = await env.mediator.loadWithTrace(
