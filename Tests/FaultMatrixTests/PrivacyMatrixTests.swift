@@ -146,7 +146,9 @@ struct PrivacyExpectation: Equatable {
 
 /// The expectation table, from the texts above (not from `PrivacyRules`).
 func expectation(_ combination: PrivacyCombination, _ network: PrivacyNetwork) -> PrivacyExpectation {
-    let gdpr = combination.gdpr == true
+    // GDPR applies when `gdpr` is 1, and when it is not given but a TC string is (a CMP writes one only where it
+    // showed the TCF: read the stricter way, issue 44 item 2).
+    let gdpr = combination.gdpr == true || (combination.gdpr == nil && combination.tcf.string != nil)
     var legalBasis = true
     var profile = true
     if gdpr {
