@@ -160,3 +160,42 @@ struct TCFVendorIDFileTests {
         #expect(run.err.contains(#"did you mean "tcf_vendor_id"?"#), "\(run.err)")
     }
 }
+
+/// Issue 44 item 3: a malformed signal is named by its field in what `load` reports, on the waterfall and alone.
+@Suite("mediate load: malformed signals named in the trace", .serialized, .timeLimit(.minutes(3)))
+struct MalformedSignalTraceTests {
+    // IAB CCPA / US Privacy String specification: four characters, a version digit then `Y`, `N` or `-` each, in
+    // upper case; `1yyn` is not a US Privacy string, and may be the very opt-out it was meant to carry.
+    @Test(
+        "an unreadable us_privacy is named with its value in each line's privacy restrictions",
+        arguments: [["--json"], ["--json", "--network", "ao"]])
+    func unreadableUSPrivacyIsNamed(_ extra: [String]) async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(
+            ["load", "--placement", "launch", "--config", config, "--us-privacy", "1yyn", "--app-user-id", "u1"]
+                + extra)
+        let sent = sandbox.records.adRequestPrivacy
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let line = try #require((root["trace"] as? [[String: Any]])?.first)
+        let restrictions = line["privacy"] as? [String] ?? []
+        #expect(restrictions.contains(#"invalid us_privacy "1yyn" (invalid_field)"#), "\(line)")
+        #expect(sent.count == 1, "the network is asked (stripped, not blocked): \(sent)")
+    }
+
+    @Test("a TC string that does not decode under GDPR blocks, and the reason names the field")
+    func unreadableTCFIsNamed() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(
+            ["load", "--placement", "launch", "--config", config, "--gdpr", "1", "--tcf", "CO??", "--json"])
+        let sent = sandbox.records.adRequestPrivacy
+        await sandbox.shutdown()
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let line = try #require((root["trace"] as? [[String: Any]])?.first)
+        #expect((line["reason"] as? String)?.hasPrefix(#"privacy_blocked: gdpr applies, invalid tcf "CO??" ("#) == true)
+        #expect(sent.isEmpty)
+    }
+}

@@ -70,22 +70,28 @@ extension Mediator {
             decoded, tcfVendorID: privacy.tcfVendorID(of: id, declared: networks[id]?.capabilities.tcfVendorID))
     }
 
-    /// `trace` with the reason on every line and bid the privacy rules blocked (the engine keeps only the skip).
+    /// `trace` with the privacy rules' reasons: on every line and bid they blocked, why (the engine keeps only the
+    /// skip); on every other, what they restricted. Nothing to do for a request without privacy signals.
     func annotatePrivacy(_ trace: MediationTrace, signals: PrivacySignals) -> MediationTrace {
-        let blocked = SkipReason.privacyBlocked
-        let isBlocked = { (outcome: LineOutcome) in outcome == .skipped(blocked) }
-        guard
-            trace.lines.contains(where: { isBlocked($0.outcome) })
-                || trace.bids.contains(where: { isBlocked($0.outcome) })
-        else { return trace }
+        guard signals != PrivacySignals() else { return trace }
+        let blocked = LineOutcome.skipped(.privacyBlocked)
         let decoded = DecodedPrivacy(signals)
         var trace = trace
-        for index in trace.lines.indices where isBlocked(trace.lines[index].outcome) {
-            trace.lines[index].privacyReason =
-                privacyVerdict(decoded, network: trace.lines[index].network).blockedReason
+        for index in trace.lines.indices {
+            let verdict = privacyVerdict(decoded, network: trace.lines[index].network)
+            if trace.lines[index].outcome == blocked {
+                trace.lines[index].privacyReason = verdict.blockedReason
+            } else {
+                trace.lines[index].privacyRestrictions = verdict.reasons
+            }
         }
-        for index in trace.bids.indices where isBlocked(trace.bids[index].outcome) {
-            trace.bids[index].privacyReason = privacyVerdict(decoded, network: trace.bids[index].network).blockedReason
+        for index in trace.bids.indices {
+            let verdict = privacyVerdict(decoded, network: trace.bids[index].network)
+            if trace.bids[index].outcome == blocked {
+                trace.bids[index].privacyReason = verdict.blockedReason
+            } else {
+                trace.bids[index].privacyRestrictions = verdict.reasons
+            }
         }
         return trace
     }
@@ -118,12 +124,19 @@ package struct PrivacyGatedNetwork: AdNetwork {
 
     /// Loads from the network when the rules let it be asked; throws ``AdError/Code/privacyBlocked`` otherwise.
     package func load(_ request: AdRequest) async throws -> AdLoadResult {
-        var request = configuration.withStoredConsent(request)
-        if let signals { request.privacy = signals.filling(from: request.privacy) }
-        let verdict = configuration.gate(
-            &request, decoded: DecodedPrivacy(request.privacy), network: network.id,
-            declared: network.capabilities.tcfVendorID)
+        var request = request
+        let verdict = gate(&request)
         if let reason = verdict.blockedReason { throw AdError(.privacyBlocked, reason) }
         return try await network.load(request)
+    }
+
+    /// The gate's verdict for `request` (with the stored consent and ``signals`` applied), and the request as the
+    /// network would receive it when the verdict lets it be asked.
+    package func gate(_ request: inout AdRequest) -> PrivacyVerdict {
+        request = configuration.withStoredConsent(request)
+        if let signals { request.privacy = signals.filling(from: request.privacy) }
+        return configuration.gate(
+            &request, decoded: DecodedPrivacy(request.privacy), network: network.id,
+            declared: network.capabilities.tcfVendorID)
     }
 }
