@@ -33,9 +33,11 @@ struct Mediate: AsyncParsableCommand {
               mediate load --placement home_tile
               mediate sandbox --demo standard --write-config demo.json
               mediate conformance --network mars
+              # what the privacy rules decide for each network under these signals
+              mediate consent --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB
             """,
         version: MediateVersion.current,
-        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self],
+        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self, ConsentCommand.self],
         defaultSubcommand: Compare.self)
 
     static func main() async {

@@ -19,6 +19,8 @@ struct PrivacyGateTests {
         "compare": [["compare", "--placement", "launch", "--requests", "3", "--quiet", "--format", "json"]],
         "show": [["show", "--placement", "launch"]],
         "conformance": [["conformance", "--network", "ao"]],
+        // The inspector asks no network, and must not: it reports the same gate's decision.
+        "consent": [["consent"]],
     ]
 
     /// Subcommands that ask no network, and why.
@@ -197,5 +199,50 @@ struct MalformedSignalTraceTests {
         let line = try #require((root["trace"] as? [[String: Any]])?.first)
         #expect((line["reason"] as? String)?.hasPrefix(#"privacy_blocked: gdpr applies, invalid tcf "CO??" ("#) == true)
         #expect(sent.isEmpty)
+    }
+}
+
+/// Issue 44 item 7: `mediate consent`, the consent inspector.
+@Suite("mediate consent", .serialized, .timeLimit(.minutes(3)))
+struct ConsentInspectorTests {
+    @Test("it prints the decoded TCF purposes and vendors and, per network, the gate's decision with its reason")
+    func decodesAndDecides() async throws {
+        // TCF v2 core segment (TCFTestString): purposes 1 and 2 consented, vendor 1 consented, not vendor 755.
+        var consent = TCFTestString()
+        consent.purposeConsents = [1, 2]
+        consent.vendorConsents = [1]
+        let sandbox = try await DemandSandbox.start()
+        let config = try TCFVendorIDFileTests.config(sandbox, vendorID: 755)
+        let run = try await mediate(
+            ["consent", "--config", config, "--gdpr", "1", "--tcf", consent.encoded, "--us-privacy", "1yyn", "--json"])
+        let sent = sandbox.records.requestCounts.filter { !$0.key.contains(" /admin/") }
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(sent.isEmpty, "the inspector sends no request: \(sent)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let signals = try #require(root["signals"] as? [String: Any])
+        let tcf = try #require(signals["tcf"] as? [String: Any])
+        #expect(tcf["purpose_consents"] as? [Int] == [1, 2])
+        #expect(tcf["vendor_consents"] as? String == "[1]")
+        #expect(signals["malformed"] as? [String] == [#"invalid us_privacy "1yyn" (invalid_field)"#])
+        let networks = try #require(root["networks"] as? [[String: Any]])
+        let ao = try #require(networks.first { $0["network"] as? String == "ao" })
+        #expect(ao["asked"] as? Bool == false)
+        #expect(ao["tcf_vendor_id"] as? Int == 755)
+        #expect(ao["reason"] as? String == "privacy_blocked: tcf purpose 1 not consented for vendor 755")
+        let cb = try #require(networks.first { $0["network"] as? String == "cb" })
+        #expect(cb["asked"] as? Bool == true, "no vendor id declared: the purposes alone")
+        #expect((cb["restrictions"] as? [String])?.contains(#"invalid us_privacy "1yyn" (invalid_field)"#) == true)
+    }
+
+    @Test("the text listing names each network's decision")
+    func textListing() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(["consent", "--config", config, "--gdpr", "1"])
+        await sandbox.shutdown()
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(run.out.contains("gdpr applies: yes"), "\(run.out)")
+        #expect(run.out.contains("ao: privacy_blocked: gdpr applies without a tcf string"), "\(run.out)")
     }
 }
