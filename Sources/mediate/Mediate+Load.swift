@@ -42,6 +42,10 @@ struct Load: AsyncParsableCommand {
         name: .customLong("app-user-id"),
         help: "The app's user id, sent where the privacy rules allow user ids (each line says what they restricted).")
     var appUserID: String?
+    @Option(
+        name: .customLong("advertising-id"),
+        help: "The device's advertising id (IDFA, GAID): sent where a network carries it and the privacy rules allow.")
+    var advertisingID: String?
     @Flag(name: .long, help: "JSON output (the same as --format json).") var json = false
     @Option(
         name: .long,
@@ -83,9 +87,10 @@ struct Load: AsyncParsableCommand {
                     throw AdError(.configuration, "--network: no line of \(placement) uses network \"\(network)\"")
                 }
                 let start = ContinuousClock.now
-                let request = AdRequest(
+                var request = AdRequest(
                     placement: line.placement, format: adFormat, userID: appUserID, privacy: privacy.signals,
                     testMode: true, timeout: line.timeout)
+                request.advertisingID = advertisingID
                 var entry: [String: Any] = ["network": network, "placement": line.placement]
                 // What the gate restricts for this network (the load itself goes through the same gate).
                 var gated = request
@@ -120,10 +125,10 @@ struct Load: AsyncParsableCommand {
                 entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
                 trace.append(entry)
             } else {
-                let outcome = await env.mediator.loadWithTrace(
-                    AdRequest(
-                        placement: placement, format: adFormat, userID: appUserID, privacy: privacy.signals,
-                        testMode: true))
+                var request = AdRequest(
+                    placement: placement, format: adFormat, userID: appUserID, privacy: privacy.signals, testMode: true)
+                request.advertisingID = advertisingID
+                let outcome = await env.mediator.loadWithTrace(request)
                 if case .success(let result) = outcome.result, let ad = result.ad {
                     filled = true
                     winner = [

@@ -22,6 +22,10 @@ struct Show: AsyncParsableCommand {
     @OptionGroup(title: "Privacy signals (sent with the request)") var privacy: PrivacyOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .customLong("app-user-id"), help: "The app's user id.") var appUserID: String?
+    @Option(
+        name: .customLong("advertising-id"),
+        help: "The device's advertising id (IDFA, GAID): sent where a network carries it and the privacy rules allow.")
+    var advertisingID: String?
     @Flag(name: .long, help: "Click the ad.") var click = false
     @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds:
         Double = 5
@@ -50,10 +54,11 @@ struct Show: AsyncParsableCommand {
                 throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
             }
             let clock = ManualAdClock()
-            let outcome = await env.mediator.loadWithTrace(
-                AdRequest(
-                    placement: placement, format: placementConfig.format, userID: appUserID, privacy: privacy.signals,
-                    testMode: true))
+            var request = AdRequest(
+                placement: placement, format: placementConfig.format, userID: appUserID, privacy: privacy.signals,
+                testMode: true)
+            request.advertisingID = advertisingID
+            let outcome = await env.mediator.loadWithTrace(request)
             guard case .success(let result) = outcome.result, let ad = result.ad else {
                 // Why nothing was shown, when the privacy rules blocked lines: the mediated path's reasons.
                 let blocked = outcome.trace.lines.compactMap { line in

@@ -246,3 +246,47 @@ struct ConsentInspectorTests {
         #expect(run.out.contains("ao: privacy_blocked: gdpr applies without a tcf string"), "\(run.out)")
     }
 }
+
+/// Issue 44 item 6: `load` carries the ids an app would pass, so what each network receives is observable.
+@Suite("mediate load: the app's ids under the privacy rules", .serialized, .timeLimit(.minutes(3)))
+struct AppIDsOnTheWireTests {
+    /// One OpenRTB bidder (its contract carries `device.ifa`) in front of a Chartboost-style banner line.
+    static func config(_ sandbox: RunningSandbox) throws -> String {
+        try writeConfig(
+            """
+            {"networks": {
+               "rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))"},
+               "cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", \
+            "app_signature": "cb_sig_demo_secret"}},
+             "placements": {
+               "banner": {"format": "banner", "size": "320x50", "bidders": [{"network": "rtb", "placement": "b"}],
+                          "lines": [{"network": "cb", "placement": "Main Menu"}]}}}
+            """)
+    }
+
+    func bidRequests(_ extra: [String]) async throws -> (code: Int32, sent: [String], err: String) {
+        let sandbox = try await DemandSandbox.start()
+        let run = try await mediate(
+            ["load", "--placement", "banner", "--config", try Self.config(sandbox), "--advertising-id", "IFA-7777"]
+                + extra)
+        let sent = sandbox.records.bidRequests
+        await sandbox.shutdown()
+        return (run.code, sent, run.err)
+    }
+
+    @Test("--advertising-id reaches the bidder's device.ifa when nothing restricts it")
+    func advertisingIDIsSent() async throws {
+        let run = try await bidRequests([])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(run.sent.count == 1 && run.sent.first?.contains("IFA-7777") == true, "\(run.sent)")
+    }
+
+    // IAB US Privacy (CCPA) string: `1YYN` is an opt-out of sale; with it, no device identifier goes out.
+    @Test("a US Privacy opt-out keeps the advertising id off the wire, the request still sent")
+    func optOutStripsTheAdvertisingID() async throws {
+        let run = try await bidRequests(["--us-privacy", "1YYN"])
+        #expect(run.code == 0, "stderr: \(run.err)")
+        #expect(run.sent.count == 1, "\(run.sent)")
+        #expect(run.sent.allSatisfy { !$0.contains("IFA-7777") }, "\(run.sent)")
+    }
+}

@@ -36,7 +36,8 @@ extension PrivacyConfiguration {
     /// The one privacy gate every path to an adapter goes through (the ``Mediator``'s lines and bidders, and
     /// ``PrivacyGatedNetwork`` for a network asked alone): the rules' verdict for network `id` (declaring `declared`)
     /// under the request's decoded signals. When the network may be asked, `request` is restricted to what the verdict
-    /// allows (``PrivacySignals/permissions`` set, no user id where user ids are not allowed — a reward's validation
+    /// allows (``PrivacySignals/permissions`` set, no advertising id where device ids are not allowed, no user id where
+    /// user ids are not allowed — a reward's validation
     /// keeps the app's account id, ``AdRequest/rewardUserID``); when it may not, `request` is left as it was and must
     /// not be sent.
     package func gate(
@@ -45,6 +46,7 @@ extension PrivacyConfiguration {
         let verdict = PrivacyRules.verdict(decoded, tcfVendorID: tcfVendorID(of: id, declared: declared))
         guard verdict.mayBeAsked else { return verdict }
         request.privacy.permissions = verdict.permissions
+        if !verdict.permissions.deviceIDs { request.advertisingID = nil }
         if !verdict.permissions.userIDs {
             if request.rewardUserID == nil { request.rewardUserID = request.userID }
             request.userID = nil
