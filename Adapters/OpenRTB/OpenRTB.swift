@@ -99,11 +99,13 @@ enum OpenRTB {
             app = App(bundle: configuration.appBundle, id: configuration.appID)
             let privacy = request.privacy
             // The privacy rules decide whether the device id may go (COPPA, under age, lmt, ATT, TCF, US opt-outs).
+            // The request's advertising id (the app's), else the configuration's.
+            let advertisingID = request.advertisingID ?? configuration.advertisingID
             let limited =
                 configuration.limitAdTracking || privacy.restrictsPersonalData || privacy.limitAdTracking
-                || !privacy.effectivePermissions.deviceIDs || configuration.advertisingID == nil
+                || !privacy.effectivePermissions.deviceIDs || advertisingID == nil
             device = Device(
-                lmt: limited ? 1 : 0, ifa: limited ? nil : configuration.advertisingID,
+                lmt: limited ? 1 : 0, ifa: limited ? nil : advertisingID,
                 ext: privacy.appTracking.map { Device.Ext(atts: $0.rawValue) })
             user = privacy.tcfConsent.map { User(consent: $0) }
             regs = Regs(

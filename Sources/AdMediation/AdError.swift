@@ -13,6 +13,7 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidResponse = "invalid_response"
             case invalidState = "invalid_state"
             case noFill = "no_fill"
+            case privacyBlocked = "privacy_blocked"
         }
 
         private let base: Base
@@ -56,6 +57,9 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Nothing to show, reported as an error only where an API has no other way to say it (a banner delegate's
         /// `didCacheAd`); a load returns no fill as a value (``AdLoadResult/noFill(_:)``).
         public static let noFill = Code(.noFill)
+        /// The privacy rules forbid asking this network for this request (``PrivacyRules``); the message says why.
+        /// A network asked alone behind the privacy gate throws it; a ``Mediator`` skips the line instead.
+        package static let privacyBlocked = Code(.privacyBlocked)
 
         /// Whether this is a rate limit, whatever its delay.
         public var isRateLimited: Bool { base == .rateLimited }

@@ -14,6 +14,10 @@ public struct AdRequest: Hashable, Sendable {
     public var rewardUserID: String? = nil
     /// The app's session id, if any.
     public var sessionID: String?
+    /// The device's advertising id (IDFA, GAID), when the app passes one (nil: none, or the network's own
+    /// configuration's). Sent only by networks whose contract carries one (OpenRTB `device.ifa`), and only where the
+    /// privacy rules allow device ids: the privacy gate removes it where they do not.
+    public var advertisingID: String? = nil
     /// Privacy signals; adapters forward them to the wire.
     public var privacy: PrivacySignals
     /// Ask the network for test ads.

@@ -523,11 +523,12 @@ public enum AdNetworkConformance {
         let name = "privacySignalsReachTheWire"
         let marker = UUID().uuidString.prefix(8)
         var request = subject.fillRequest
-        // GDPR not applying: the strings are markers, not valid consent, and under GDPR a mediator's privacy rules
-        // rightly skip a network whose TC string does not decode.
+        // GDPR not applying (`gdpr=0`, and no GPP section 2 listed, which would make it apply): the strings are
+        // markers, not valid consent, and under GDPR the privacy rules rightly skip a network whose TC string does not
+        // decode.
         request.privacy = PrivacySignals(
             gdprApplies: false, tcfConsent: "CPTCF\(marker)", usPrivacy: "1YNN", gpp: "DBABGPP\(marker)",
-            gppSectionIDs: [2, 7])
+            gppSectionIDs: [6, 7])
         let before = subject.wire.requestCount
         let result = try await subject.network.load(request)
         result.ad?.invalidate()

@@ -53,6 +53,20 @@ package struct CLIConfiguration: Sendable {
         self.factories = factories
     }
 
+    /// Each network's `tcf_vendor_id`, by network id (networks without one are absent).
+    package var tcfVendorIDs: [String: Int] { networks.compactMapValues(\.tcfVendorID) }
+
+    /// How the mediator and the privacy gate enforce consent for this file: its networks' TCF vendor ids.
+    package var privacy: PrivacyConfiguration { PrivacyConfiguration(tcfVendorIDs: tcfVendorIDs) }
+
+    /// `built` networks behind the privacy gate of this file (``PrivacyGatedNetwork``), by id: what every path that
+    /// asks one network alone calls, so none can skip the rules. `signals` win over each request's own (the CLI's
+    /// privacy options).
+    package func gated(_ built: [String: any AdNetwork], signals: PrivacySignals? = nil) -> [String: any AdNetwork] {
+        let privacy = self.privacy
+        return built.mapValues { PrivacyGatedNetwork($0, configuration: privacy, signals: signals) }
+    }
+
     /// The largest configuration file read (1 MiB), as `parse` bounds it.
     package static let maxFileBytes = 1 << 20
 

@@ -13,15 +13,19 @@ package struct ConfiguredNetwork: Sendable {
     package let baseURL: String
     /// The factory of its type.
     package let factory: any AdNetworkFactory.Type
+    /// Its `tcf_vendor_id`, the network's IAB Global Vendor List id (nil: not declared).
+    package let tcfVendorID: Int?
     private let build: @Sendable (AdNetworkFactoryContext) throws(AdError) -> any AdNetwork
 
-    /// A network of `factory`'s type with its typed settings.
-    package init<Factory: AdNetworkFactory>(_ factory: Factory.Type, _ network: NetworkConfiguration<Factory.Settings>)
-    {
+    /// A network of `factory`'s type with its typed settings and its TCF vendor id, if declared.
+    package init<Factory: AdNetworkFactory>(
+        _ factory: Factory.Type, _ network: NetworkConfiguration<Factory.Settings>, tcfVendorID: Int? = nil
+    ) {
         id = network.id
         type = Factory.type
         baseURL = network.baseURL
         self.factory = factory
+        self.tcfVendorID = tcfVendorID
         build = { (context) throws(AdError) in try Factory.make(network, context: context) }
     }
 
@@ -96,12 +100,14 @@ struct FileForm: Decodable {
         return try read(factory, id: id, from: decoder)
     }
 
-    /// The network's keys checked against `Factory.Settings.Key`, its base URL, then its settings.
+    /// The network's keys checked against `Factory.Settings.Key` and the keys every network has (`type`, `base_url`,
+    /// ``NetworkPrivacySettings``'s), its base URL, its privacy keys, then its settings.
     private static func read<Factory: AdNetworkFactory>(_ factory: Factory.Type, id: String, from decoder: any Decoder)
         throws -> ConfiguredNetwork
     {
         try decoder.rejectUnknownKeys(
-            allowing: ["type", "base_url"] + Factory.Settings.Key.allCases.map(\.stringValue),
+            allowing: ["type", "base_url"] + NetworkPrivacySettings.CodingKeys.allCases.map(\.stringValue)
+                + Factory.Settings.Key.allCases.map(\.stringValue),
             what: "unknown key for type \(Factory.type)")
         let object = try decoder.container(keyedBy: ConfigurationKey.self)
         let baseKey = ConfigurationKey("base_url")
@@ -111,7 +117,9 @@ struct FileForm: Decodable {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: decoder.codingPath + [baseKey], debugDescription: "required, an absolute URL"))
         }
+        let privacy = try NetworkPrivacySettings(from: decoder)
         let settings = try Factory.Settings(from: decoder)
-        return ConfiguredNetwork(factory, NetworkConfiguration(id: id, baseURL: base, settings: settings))
+        return ConfiguredNetwork(
+            factory, NetworkConfiguration(id: id, baseURL: base, settings: settings), tcfVendorID: privacy.tcfVendorID)
     }
 }

@@ -76,7 +76,9 @@ struct ArmsRunner {
             var mediation = configuration.mediation
             mediation.placements = [id: try arm.apply(to: placement, id: id)]
             mediators.append(
-                try Mediator(id: "arm-\(arm.rawValue)", networks: Array(networks.values), configuration: mediation))
+                try Mediator(
+                    id: "arm-\(arm.rawValue)", networks: Array(networks.values), configuration: mediation,
+                    privacy: configuration.privacy))
         }
         let request = AdRequest(placement: id, format: format, privacy: privacy, testMode: true)
         let armMediators = mediators

@@ -47,13 +47,27 @@ struct Sample: Sendable {
         return first ?? AdError(.network, "every line skipped: circuit breaker open")
     }
 
+    /// When the privacy rules blocked every line and bidder of a mediated request, a `privacy_blocked` error with the
+    /// first one's reason: the request was never sent, which says why the waterfall did not fill. Nil otherwise.
+    static func everyLineBlocked(_ trace: MediationTrace) -> AdError? {
+        let blocked = LineOutcome.skipped(.privacyBlocked)
+        let reasons =
+            trace.lines.map { ($0.outcome, $0.privacyReason) } + trace.bids.map { ($0.outcome, $0.privacyReason) }
+        guard !reasons.isEmpty, reasons.allSatisfy({ $0.0 == blocked }) else { return nil }
+        return AdError(.privacyBlocked, reasons.first?.1 ?? "blocked by the privacy rules")
+    }
+
     /// A mediated request's sample: its fill (invalidated: it is never shown), winning line, error and A/B label.
     init(_ outcome: MediationOutcome) {
         switch outcome.result {
         case .success(let result):
             result.ad?.invalidate()
             self.init(result.ad, winner: result.ad == nil ? nil : outcome.trace.winnerIndex)
-            if result.ad == nil, let failure = Self.everyLineFailed(outcome.trace) { error = failure }
+            if result.ad == nil,
+                let failure = Self.everyLineFailed(outcome.trace) ?? Self.everyLineBlocked(outcome.trace)
+            {
+                error = failure
+            }
         case .failure(let error):
             self.init(error: error)
         }
@@ -72,6 +86,8 @@ struct Tally: Sendable {
     /// Estimated revenue won by each line index (US dollars), for a waterfall.
     var winRevenue: [String: Double] = [:]
     var errors: [String: Int] = [:]
+    /// Requests the privacy rules blocked (counted under `privacy_blocked` in ``errors`` too), by the rules' reason.
+    var blockReasons: [String: Int] = [:]
     /// Estimated revenue of every fill, had each been shown once (US dollars).
     var revenue = 0.0
     /// The sum of each request's revenue squared (a request without a fill earns 0): with ``revenue`` and
@@ -104,7 +120,10 @@ struct Tally: Sendable {
     mutating func record(latency: Duration, second: Int, _ sample: Sample) {
         requests += 1
         if sample.filled { fills += 1 }
-        if let error = sample.error { errors[error.code.name, default: 0] += 1 }
+        if let error = sample.error {
+            errors[error.code.name, default: 0] += 1
+            if error.code == .privacyBlocked { blockReasons[error.message, default: 0] += 1 }
+        }
         if let revenue = sample.revenue {
             self.revenue += revenue.value
             revenueSquares += revenue.value * revenue.value
@@ -133,6 +152,7 @@ struct Tally: Sendable {
         for (k, v) in other.wins { wins[k, default: 0] += v }
         for (k, v) in other.winRevenue { winRevenue[k, default: 0] += v }
         for (k, v) in other.errors { errors[k, default: 0] += v }
+        for (k, v) in other.blockReasons { blockReasons[k, default: 0] += v }
         for (k, v) in other.precisions { precisions[k, default: 0] += v }
         for (k, v) in other.labels {
             labels[k, default: (0, 0, 0)].requests += v.requests
@@ -152,6 +172,12 @@ struct Tally: Sendable {
     }
 
     var fillRate: Double { requests == 0 ? 0 : Double(fills) / Double(requests) }
+
+    /// Requests that failed: every error but `privacy_blocked` (the privacy rules refused to ask the network: the
+    /// user's signals, not a failure of the network).
+    var failures: Int {
+        errors.filter { $0.key != AdError.Code.privacyBlocked.name }.values.reduce(0, +)
+    }
 
     /// Estimated revenue per 1000 requests (US dollars): what MAX calls RPM.
     var revenuePerMille: Double { requests == 0 ? 0 : revenue / Double(requests) * 1000 }

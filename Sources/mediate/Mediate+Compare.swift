@@ -214,7 +214,7 @@ struct Compare: AsyncParsableCommand {
             let sources =
                 [("waterfall", report.mediated)] + report.lines.map { ("\($0.network)/\($0.placement)", $0.tally) }
             for (label, tally) in sources where tally.requests > 0 {
-                let rate = Double(tally.errors.values.reduce(0, +)) / Double(tally.requests) * 100
+                let rate = Double(tally.failures) / Double(tally.requests) * 100
                 if rate > maxErrorRate {
                     failures.append(
                         "threshold failed: \(report.id): \(label) errors "
@@ -236,12 +236,18 @@ struct Compare: AsyncParsableCommand {
                 [("\(report.id) (waterfall)", report.mediated)]
                 + report.lines.map { ("\(report.id) → \($0.network)/\($0.placement)", $0.tally) }
             for (label, tally) in sources {
-                let errors = tally.errors.values.reduce(0, +)
-                total += tally.requests
+                // A request the privacy rules blocked was not sent: it neither failed nor answered.
+                let errors = tally.failures
+                total += tally.requests - (tally.errors[AdError.Code.privacyBlocked.name] ?? 0)
                 failed += errors
-                for (code, count) in tally.errors { codes[code, default: 0] += count }
+                for (code, count) in tally.errors where code != AdError.Code.privacyBlocked.name {
+                    codes[code, default: 0] += count
+                }
                 if tally.requests > 0, errors == tally.requests {
                     warn("warning: \(label): every request failed (\(Reports.errorsText(tally.errors)))")
+                }
+                for (reason, count) in tally.blockReasons.sorted(by: { $0.key < $1.key }) {
+                    warn("note: \(label): \(count) of \(tally.requests) requests not sent: privacy_blocked: \(reason)")
                 }
             }
         }

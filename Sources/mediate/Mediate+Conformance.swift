@@ -23,9 +23,14 @@ struct Conformance: AsyncParsableCommand {
               # against the built-in demo's sandbox
               mediate conformance --network mars
               mediate conformance --config my.json --network cb --placement main_banner
+              # as the app would ask it under these signals (a network the privacy rules block is never called)
+              mediate conformance --network cb --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB
             """)
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup(
+        title: "Privacy signals (with any of them, every request of the kit carries them, over the kit's own)")
+    var privacy: PrivacyOptions
     @Option(name: .long, help: "The network to check.") var network: String
     @Option(
         name: .long,
@@ -71,8 +76,12 @@ struct Conformance: AsyncParsableCommand {
             guard let adapter = try single.makeNetworks(http: recording)[network] else {
                 throw ExitCode(2)
             }
+            // The kit asks the network through the privacy gate, as every other path does; the CLI's signals, when
+            // given, win over the kit's own.
+            let signals = privacy.isSet ? privacy.signals : nil
+            guard let gated = single.gated([network: adapter], signals: signals)[network] else { throw ExitCode(2) }
             let subject = ConformanceSubject(
-                network: adapter, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format),
+                network: gated, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format),
                 privacyFields: Self.privacyFields[base.type] ?? Set(ConformanceSubject.PrivacyField.allCases))
 
             // A demand sandbox is driven through its admin API, so each scenario gets the answers it needs.
@@ -103,13 +112,15 @@ struct Conformance: AsyncParsableCommand {
                     // A network used as a bidder also runs the bidder scenarios, on a clock the kit moves (expiry
                     // without waiting).
                     let clock = ManualAdClock()
-                    if let bidder = try single.makeNetworks(http: recording, clock: clock)[network] {
+                    if let bidder = try single.makeNetworks(http: recording, clock: clock)[network],
+                        let gatedBidder = single.gated([network: bidder], signals: signals)[network]
+                    {
                         let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
                         results += try await withServices(
                             CLIConfiguration.services(of: [network: bidder])
                         ) {
                             await BidderConformance.runAll(
-                                BidderSubject(network: bidder, wire: recording, bidRequest: request, clock: clock))
+                                BidderSubject(network: gatedBidder, wire: recording, bidRequest: request, clock: clock))
                         }
                     }
                 }

@@ -28,6 +28,8 @@ struct Load: AsyncParsableCommand {
               # the request's spans as OTLP/JSON
               mediate load --placement main_banner --trace-file trace.json
               mediate load --config my.json --placement home_tile --us-privacy 1YNN --coppa
+              # what each network may receive of a user id under these signals
+              mediate load --placement main_banner --app-user-id u1 --us-privacy 1yyn
             """)
 
     @OptionGroup var options: ConfigOptions
@@ -36,6 +38,14 @@ struct Load: AsyncParsableCommand {
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .long, help: "Ask this network alone (its line's placement id) instead of the waterfall.")
     var network: String?
+    @Option(
+        name: .customLong("app-user-id"),
+        help: "The app's user id, sent where the privacy rules allow user ids (each line says what they restricted).")
+    var appUserID: String?
+    @Option(
+        name: .customLong("advertising-id"),
+        help: "The device's advertising id (IDFA, GAID): sent where a network carries it and the privacy rules allow.")
+    var advertisingID: String?
     @Flag(name: .long, help: "JSON output (the same as --format json).") var json = false
     @Option(
         name: .long,
@@ -77,12 +87,17 @@ struct Load: AsyncParsableCommand {
                     throw AdError(.configuration, "--network: no line of \(placement) uses network \"\(network)\"")
                 }
                 let start = ContinuousClock.now
+                var request = AdRequest(
+                    placement: line.placement, format: adFormat, userID: appUserID, privacy: privacy.signals,
+                    testMode: true, timeout: line.timeout)
+                request.advertisingID = advertisingID
                 var entry: [String: Any] = ["network": network, "placement": line.placement]
+                // What the gate restricts for this network (the load itself goes through the same gate).
+                var gated = request
+                let verdict = (adapter as? PrivacyGatedNetwork)?.gate(&gated)
+                entry["privacy"] = verdict?.mayBeAsked == true ? verdict?.reasons ?? [] : []
                 do {
-                    let result = try await adapter.load(
-                        AdRequest(
-                            placement: line.placement, format: adFormat, privacy: privacy.signals, testMode: true,
-                            timeout: line.timeout))
+                    let result = try await adapter.load(request)
                     entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
                     entry["ecpm"] = result.ad?.ecpm ?? NSNull()
                     entry["error"] = NSNull()
@@ -94,17 +109,26 @@ struct Load: AsyncParsableCommand {
                         ]
                         ad.invalidate()
                     }
+                    entry["reason"] = NSNull()
+                } catch let error as AdError where error.code == .privacyBlocked {
+                    // The gate refused to ask it: reported as the mediated path reports a blocked line.
+                    entry["outcome"] = "skipped"
+                    entry["ecpm"] = NSNull()
+                    entry["error"] = NSNull()
+                    entry["reason"] = "\(SkipReason.privacyBlocked.rawValue): \(error.message)"
                 } catch let error as AdError {
                     entry["outcome"] = "error"
                     entry["ecpm"] = NSNull()
                     entry["error"] = ["code": error.code.name, "message": error.message]
+                    entry["reason"] = NSNull()
                 }
                 entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
-                entry["reason"] = NSNull()
                 trace.append(entry)
             } else {
-                let outcome = await env.mediator.loadWithTrace(
-                    AdRequest(placement: placement, format: adFormat, privacy: privacy.signals, testMode: true))
+                var request = AdRequest(
+                    placement: placement, format: adFormat, userID: appUserID, privacy: privacy.signals, testMode: true)
+                request.advertisingID = advertisingID
+                let outcome = await env.mediator.loadWithTrace(request)
                 if case .success(let result) = outcome.result, let ad = result.ad {
                     filled = true
                     winner = [
@@ -118,7 +142,7 @@ struct Load: AsyncParsableCommand {
                     var entry: [String: Any] = [
                         "network": line.network, "placement": line.placement, "outcome": line.outcome.name,
                         "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(),
-                        "ecpm": line.ecpm ?? NSNull(),
+                        "ecpm": line.ecpm ?? NSNull(), "privacy": line.privacyRestrictions,
                     ]
                     switch line.outcome {
                     case .error(let error):
@@ -140,7 +164,7 @@ struct Load: AsyncParsableCommand {
                     var entry: [String: Any] = [
                         "network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
                         "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(),
-                        "price": bid.price ?? NSNull(),
+                        "price": bid.price ?? NSNull(), "privacy": bid.privacyRestrictions,
                     ]
                     switch bid.outcome {
                     case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
@@ -195,6 +219,9 @@ struct Load: AsyncParsableCommand {
                     if let reason = entry["reason"] as? String { line += "  (\(reason))" }
                     if let error = entry["error"] as? [String: String] {
                         line += "  \(error["code"] ?? ""): \(error["message"] ?? "")"
+                    }
+                    if let restricted = entry["privacy"] as? [String], !restricted.isEmpty {
+                        line += "  privacy: \(restricted.joined(separator: "; "))"
                     }
                     print(TerminalText.escaped(line))
                 }

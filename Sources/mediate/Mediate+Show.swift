@@ -13,13 +13,19 @@ struct Show: AsyncParsableCommand {
             Examples:
               mediate show --placement rewarded_coins --app-user-id u1 --watch-seconds 30
               mediate show --config my.json --placement level_end --click --json
+              mediate show --placement rewarded_coins --app-user-id u1 --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB
             """
     )
 
     @OptionGroup var options: ConfigOptions
     @OptionGroup var demoOptions: DemoOptions
+    @OptionGroup(title: "Privacy signals (sent with the request)") var privacy: PrivacyOptions
     @Option(name: .long, help: "The mediated placement.") var placement: String
     @Option(name: .customLong("app-user-id"), help: "The app's user id.") var appUserID: String?
+    @Option(
+        name: .customLong("advertising-id"),
+        help: "The device's advertising id (IDFA, GAID): sent where a network carries it and the privacy rules allow.")
+    var advertisingID: String?
     @Flag(name: .long, help: "Click the ad.") var click = false
     @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds:
         Double = 5
@@ -43,27 +49,44 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         let presented = try await Environment.with(options, demo: demoOptions, progress: Progress(enabled: false)) {
-            env -> (ad: LoadedAd, shown: FullScreenResult)? in
+            env -> Presented in
             guard let placementConfig = env.configuration.mediation.placements[placement] else {
                 throw AdError(.configuration, "--placement: unknown placement \"\(placement)\"")
             }
             let clock = ManualAdClock()
-            let outcome = await env.mediator.loadWithTrace(
-                AdRequest(placement: placement, format: placementConfig.format, userID: appUserID, testMode: true))
-            guard case .success(let result) = outcome.result, let ad = result.ad else { return nil }
+            var request = AdRequest(
+                placement: placement, format: placementConfig.format, userID: appUserID, privacy: privacy.signals,
+                testMode: true)
+            request.advertisingID = advertisingID
+            let outcome = await env.mediator.loadWithTrace(request)
+            guard case .success(let result) = outcome.result, let ad = result.ad else {
+                // Why nothing was shown, when the privacy rules blocked lines: the mediated path's reasons.
+                let blocked = outcome.trace.lines.compactMap { line in
+                    line.privacyReason.map { "\(line.network)/\(line.placement): privacy_blocked: \($0)" }
+                }
+                return .nothing(blocked: blocked)
+            }
             // Core types only: the adapter's own rules decide the events, the close button and the reward.
             let shown = try await ad.presentFullScreen(
                 on: SimulatedViewer(
                     clock: clock, watch: watch, click: click,
                     failAt: failPlaybackAfter.flatMap { OutsideValue.duration(seconds: $0) }), clock: clock)
             ad.invalidate()
-            return (ad, shown)
+            return .shown(ad, shown)
         }
-        guard let (ad, shown) = presented else {
-            print(
-                json
-                    ? #"{"placement":"\#(placement)","filled":false,"events":[]}"#
-                    : TerminalText.escaped("\(placement): no fill, nothing shown"))
+        guard case .shown(let ad, let shown) = presented else {
+            let blocked: [String] = if case .nothing(let blocked) = presented { blocked } else { [] }
+            if json {
+                let object: [String: Any] = [
+                    "placement": placement, "filled": false, "events": [], "privacy_blocked": blocked,
+                ]
+                let data = try JSONSerialization.data(
+                    withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print(TerminalText.escaped("\(placement): no fill, nothing shown"))
+                for line in blocked { print(TerminalText.escaped("  \(line)")) }
+            }
             throw ExitCode(1)
         }
         let seconds = { (at: AdInstant) in Double(at.nanoseconds) / 1e9 }
@@ -133,6 +156,12 @@ struct Show: AsyncParsableCommand {
             if let delivery = delivery as? String { print(TerminalText.escaped("  delivery incomplete: \(delivery)")) }
         }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// What `show` presented: an ad and what happened, or nothing (with the lines the privacy rules blocked).
+    enum Presented: Sendable {
+        case shown(LoadedAd, FullScreenResult)
+        case nothing(blocked: [String])
     }
 
     /// The JSON name of a delivery state.

@@ -33,9 +33,11 @@ struct Mediate: AsyncParsableCommand {
               mediate load --placement home_tile
               mediate sandbox --demo standard --write-config demo.json
               mediate conformance --network mars
+              # what the privacy rules decide for each network under these signals
+              mediate consent --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB
             """,
         version: MediateVersion.current,
-        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self],
+        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self, ConsentCommand.self],
         defaultSubcommand: Compare.self)
 
     static func main() async {
@@ -151,6 +153,8 @@ struct DemoOptions: ParsableArguments {
 /// A loaded configuration with its networks, mediator, HTTP client and (for the demo) sandbox.
 struct Environment {
     let configuration: CLIConfiguration
+    /// The configured networks behind the privacy gate (``CLIConfiguration/gated(_:signals:)``): a command that asks
+    /// a network alone asks it through these, never the adapter itself, so the rules apply on every path.
     let networks: [String: any AdNetwork]
     let mediator: Mediator
     let http: CurlHTTPClient
@@ -194,10 +198,12 @@ struct Environment {
             }
         }
         let http = CurlHTTPClient(tracer: tracer)
-        let networks = try configuration.makeNetworks(http: http)
+        // The adapters themselves stay here: the mediator gates its own lines, every other path the gated networks.
+        let adapters = try configuration.makeNetworks(http: http)
         let mediator = try Mediator(
-            networks: Array(networks.values), configuration: configuration.mediation, tracer: tracer)
-        let services: [any Service] = [http] + CLIConfiguration.services(of: networks)
+            networks: Array(adapters.values), configuration: configuration.mediation, tracer: tracer,
+            privacy: configuration.privacy)
+        let services: [any Service] = [http] + CLIConfiguration.services(of: adapters)
         return try await withServices(services) {
             var store: SQLiteStateStore?
             if let path = demo?.optimizerState {
@@ -210,7 +216,8 @@ struct Environment {
                 }
             }
             let env = Environment(
-                configuration: configuration, networks: networks, mediator: mediator, http: http, sandbox: sandbox)
+                configuration: configuration, networks: configuration.gated(adapters), mediator: mediator, http: http,
+                sandbox: sandbox)
             return try await withCleanup {
                 try await body(env)
             } finally: {

@@ -3,8 +3,10 @@ import ArgumentParser
 import Foundation
 
 /// `--gdpr`, `--tcf`, `--us-privacy`, `--gpp`, `--gpp-sid`, `--coppa`, `--under-age`, `--lmt`, `--att`: the privacy
-/// signals every request of `load` and `compare` carries (each adapter forwards the ones its network supports to the
-/// wire; the mediator's privacy rules may skip a network, `privacy_blocked` in the trace, or strip identifiers).
+/// signals every request of `load`, `compare`, `show` and `conformance` carries (each adapter forwards the ones its
+/// network supports to the wire). The privacy rules apply on every path — the mediator's lines and a network asked
+/// alone (`load --network`, `compare`'s per-network rows, `conformance`) alike: they may skip a network
+/// (`privacy_blocked` with its reason) or strip identifiers.
 struct PrivacyOptions: ParsableArguments {
     @Option(name: .long, help: "GDPR applies to the user: 1 or 0 (default: unknown, not sent).") var gdpr: Int?
     @Option(name: .long, help: "IAB TCF v2 consent string.") var tcf: String?
@@ -49,6 +51,12 @@ struct PrivacyOptions: ParsableArguments {
             }
             return id
         }
+    }
+
+    /// Whether any privacy option was given.
+    var isSet: Bool {
+        gdpr != nil || tcf != nil || usPrivacy != nil || gpp != nil || gppSID != nil || coppa || underAge || lmt
+            || att != nil
     }
 
     /// The signals the options set (everything else "not set").

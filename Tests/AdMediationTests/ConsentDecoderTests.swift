@@ -223,11 +223,26 @@ struct ConsentDecoderTests {
         #expect(states.tcfEU == nil)
     }
 
+    // GPP "Consent String Specification": each section is encoded and read on its own, after the header that lists
+    // it; a section this decoder cannot read is kept as its error while the header and its siblings still count.
+    @Test("a section that does not decode is its own error; the string and its other sections still decode")
+    func gppBrokenSectionIsItsOwnError() throws {
+        let empty = try GPPString(decoding: "DBABMA~")
+        #expect(empty.sectionIDs == [2] && empty.tcfEU == nil)
+        #expect(empty.sectionErrors[2]?.code == .empty)
+        let longUSP = try GPPString(decoding: "DBABTA~1YNNN")
+        #expect(longUSP.usPrivacy == nil && longUSP.sectionErrors[6]?.code == .invalidField)
+        // Sections 6 and 7: a broken US Privacy section beside a valid US National one that opts out of sale.
+        let mixed = try GPPString(decoding: "DBABzw~1YNNN~BVVVkkkklWA.YA")
+        #expect(mixed.sectionErrors[6] != nil)
+        #expect(mixed.usNational?.saleOptOut == 1)
+    }
+
     @Test("hostile GPP strings are typed errors naming the fault, never a trap")
     func gppHostile() {
         let cases: [(String, ConsentStringError.Code)] = [
             ("", .empty), ("D", .truncated), ("ABAA", .invalidField), ("DCAA", .unsupportedVersion),
-            ("DBABMA", .invalidField), ("DBABMA~", .empty), ("DBABTA~1YNNN", .invalidField),
+            ("DBABMA", .invalidField),
             ("DBABM_", .invalidField), (String(repeating: "D", count: GPPString.maxLength + 1), .tooLong),
             ("DB__________", .truncated),
         ]

@@ -33,7 +33,7 @@ struct ConsentEnforcementTests {
         #expect(signals.usPrivacy == "1YNN")
     }
 
-    @Test("malformed stored values are ignored with a warning naming the key and why, never the value")
+    @Test("malformed stored values are ignored (an undecodable consent string kept), warned by key, never the value")
     func malformedStoredValuesAreIgnored() {
         let capture = LogCapture()
         let store = InMemoryConsentStore([
@@ -42,7 +42,8 @@ struct ConsentEnforcementTests {
             "IABUSPrivacy_String": .unreadable("Date"),
         ])
         let signals = PrivacySignals(store: store, logger: capture.logger(label: "t"))
-        #expect(signals == PrivacySignals())
+        // Kept: an unreadable TC string is read as no consent (fail closed), where dropping it would be no signal.
+        #expect(signals == PrivacySignals(tcfConsent: "secret-not-a-tc-string"))
         let keys = capture.all.filter { $0.level == .warning }.compactMap { $0.metadata["key"] }
         #expect(
             Set(keys) == [
@@ -139,7 +140,7 @@ struct ConsentEnforcementTests {
         all.vendorConsents = [755]
         #expect(reason(all.encoded) == nil)
         #expect(reason(nil) == "gdpr applies without a tcf string")
-        #expect(reason("x") == "gdpr applies and the tcf string is invalid (unsupported_version)")
+        #expect(reason("x") == #"gdpr applies, invalid tcf "x" (unsupported_version)"#)
         #expect(reason(nil, gdpr: false) == nil, "no GDPR, no TCF rule")
         var undisclosed = all
         undisclosed.disclosedVendors = [1, 2]

@@ -16,7 +16,7 @@ struct FailClosedPrivacyTests {
         let verdict = PrivacyRules.verdict(DecodedPrivacy(PrivacySignals(usPrivacy: text)), tcfVendorID: nil)
         #expect(verdict.mayBeAsked)
         #expect(verdict.permissions == .none, "\(text): \(verdict.reasons)")
-        #expect(verdict.reasons.contains { $0.hasPrefix("us privacy string unreadable") })
+        #expect(verdict.reasons.contains { $0.hasPrefix("invalid us_privacy \"") })
     }
 
     @Test func aWellFormedStringThatDoesNotOptOutKeepsTheIdentifiers() {

@@ -25,6 +25,13 @@ import Testing
 // - CCPA/CPRA opt-out of sale and sharing (US Privacy `1YYN`; GPP US National opt-outs, GPC, known-child
 //   consents): no identifiers, no personalisation.
 // - Apple ATT "denied" and the platform's limit-ad-tracking: no advertising id, no cross-app user id.
+// - Malformed and conflicting signals (issue 44): a US Privacy string that is not one (`1yyn`: the IAB's format is a
+//   version digit and three upper-case flags) may be the opt-out it meant to carry, so it counts as one (fail
+//   closed); a GPP section 7 opt-out counts beside a section 6 that does not decode (GPP: sections are encoded and
+//   read one by one); `gpp_sid` listing section 2 (the EU TCF) makes GDPR apply even with `gdpr=0` (the stricter);
+//   a TC string given without `gdpr` makes GDPR apply (a CMP writes one only where it showed the TCF).
+// Each combination goes through the mediator and, for every other one, to the network alone through the privacy
+// gate the CLI's single-network paths use (`PrivacyGatedNetwork`): both must agree with the table.
 
 /// One network of the matrix, with the TCF vendor id it declares.
 struct PrivacyNetwork: Sendable, CustomStringConvertible {
@@ -75,12 +82,13 @@ enum TCFCase: CaseIterable, Sendable {
 
 /// The US signals of the matrix.
 enum USCase: CaseIterable, Sendable {
-    case none, uspNoOptOut, uspOptOut, nationalNoOptOut, nationalOptOut
+    case none, uspNoOptOut, uspOptOut, nationalNoOptOut, nationalOptOut, uspMalformed, nationalBesideBrokenSection
 
     var usPrivacy: String? {
         switch self {
         case .uspNoOptOut: "1YNN"
         case .uspOptOut: "1YYN"
+        case .uspMalformed: "1yyn"
         default: nil
         }
     }
@@ -92,6 +100,8 @@ enum USCase: CaseIterable, Sendable {
         switch self {
         case .nationalNoOptOut: "DBABLA~BVVqAAEABCA.QA"
         case .nationalOptOut: "DBABLA~BVVVkkkklWA.YA"
+        // Sections 6 and 7 (header `DBACTY`): a US Privacy section of five characters, then the opt-out above.
+        case .nationalBesideBrokenSection: "DBACTY~1YNNN~BVVVkkkklWA.YA"
         default: nil
         }
     }
@@ -100,6 +110,8 @@ enum USCase: CaseIterable, Sendable {
 /// One combination of the matrix.
 struct PrivacyCombination: Sendable {
     var gdpr: Bool?
+    /// `gpp_sid` lists section 2 (the EU TCF) too, whatever `gdpr` says.
+    var listsSection2 = false
     var tcf: TCFCase
     var us: USCase
     var coppa: Bool
@@ -110,23 +122,26 @@ struct PrivacyCombination: Sendable {
     var signals: PrivacySignals {
         var signals = PrivacySignals(
             gdprApplies: gdpr, tcfConsent: tcf.string, usPrivacy: us.usPrivacy, gpp: us.gpp,
-            gppSectionIDs: us.gpp == nil ? [] : [7], coppa: coppa, underAgeOfConsent: underAge)
+            gppSectionIDs: (listsSection2 ? [2] : []) + (us.gpp == nil ? [] : [7]), coppa: coppa,
+            underAgeOfConsent: underAge)
         signals.appTracking = att
         signals.limitAdTracking = lmt
         return signals
     }
 
-    /// Every combination: GDPR 3 × TCF 9 × US 5 × child 3 × tracking 4 = 1620.
+    /// Every combination: GDPR 4 (unknown, 0, 1, 0 with `gpp_sid` listing 2) × TCF 9 × US 7 × child 3 × tracking 4
+    /// = 3024.
     static let all: [PrivacyCombination] = {
         var all: [PrivacyCombination] = []
-        for gdpr in [nil, false, true] as [Bool?] {
+        for (gdpr, listsSection2) in [(nil, false), (false, false), (true, false), (false, true)] as [(Bool?, Bool)] {
             for tcf in TCFCase.allCases {
                 for us in USCase.allCases {
                     for child in 0..<3 {
                         for tracking in 0..<4 {
                             all.append(
                                 PrivacyCombination(
-                                    gdpr: gdpr, tcf: tcf, us: us, coppa: child == 1, underAge: child == 2,
+                                    gdpr: gdpr, listsSection2: listsSection2, tcf: tcf, us: us, coppa: child == 1,
+                                    underAge: child == 2,
                                     att: [nil, .authorized, .denied, nil][tracking], lmt: tracking == 3))
                         }
                     }
@@ -146,7 +161,11 @@ struct PrivacyExpectation: Equatable {
 
 /// The expectation table, from the texts above (not from `PrivacyRules`).
 func expectation(_ combination: PrivacyCombination, _ network: PrivacyNetwork) -> PrivacyExpectation {
-    let gdpr = combination.gdpr == true
+    // GDPR applies when `gdpr` is 1, and when it is not given but a TC string is (a CMP writes one only where it
+    // showed the TCF: read the stricter way, issue 44 item 2).
+    let gdpr =
+        combination.gdpr == true || combination.listsSection2
+        || (combination.gdpr == nil && combination.tcf.string != nil)
     var legalBasis = true
     var profile = true
     if gdpr {
@@ -161,7 +180,7 @@ func expectation(_ combination: PrivacyCombination, _ network: PrivacyNetwork) -
     }
     guard legalBasis else { return PrivacyExpectation(asked: false, deviceID: false, userID: false) }
     let child = combination.coppa || combination.underAge
-    let optedOut = combination.us == .uspOptOut || combination.us == .nationalOptOut
+    let optedOut = [.uspOptOut, .nationalOptOut, .uspMalformed, .nationalBesideBrokenSection].contains(combination.us)
     let notTracking = combination.att == .denied || combination.lmt
     let identifiers = !child && !optedOut && !notTracking
     return PrivacyExpectation(asked: true, deviceID: identifiers, userID: identifiers && profile)
@@ -169,7 +188,7 @@ func expectation(_ combination: PrivacyCombination, _ network: PrivacyNetwork) -
 
 @Suite("Privacy matrix: every combination through the mediator to every network", .timeLimit(.minutes(2)))
 struct PrivacyMatrixTests {
-    /// Every third combination of the 1620 (540): each value of every dimension still appears with every other.
+    /// Every third combination of the 3024 (1008): each value of every dimension still appears with every other.
     static let combinations = PrivacyCombination.all.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
 
     static let deviceID = "IFA-SECRET-0000"
@@ -177,7 +196,7 @@ struct PrivacyMatrixTests {
 
     @Test("no identifier leaks and every network is skipped exactly where the expectation table says")
     func matrix() async throws {
-        #expect(Self.combinations.count >= 500)
+        #expect(Self.combinations.count >= 1000)
         let sandbox = try await DemandSandbox.start(scenario: SandboxScenario(seed: 1))
         let curl = CurlHTTPClient()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("privacy-\(UUID().uuidString)")
@@ -199,7 +218,10 @@ struct PrivacyMatrixTests {
             "privacy matrix: \(Self.combinations.count) combinations × \(PrivacyNetwork.all.count) networks = "
                 + "\(counts["cases", default: 0]) cases; asked \(counts["asked", default: 0]), "
                 + "privacy_blocked \(counts["blocked", default: 0]), ifa sent \(counts["ifa", default: 0]), "
-                + "user id sent \(counts["user", default: 0]), leaks \(counts["leaks", default: 0]), in \(elapsed)")
+                + "user id sent \(counts["user", default: 0]), leaks \(counts["leaks", default: 0]); alone through the "
+                + "gate \(counts["alone", default: 0]) cases, blocked \(counts["aloneBlocked", default: 0]), "
+                + "in \(elapsed)"
+        )
         #expect(counts["cases"] == Self.combinations.count * PrivacyNetwork.all.count)
         #expect(counts["leaks", default: 0] == 0)
         #expect(counts["mismatches", default: 0] == 0)
@@ -222,8 +244,10 @@ struct PrivacyMatrixTests {
             configuration: MediationConfiguration(
                 placements: ["p": placement], circuitBreaker: CircuitBreakerConfiguration(failureThreshold: 1000)),
             privacy: PrivacyConfiguration(tcfVendorIDs: vendors))
+        // The CLI's single-network path: the same network behind the privacy gate, with the same vendor id.
+        let alone = PrivacyGatedNetwork(adapter, configuration: PrivacyConfiguration(tcfVendorIDs: vendors))
         var counts: [String: Int] = [:]
-        for combination in combinations {
+        for (index, combination) in combinations.enumerated() {
             let expected = expectation(combination, network)
             let before = wire.requestCount
             let request = AdRequest(
@@ -253,9 +277,41 @@ struct PrivacyMatrixTests {
                 counts["mismatches", default: 0] += 1
                 Issue.record("\(network) \(combination): \(problems) leaked=\(leaked)")
             }
+            if index % 2 == 0 {
+                counts["alone", default: 0] += 1
+                try await checkAlone(alone, network, combination, expected, wire: wire, counts: &counts)
+            }
         }
         if let rtb = adapter as? BiddingNetwork { await rtb.shutdown() }
         return counts
+    }
+
+    /// One combination sent to `network` alone through the privacy gate: asked exactly where the table says (a block
+    /// throws `privacy_blocked`), and no identifier the table forbids on the wire.
+    static func checkAlone(
+        _ alone: PrivacyGatedNetwork, _ network: PrivacyNetwork, _ combination: PrivacyCombination,
+        _ expected: PrivacyExpectation, wire: RecordingHTTPClient, counts: inout [String: Int]
+    ) async throws {
+        let before = wire.requestCount
+        let request = AdRequest(
+            placement: network.placement, format: network.format, userID: userID, privacy: combination.signals,
+            timeout: .seconds(5))
+        var blocked = false
+        do {
+            (try await alone.load(request)).ad?.invalidate()
+        } catch let error as AdError where error.code == .privacyBlocked {
+            blocked = true
+            counts["aloneBlocked", default: 0] += 1
+        } catch {
+            // A network error is not this test's concern; what reached the wire still is.
+        }
+        let sent = wire.requestTexts.dropFirst(before).filter { !$0.contains("/notice/") }.joined(separator: "\n")
+        let leaked = (sent.contains(deviceID) && !expected.deviceID) || (sent.contains(userID) && !expected.userID)
+        if leaked { counts["leaks", default: 0] += 1 }
+        if blocked == expected.asked || expected.asked == sent.isEmpty || leaked {
+            counts["mismatches", default: 0] += 1
+            Issue.record("alone \(network) \(combination): blocked \(blocked), sent \(!sent.isEmpty) leaked=\(leaked)")
+        }
     }
 
     /// The fields each contract carries, checked on the wire (only for a network that was asked).
@@ -317,7 +373,8 @@ struct PrivacyMatrixTests {
 
 extension PrivacyCombination: CustomStringConvertible {
     var description: String {
-        "gdpr=\(gdpr.map(String.init) ?? "-") tcf=\(tcf) us=\(us) coppa=\(coppa) underAge=\(underAge) "
+        "gdpr=\(gdpr.map(String.init) ?? "-")\(listsSection2 ? " sid2" : "") tcf=\(tcf) us=\(us) coppa=\(coppa) "
+            + "underAge=\(underAge) "
             + "att=\(att.map { "\($0)" } ?? "-") lmt=\(lmt)"
     }
 }

@@ -162,7 +162,8 @@ struct CLITests {
         let run = try await mediate(["load", "--config", config, "--placement", "launch"])
         #expect(run.code != 0)
         #expect(
-            run.err.contains("networks.ao.ohttp: unknown key for type appopen (valid keys: base_url, type)"),
+            run.err.contains(
+                "networks.ao.ohttp: unknown key for type appopen (valid keys: base_url, tcf_vendor_id, type)"),
             "stderr: \(run.err)")
     }
 

@@ -61,6 +61,9 @@ public struct LineTrace: Sendable, Hashable {
     public var ecpm: Double?
     /// Why the privacy rules blocked the network (`tcf purpose 1 not consented for vendor 755`), when they did.
     public var privacyReason: String? = nil
+    /// Why the privacy rules restricted what the network may receive (`coppa`, `invalid us_privacy "1yyn"
+    /// (invalid_field)`, …), when they let it be asked; empty when nothing was restricted.
+    public var privacyRestrictions: [String] = []
 }
 
 /// The record of one mediated request: every line's outcome, and the winner.
@@ -103,6 +106,8 @@ public struct BidTrace: Sendable, Hashable {
     public var auction: AuctionResult?
     /// Why the privacy rules blocked the bidder, when they did.
     public var privacyReason: String? = nil
+    /// Why the privacy rules restricted what the bidder may receive, when they let it be asked.
+    public var privacyRestrictions: [String] = []
 }
 
 /// The answer of ``Mediator/loadWithTrace(_:)``.

@@ -150,8 +150,10 @@ extension Mediator {
         let spec = run.engine.slots[slot]
         // Read per slot: a slot started just before may have run for a while.
         let now = clock.now
-        // Privacy first: a network the rules forbid is never asked (and never counts for its breaker).
-        let verdict = privacyVerdict(run.privacy, network: spec.network)
+        // Privacy first: a network the rules forbid is never asked (and never counts for its breaker). The gate
+        // restricts the request to what the rules allow the network.
+        var request = run.request
+        let verdict = privacyGate(&request, run.privacy, network: spec.network)
         guard verdict.mayBeAsked else {
             return run.engine.skip(slot, reason: .privacyBlocked, at: now, into: &run.actions)
         }
@@ -162,14 +164,12 @@ extension Mediator {
             run.engine.skip(slot, reason: reason, at: now, into: &run.actions)
             return
         }
-        var request = run.request
         request.placement = spec.placement
         request.format = run.format
         request.timeout = min(spec.timeout, run.engine.deadline - now)
         request.floorEcpm = spec.floor
         // Bidders hear how the placement clears; a waterfall line takes part in no auction of this mediator's.
         request.auction = slot < run.engine.bidderCount ? run.engine.auction : nil
-        Self.restrict(&request, by: verdict)
         let sent = request
         let (inbox, tracer, depth) = (run.inbox, run.tracer, run.lineDepth)
         // Only a mediator running as this line is nested (its winner is this decision's to settle); anything else

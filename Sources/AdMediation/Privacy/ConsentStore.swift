@@ -101,8 +101,9 @@ extension PrivacySignals {
 
     /// The signals a consent store holds: `IABTCF_gdprApplies`, `IABTCF_TCString`, `IABGPP_HDR_GppString`,
     /// `IABGPP_GppSID` and `IABUSPrivacy_String`. A value that is missing is not set; a value that is malformed (of the
-    /// wrong type, too long, a consent string that does not decode, a `gdprApplies` other than 0/1) is ignored with
-    /// a warning naming the key and why (never the value), and never stops the request.
+    /// wrong type, too long, a `gdprApplies` other than 0/1) is ignored with a warning naming the key and why (never
+    /// the value), and never stops the request. A consent string that does not decode is kept, with the same warning:
+    /// the privacy rules read it as the refusal it may carry (fail closed).
     public init(store: any ConsentStore, logger: Logger = Logger(label: "admediation.privacy")) {
         self.init()
         func string(_ key: String) -> String? {
@@ -119,27 +120,30 @@ extension PrivacySignals {
         func ignore(_ key: String, _ why: String) {
             logger.warning("malformed stored consent value ignored", metadata: ["key": "\(key)", "reason": "\(why)"])
         }
+        func report(_ key: String, _ why: String) {
+            logger.warning(
+                "malformed stored consent string kept (read as a refusal)",
+                metadata: ["key": "\(key)", "reason": "\(why)"])
+        }
         switch store.consentValue(forKey: ConsentStoreKey.gdprApplies) {
         case .none: break
         case .number(0), .string("0"): gdprApplies = false
         case .number(1), .string("1"): gdprApplies = true
         default: ignore(ConsentStoreKey.gdprApplies, "not 0 or 1")
         }
+        // A consent string that does not decode is kept (and reported): the rules read it as the refusal it may
+        // carry (fail closed), where dropping it would read as no signal at all. Decoded through the shared cache.
         if let text = string(ConsentStoreKey.tcString), !text.isEmpty {
-            do {
-                _ = try TCFConsent(decoding: text)
-                tcfConsent = text
-            } catch {
-                ignore(ConsentStoreKey.tcString, "\(error)")
+            if case .failure(let error) = ConsentDecodeCache.shared.tcf(text) {
+                report(ConsentStoreKey.tcString, "\(error)")
             }
+            tcfConsent = text
         }
         if let text = string(ConsentStoreKey.gppString), !text.isEmpty {
-            do {
-                _ = try GPPString(decoding: text)
-                gpp = text
-            } catch {
-                ignore(ConsentStoreKey.gppString, "\(error)")
+            if case .failure(let error) = ConsentDecodeCache.shared.gpp(text) {
+                report(ConsentStoreKey.gppString, "\(error)")
             }
+            gpp = text
         }
         if let text = string(ConsentStoreKey.gppSectionIDs), !text.isEmpty {
             let parts = text.split(separator: "_", omittingEmptySubsequences: false)
@@ -153,12 +157,10 @@ extension PrivacySignals {
             }
         }
         if let text = string(ConsentStoreKey.usPrivacy), !text.isEmpty {
-            do {
-                _ = try USPrivacyString(decoding: text)
-                usPrivacy = text
-            } catch {
-                ignore(ConsentStoreKey.usPrivacy, "\(error)")
+            if case .failure(let error) = ConsentDecodeCache.shared.usPrivacy(text) {
+                report(ConsentStoreKey.usPrivacy, "\(error)")
             }
+            usPrivacy = text
         }
     }
 

@@ -22,9 +22,14 @@ public struct GPPString: Hashable, Sendable {
     public var usPrivacy: USPrivacyString?
     /// Section 7, US National, decoded.
     public var usNational: USNationalSection?
+    /// Why each section this decoder reads (2, 6, 7) did not decode, by id. A section that does not decode is left
+    /// out (its decoded value nil) and its siblings still count: the privacy rules read it as the refusal it may carry
+    /// (fail closed) and honour the sections that do decode.
+    public var sectionErrors: [Int: ConsentStringError] = [:]
 
-    /// Decodes `string`: `header~section~section…`. A section this decoder reads but cannot decode makes the whole
-    /// string an error (its meaning would be unknown).
+    /// Decodes `string`: `header~section~section…`. A header that does not decode, or that does not match the
+    /// sections that follow, makes the whole string an error; a section this decoder reads but cannot decode is kept
+    /// as its error in ``sectionErrors``.
     public init(decoding string: String) throws(ConsentStringError) {
         guard string.utf8.count <= Self.maxLength else {
             throw ConsentStringError(.tooLong, "GPP string: \(string.utf8.count) characters, at most \(Self.maxLength)")
@@ -67,9 +72,18 @@ public struct GPPString: Hashable, Sendable {
         var sections: [Int: String] = [:]
         for (id, text) in zip(ids, parts.dropFirst()) { sections[id] = String(text) }
         self.sections = sections
-        tcfEU = try sections[2].map { text throws(ConsentStringError) in try TCFConsent(decoding: text) }
-        usPrivacy = try sections[6].map { text throws(ConsentStringError) in try USPrivacyString(decoding: text) }
-        usNational = try sections[7].map { text throws(ConsentStringError) in try USNationalSection(decoding: text) }
+        var errors: [Int: ConsentStringError] = [:]
+        func decoded<Section>(_ id: Int, _ decode: (String) throws(ConsentStringError) -> Section) -> Section? {
+            guard let text = sections[id] else { return nil }
+            do { return try decode(text) } catch {
+                errors[id] = error
+                return nil
+            }
+        }
+        tcfEU = decoded(2) { text throws(ConsentStringError) in try TCFConsent(decoding: text) }
+        usPrivacy = decoded(6) { text throws(ConsentStringError) in try USPrivacyString(decoding: text) }
+        usNational = decoded(7) { text throws(ConsentStringError) in try USNationalSection(decoding: text) }
+        sectionErrors = errors
     }
 }
 

@@ -18,53 +18,127 @@ public struct PrivacyConfiguration: Sendable {
     }
 }
 
-extension Mediator {
+extension PrivacyConfiguration {
     /// `request` with the signals it leaves unset read from the consent store, if there is one.
-    func withStoredConsent(_ request: AdRequest) -> AdRequest {
-        guard let store = privacy.consentStore else { return request }
+    package func withStoredConsent(_ request: AdRequest) -> AdRequest {
+        guard let consentStore else { return request }
         var request = request
-        request.privacy = request.privacy.filling(from: PrivacySignals(store: store, logger: privacy.logger))
+        request.privacy = request.privacy.filling(from: PrivacySignals(store: consentStore, logger: logger))
         return request
     }
 
-    /// The TCF vendor id of network `id`: the configuration's, else the network's own declaration.
-    func tcfVendorID(of id: String) -> Int? {
-        privacy.tcfVendorIDs[id] ?? networks[id]?.capabilities.tcfVendorID
+    /// The TCF vendor id of network `id`: this configuration's, else `declared` (the network's own
+    /// ``AdNetworkCapabilities/tcfVendorID``).
+    package func tcfVendorID(of id: String, declared: Int?) -> Int? {
+        tcfVendorIDs[id] ?? declared
     }
 
-    /// The privacy rules' verdict for network `id` under the request's decoded signals.
-    func privacyVerdict(_ decoded: DecodedPrivacy, network id: String) -> PrivacyVerdict {
-        PrivacyRules.verdict(decoded, tcfVendorID: tcfVendorID(of: id))
-    }
-
-    /// What a network the rules let through receives: the decided permissions (which its adapter applies) and no
-    /// user id when user ids are not allowed — except for a reward's validation, which keeps the app's account id
-    /// (``AdRequest/rewardUserID``).
-    static func restrict(_ request: inout AdRequest, by verdict: PrivacyVerdict) {
+    /// The one privacy gate every path to an adapter goes through (the ``Mediator``'s lines and bidders, and
+    /// ``PrivacyGatedNetwork`` for a network asked alone): the rules' verdict for network `id` (declaring `declared`)
+    /// under the request's decoded signals. When the network may be asked, `request` is restricted to what the verdict
+    /// allows (``PrivacySignals/permissions`` set, no advertising id where device ids are not allowed, no user id where
+    /// user ids are not allowed — a reward's validation
+    /// keeps the app's account id, ``AdRequest/rewardUserID``); when it may not, `request` is left as it was and must
+    /// not be sent.
+    package func gate(
+        _ request: inout AdRequest, decoded: DecodedPrivacy, network id: String, declared: Int?
+    ) -> PrivacyVerdict {
+        let verdict = PrivacyRules.verdict(decoded, tcfVendorID: tcfVendorID(of: id, declared: declared))
+        guard verdict.mayBeAsked else { return verdict }
         request.privacy.permissions = verdict.permissions
+        if !verdict.permissions.deviceIDs { request.advertisingID = nil }
         if !verdict.permissions.userIDs {
             if request.rewardUserID == nil { request.rewardUserID = request.userID }
             request.userID = nil
         }
+        return verdict
+    }
+}
+
+extension Mediator {
+    /// `request` with the signals it leaves unset read from the consent store, if there is one.
+    func withStoredConsent(_ request: AdRequest) -> AdRequest {
+        privacy.withStoredConsent(request)
     }
 
-    /// `trace` with the reason on every line and bid the privacy rules blocked (the engine keeps only the skip).
+    /// The privacy gate for network `id` (``PrivacyConfiguration/gate(_:decoded:network:declared:)``).
+    func privacyGate(_ request: inout AdRequest, _ decoded: DecodedPrivacy, network id: String) -> PrivacyVerdict {
+        privacy.gate(&request, decoded: decoded, network: id, declared: networks[id]?.capabilities.tcfVendorID)
+    }
+
+    /// The privacy rules' verdict for network `id` under the request's decoded signals.
+    func privacyVerdict(_ decoded: DecodedPrivacy, network id: String) -> PrivacyVerdict {
+        PrivacyRules.verdict(
+            decoded, tcfVendorID: privacy.tcfVendorID(of: id, declared: networks[id]?.capabilities.tcfVendorID))
+    }
+
+    /// `trace` with the privacy rules' reasons: on every line and bid they blocked, why (the engine keeps only the
+    /// skip); on every other, what they restricted. Nothing to do for a request without privacy signals.
     func annotatePrivacy(_ trace: MediationTrace, signals: PrivacySignals) -> MediationTrace {
-        let blocked = SkipReason.privacyBlocked
-        let isBlocked = { (outcome: LineOutcome) in outcome == .skipped(blocked) }
-        guard
-            trace.lines.contains(where: { isBlocked($0.outcome) })
-                || trace.bids.contains(where: { isBlocked($0.outcome) })
-        else { return trace }
+        guard signals != PrivacySignals() else { return trace }
+        let blocked = LineOutcome.skipped(.privacyBlocked)
         let decoded = DecodedPrivacy(signals)
         var trace = trace
-        for index in trace.lines.indices where isBlocked(trace.lines[index].outcome) {
-            trace.lines[index].privacyReason =
-                privacyVerdict(decoded, network: trace.lines[index].network).blockedReason
+        for index in trace.lines.indices {
+            let verdict = privacyVerdict(decoded, network: trace.lines[index].network)
+            if trace.lines[index].outcome == blocked {
+                trace.lines[index].privacyReason = verdict.blockedReason
+            } else {
+                trace.lines[index].privacyRestrictions = verdict.reasons
+            }
         }
-        for index in trace.bids.indices where isBlocked(trace.bids[index].outcome) {
-            trace.bids[index].privacyReason = privacyVerdict(decoded, network: trace.bids[index].network).blockedReason
+        for index in trace.bids.indices {
+            let verdict = privacyVerdict(decoded, network: trace.bids[index].network)
+            if trace.bids[index].outcome == blocked {
+                trace.bids[index].privacyReason = verdict.blockedReason
+            } else {
+                trace.bids[index].privacyRestrictions = verdict.reasons
+            }
         }
         return trace
+    }
+}
+
+/// A network behind the privacy gate (``PrivacyConfiguration/gate(_:decoded:network:declared:)``), for every path
+/// that asks one network alone (`mediate load --network`, `compare`'s per-network rows, `conformance`): a network the
+/// rules block is never called — the load throws ``AdError/Code/privacyBlocked`` with the rules' reason as its
+/// message — and one they let through receives the request restricted as a ``Mediator``'s line would.
+package struct PrivacyGatedNetwork: AdNetwork {
+    /// The network behind the gate.
+    package let network: any AdNetwork
+    /// How consent is read (the consent store) and which TCF vendor id the network has.
+    package let configuration: PrivacyConfiguration
+    /// Signals that win over each request's own (the CLI's privacy options); the request's fill in what they leave
+    /// unset. Nil: the request's alone.
+    package let signals: PrivacySignals?
+
+    /// `network` behind the gate of `configuration`, with `signals` winning over each request's.
+    package init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals? = nil) {
+        self.network = network
+        self.configuration = configuration
+        self.signals = signals
+    }
+
+    /// The network's id.
+    package var id: String { network.id }
+    /// The network's capabilities.
+    package var capabilities: AdNetworkCapabilities { network.capabilities }
+
+    /// Loads from the network when the rules let it be asked; throws ``AdError/Code/privacyBlocked`` otherwise.
+    package func load(_ request: AdRequest) async throws -> AdLoadResult {
+        var request = request
+        let verdict = gate(&request)
+        if let reason = verdict.blockedReason { throw AdError(.privacyBlocked, reason) }
+        return try await network.load(request)
+    }
+
+    /// The gate's verdict for `request` (with the stored consent and ``signals`` applied), and the request as the
+    /// network would receive it when the verdict lets it be asked.
+    package func gate(_ request: inout AdRequest) -> PrivacyVerdict {
+        request = configuration.withStoredConsent(request)
+        if let signals { request.privacy = signals.filling(from: request.privacy) }
+        return configuration.gate(
+            &request, decoded: DecodedPrivacy(request.privacy), network: network.id,
+            declared: network.capabilities.tcfVendorID)
     }
 }

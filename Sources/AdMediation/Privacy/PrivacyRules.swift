@@ -41,14 +41,18 @@ public struct PrivacyVerdict: Hashable, Sendable {
 /// The privacy signals of one request, decoded once for every network the request goes to: the TCF string (from
 /// ``PrivacySignals/tcfConsent``, else the GPP string's section 2), the GPP string, the US Privacy string (from
 /// ``PrivacySignals/usPrivacy``, else GPP section 6) and the US National section (GPP section 7). A GPP section
-/// counts only when ``PrivacySignals/gppSectionIDs`` lists it, or lists nothing. A string that does not decode is
-/// kept as its error and read as "no consent" where consent is needed.
+/// counts only when ``PrivacySignals/gppSectionIDs`` lists it, or lists nothing. A string (or a GPP section) that does
+/// not decode is kept as its error, read as "no consent" where consent is needed and as an opt-out otherwise (fails
+/// closed), and named in ``malformed``; a GPP section that decodes counts even when a sibling does not.
+///
+/// Whether GDPR applies is decided here, in one place (``gdprApplies(_:gpp:)``). Decoding is cached by the strings
+/// (``ConsentDecodeCache``): the same strings are decoded once, whichever request or network needs them.
 public struct DecodedPrivacy: Sendable {
     /// The signals as given.
     public var signals: PrivacySignals
     /// The TCF consent, when a string was given and decodes.
     public var tcf: TCFConsent?
-    /// Why the TCF string did not decode.
+    /// Why the TCF string (or GPP section 2, when it is the TCF string in force) did not decode.
     public var tcfError: ConsentStringError?
     /// The GPP string, when given and it decodes.
     public var gpp: GPPString?
@@ -60,31 +64,95 @@ public struct DecodedPrivacy: Sendable {
     public var usPrivacy: USPrivacyString?
     /// The US National section in force.
     public var usNational: USNationalSection?
-    /// GDPR applies: ``PrivacySignals/gdprApplies``, or, when that is unknown, GPP section 2 applies.
+    /// GDPR applies (``gdprApplies(_:gpp:)``).
     public var gdprApplies: Bool
+    /// Every US Privacy or GPP signal given that does not decode (the string, or GPP section 6 or 7), each naming its
+    /// field and quoting the start of its value (`invalid us_privacy "1yyn" (invalid_field)`, `invalid gpp section 6
+    /// "1YNNN" (invalid_field)`): the rules read each as an opt-out.
+    public var malformed: [String] = []
+    /// The TC string in force that does not decode (``PrivacySignals/tcfConsent``, or GPP section 2), named like
+    /// ``malformed`` (`invalid tcf "x" (unsupported_version)`): under GDPR, the rules block.
+    public var malformedTCF: String?
 
-    /// Decodes `signals`.
+    /// Decodes `signals` (through the shared cache).
     public init(_ signals: PrivacySignals) {
         self.signals = signals
+        let cache = ConsentDecodeCache.shared
+        var malformed: [String] = []
+        var malformedTCF: String?
         var gpp: GPPString?
         if let text = signals.gpp {
-            do { gpp = try GPPString(decoding: text) } catch { gppError = error }
+            switch cache.gpp(text) {
+            case .success(let decoded): gpp = decoded
+            case .failure(let error):
+                gppError = error
+                malformed.append(Self.invalid("gpp", text, error))
+            }
         }
         self.gpp = gpp
         let listed = Set(signals.gppSectionIDs)
+        // A GPP section counts when gpp_sid lists it, or lists nothing (then every section of the string applies).
         func applies(_ id: Int) -> Bool { gpp?.sections[id] != nil && (listed.isEmpty || listed.contains(id)) }
+        func sectionError(_ id: Int) -> ConsentStringError? {
+            guard applies(id), let error = gpp?.sectionErrors[id] else { return nil }
+            let reason = Self.invalid("gpp section \(id)", gpp?.sections[id] ?? "", error)
+            if id == 2 { malformedTCF = reason } else { malformed.append(reason) }
+            return error
+        }
         if let text = signals.tcfConsent {
-            do { tcf = try TCFConsent(decoding: text) } catch { tcfError = error }
+            switch cache.tcf(text) {
+            case .success(let decoded): tcf = decoded
+            case .failure(let error):
+                tcfError = error
+                malformedTCF = Self.invalid("tcf", text, error)
+            }
         } else if applies(2) {
             tcf = gpp?.tcfEU
+            tcfError = sectionError(2)
         }
         if let text = signals.usPrivacy {
-            do { usPrivacy = try USPrivacyString(decoding: text) } catch { usPrivacyError = error }
+            switch cache.usPrivacy(text) {
+            case .success(let decoded): usPrivacy = decoded
+            case .failure(let error):
+                usPrivacyError = error
+                malformed.append(Self.invalid("us_privacy", text, error))
+            }
         }
         // A US Privacy string that does not decode never hides a readable GPP section 6.
         if usPrivacy == nil, applies(6) { usPrivacy = gpp?.usPrivacy }
+        _ = sectionError(6)
         usNational = applies(7) ? gpp?.usNational : nil
-        gdprApplies = signals.gdprApplies ?? (listed.contains(2) && gpp?.sections[2] != nil)
+        _ = sectionError(7)
+        self.malformed = malformed
+        self.malformedTCF = malformedTCF
+        gdprApplies = Self.gdprApplies(signals, gpp: gpp)
+    }
+
+    /// Whether GDPR applies to a request with `signals` (and its GPP string decoded, `gpp`): the applicability rules,
+    /// written down in the privacy article. Where the signals disagree, the stricter applies.
+    ///
+    /// 1. `gdpr=1` (``PrivacySignals/gdprApplies`` true): it applies.
+    /// 2. ``PrivacySignals/gppSectionIDs`` lists section 2 (EU TCF v2): it applies — even with `gdpr=0`, and even
+    ///    when the GPP string lacks section 2 or is missing (then no TC string is in force, and the rules block).
+    /// 3. `gdpr` not given and a TC string given (``PrivacySignals/tcfConsent``): it applies (fail closed: a TC string
+    ///    is only written where the TCF is shown).
+    /// 4. `gdpr` not given, ``PrivacySignals/gppSectionIDs`` empty and the GPP string has section 2: it applies (an
+    ///    empty list means every section of the string applies).
+    /// 5. Otherwise (`gdpr=0` without section 2 listed; nothing given) it does not.
+    public static func gdprApplies(_ signals: PrivacySignals, gpp: GPPString?) -> Bool {
+        if signals.gdprApplies == true || signals.gppSectionIDs.contains(2) { return true }
+        guard signals.gdprApplies == nil else { return false }
+        if signals.tcfConsent != nil { return true }
+        return signals.gppSectionIDs.isEmpty && gpp?.sections[2] != nil
+    }
+
+    /// The longest part of a malformed value quoted in a reason.
+    static let quotedLength = 24
+
+    /// `invalid FIELD "VALUE" (code)`, the value cut to ``quotedLength`` characters.
+    static func invalid(_ field: String, _ value: String, _ error: ConsentStringError) -> String {
+        let quoted = value.count > quotedLength ? value.prefix(quotedLength) + "…" : Substring(value)
+        return "invalid \(field) \"\(quoted)\" (\(error.code))"
     }
 }
 
@@ -107,7 +175,7 @@ public struct DecodedPrivacy: Sendable {
 /// | tcf purposes 3, 4 | GDPR applies, profile purpose 3 or 4 without consent | no user ids, not personalised |
 /// | tcf special feature 1 | GDPR applies, precise geolocation not opted in | no precise geo |
 /// | us privacy | US Privacy opt-out of sale `Y` | no device ids, no user ids, no precise geo, not personalised |
-/// | unreadable signal | a US Privacy or GPP string that is given but does not decode (fails closed) | the same |
+/// | unreadable signal | a US Privacy or GPP string (or GPP section 6 or 7) given that does not decode | the same |
 /// | us national | sale, sharing or targeted-advertising opt-out, or GPC | the same |
 /// | us national child | a known-child consent is "no consent" | the same |
 /// | us national geo | precise geolocation's sensitive-data consent is "no consent" | no precise geo |
@@ -150,13 +218,9 @@ public enum PrivacyRules {
         if privacy.usPrivacy?.optOutSale == .yes {
             strip("us privacy opt-out of sale", device: true, user: true, geo: true, ads: true)
         }
-        // Fail closed: a signal the app gave but that does not decode may be the very opt-out it carries.
-        if let error = privacy.usPrivacyError {
-            strip("us privacy string unreadable (\(error.code))", device: true, user: true, geo: true, ads: true)
-        }
-        if let error = privacy.gppError {
-            strip("gpp string unreadable (\(error.code))", device: true, user: true, geo: true, ads: true)
-        }
+        // Fail closed: a signal the app gave but that does not decode may be the very opt-out it carries. (A TC string
+        // that does not decode blocks under GDPR, above, and means nothing where GDPR does not apply.)
+        for reason in privacy.malformed { strip(reason, device: true, user: true, geo: true, ads: true) }
         if let national = privacy.usNational {
             if national.optedOutOfTargeting {
                 strip("us national opt-out", device: true, user: true, geo: true, ads: true)
@@ -182,7 +246,7 @@ public enum PrivacyRules {
     /// Why a network may not be asked under GDPR, if it may not.
     private static func tcfBlock(_ privacy: DecodedPrivacy, vendor: Int?) -> String? {
         guard let tcf = privacy.tcf else {
-            if let error = privacy.tcfError { return "gdpr applies and the tcf string is invalid (\(error.code))" }
+            if let invalid = privacy.malformedTCF { return "gdpr applies, \(invalid)" }
             return "gdpr applies without a tcf string"
         }
         if let vendor, let disclosed = tcf.disclosedVendors, !disclosed.contains(vendor) {
