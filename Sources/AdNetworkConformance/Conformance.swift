@@ -462,14 +462,15 @@ public enum AdNetworkConformance {
     @Sendable public static func noEventsBeforeLoadOrAfterInvalidation(_ subject: ConformanceSubject) async throws {
         let name = "noEventsBeforeLoadOrAfterInvalidation"
         let ad = try await requireFill(subject, name)
-        if subject.settlesOnLoad { try await Task.sleep(for: subject.quietPeriod) }
+        // Through a mediator the auction was settled at load: its win notice goes first, in the background.
+        let settled = subject.settlesOnLoad ? await quiet(subject) : subject.wire.requestCount
         if !ad.reportedEvents.isEmpty {
             ad.invalidate()
             throw ConformanceFailure(
                 scenario: name, expectation: "no event reported by the adapter itself",
                 observed: "events already reported at load: \(ad.reportedEvents.map(\.description).sorted())")
         }
-        let afterLoad = subject.wire.requestCount
+        let afterLoad = settled
         try await Task.sleep(for: subject.quietPeriod)
         if subject.wire.requestCount != afterLoad || !ad.reportedEvents.isEmpty {
             ad.invalidate()
@@ -498,14 +499,13 @@ public enum AdNetworkConformance {
         let name = "impressionIsReportedOncePerShow"
         let ad = try await requireFill(subject, name)
         defer { ad.invalidate() }
-        if subject.settlesOnLoad { try await Task.sleep(for: subject.quietPeriod) }
-        let before = subject.wire.requestCount
+        // Each count is read once the wire is quiet: a mediator's win notice (sent in the background when it settled
+        // the auction at load) is never counted as the impression's.
+        let before = await quiet(subject)
         let first = try await ad.report(.impression)
-        try await Task.sleep(for: subject.quietPeriod)
-        let afterFirst = subject.wire.requestCount
+        let afterFirst = await quiet(subject)
         let second = try await ad.report(.impression)
-        try await Task.sleep(for: subject.quietPeriod)
-        let afterSecond = subject.wire.requestCount
+        let afterSecond = await quiet(subject)
         if !first || second {
             throw ConformanceFailure(
                 scenario: name, expectation: "the first report to send and the second not",
@@ -516,6 +516,28 @@ public enum AdNetworkConformance {
                 scenario: name, expectation: "at most one wire request for one impression, none for a repeat",
                 observed: "\(afterFirst - before) for the first, \(afterSecond - afterFirst) for the repeat")
         }
+    }
+
+    /// Waits until the wire has been still for the subject's quiet period — plus four times the scheduler slack
+    /// measured now, so a ping queued in the background on a busy machine is not mistaken for the next step's —
+    /// with nothing in flight (at most 10 s); returns the request count.
+    static func quiet(_ subject: ConformanceSubject) async -> Int {
+        let slack = await measureSchedulerSlack()
+        let window = subject.quietPeriod + slack * 4
+        let clock = ContinuousClock()
+        let end = clock.now + .seconds(10)
+        var count = subject.wire.requestCount
+        var stillSince = clock.now
+        while clock.now < end {
+            try? await Task.sleep(for: .milliseconds(10))
+            let now = subject.wire.requestCount
+            if now != count {
+                count = now
+                stillSince = clock.now
+            }
+            if clock.now - stillSince >= window && subject.wire.requestsInFlight == 0 { break }
+        }
+        return subject.wire.requestCount
     }
 
     /// Rule 9: every privacy signal the contract carries reaches the wire.
