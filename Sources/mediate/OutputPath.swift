@@ -11,6 +11,12 @@ enum OutputPath {
         guard !path.isEmpty else { return "\(option): an empty path" }
         let files = FileManager.default
         var isDirectory: ObjCBool = false
+        // Never through a symbolic link, FIFO, socket or device: the report is written by rename, which would replace
+        // it with a regular file (as root, `/dev/full` was replaced).
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
+            return "\(option): \(shown) is not a regular file (a link, FIFO, socket or device); give a file path"
+        }
         if files.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { return "\(option): \(shown) is a directory, not a file" }
             return files.isWritableFile(atPath: path) ? nil : "\(option): \(shown) is not writable"

@@ -83,6 +83,30 @@ struct CLIUsabilityTests {
         #expect(count() == 0, "no request before the check")
     }
 
+    /// Issue 45: `--output` wrote by rename, so a FIFO, symlink or device node given as the output was replaced by a
+    /// regular file. Such an output is refused before any request, and left as it was.
+    @Test(arguments: ["symlink", "fifo"])
+    func anOutputThatIsNotARegularFileIsRefusedAndLeftAlone(kind: String) async throws {
+        let (server, count) = try Self.countingServer()
+        defer { server.stop() }
+        let target = try writeConfig("{}")
+        let path = target + ".\(kind)"
+        if kind == "symlink" {
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        } else {
+            #expect(mkfifo(path, 0o600) == 0)
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let run = try await mediate([
+            "compare", "--config", try Self.countingConfig(server), "--requests", "5", "--output", path,
+        ])
+        #expect(run.code == 2)
+        #expect(run.err.contains("is not a regular file"), "stderr: \(run.err)")
+        #expect(count() == 0, "no request before the check")
+        let type = try FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType
+        #expect(type != .typeRegular, "the \(kind) is still there, not replaced by a file")
+    }
+
     // MARK: item 3 — Ctrl-C keeps the work done
 
     /// Runs `mediate` (the demo, far more requests than it will finish) and sends SIGINT once the first plain

@@ -10,13 +10,13 @@ struct TerminalSafeOutputTests {
     static let hostile = "evil\u{1B}]0;pwned\u{07}\n[forged trace line]\u{9B}2J"
 
     /// A loopback app-open server whose ad id and headline are `hostile`; tracking URLs answer 200.
-    static func server() throws -> LoopbackHTTPServer {
+    static func server(adID: String = hostile) throws -> LoopbackHTTPServer {
         let box = ServerURL()
         let server = try LoopbackHTTPServer { request in
             guard request.path == "/appopen/v1/ad" else { return .respond(.text("")) }
             let base = box.value
             let object: [String: Any] = [
-                "ad_id": hostile, "creative": ["type": "image", "url": "\(base)/img.png", "headline": hostile],
+                "ad_id": adID, "creative": ["type": "image", "url": "\(base)/img.png", "headline": adID],
                 "tracking": ["impression": "\(base)/imp", "click": "\(base)/click"], "ecpm": 1.0,
             ]
             let body = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
@@ -51,6 +51,18 @@ struct TerminalSafeOutputTests {
         let run = try await mediate(["load", "--config", try Self.config(server), "--placement", "launch"])
         #expect(run.code == 0, "\(run.err)")
         Self.expectTerminalSafe(run.out)
+    }
+
+    /// Issue 45: a right-to-left override (U+202E) passed the terminal escaping in `load` and `show`, so an ad id
+    /// could display reversed ("Trojan Source", CVE-2021-42574). Every bidirectional control is escaped.
+    @Test(arguments: ["load", "show"])
+    func bidirectionalControlsOfAServersAdIDAreEscaped(command: String) async throws {
+        let server = try Self.server(adID: "ad\u{202E}gnp.exe\u{2066}x\u{200F}")
+        defer { server.stop() }
+        let run = try await mediate([command, "--config", try Self.config(server), "--placement", "launch"])
+        let bidi = Set<UInt32>([0x061C, 0x200E, 0x200F]).union(UInt32(0x202A)...0x202E).union(UInt32(0x2066)...0x2069)
+        #expect(!run.out.unicodeScalars.contains { bidi.contains($0.value) }, "\(run.out)")
+        #expect(run.out.contains(#"ad\u{202E}gnp.exe\u{2066}x\u{200F}"#), "shown escaped: \(run.out)")
     }
 
     @Test func showEscapesControlCharactersOfAServersAdID() async throws {
