@@ -3,7 +3,8 @@ enum TerminalText {
     /// `text` with every control character escaped as `\u{XX}`: C0 (U+0000–U+001F, newline and tab included), DEL
     /// (U+007F), C1 (U+0080–U+009F, which some terminals read like ESC sequences) and the bidirectional controls
     /// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069). Such text can then neither retitle nor clear the
-    /// terminal (ESC/OSC/CSI sequences), nor start a line of its own that passes for the tool's, nor display reversed. Everything else is kept; text without a control character is returned as it is.
+    /// terminal (ESC/OSC/CSI sequences), nor start a line of its own that passes for the tool's, nor display
+    /// reversed. Everything else is kept; text without a control character is returned as it is.
     static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = ""
