@@ -111,7 +111,7 @@ struct CLIUsabilityTests {
 
     /// Runs `mediate` (the demo, far more requests than it will finish) and sends SIGINT once the first plain
     /// progress line of phase 1 shows requests done.
-    static func interruptedCompare(_ extra: [String]) async throws -> ChildResult {
+    static func interruptedCompare(_ extra: [String], signal: Int32 = SIGINT) async throws -> ChildResult {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("mediate")
         var environment = ProcessInfo.processInfo.environment
@@ -121,7 +121,22 @@ struct CLIUsabilityTests {
             ["compare", "--requests", "1000000", "--progress", "plain", "--progress-interval", "0.2"] + extra
         return try await ChildProcess.run(
             binary.path, arguments, environment: environment,
-            interruptWhen: { $0.contains("phase 1 of") && $0.contains("req/s · ETA") }, deadline: .seconds(60))
+            interruptWhen: { $0.contains("phase 1 of") && $0.contains("req/s · ETA") }, interruptSignal: signal,
+            deadline: .seconds(60))
+    }
+
+    /// Issue 45: SIGTERM (a CI runner's timeout) and SIGHUP (a closed terminal) ended `compare` at once with no
+    /// partial report; only SIGINT was handled. They are handled alike.
+    @Test(arguments: [SIGTERM, SIGHUP])
+    func terminationSignalsWriteThePartialReportLikeCtrlC(signal: Int32) async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("partial-\(UUID().uuidString).json")
+            .path
+        let run = try await Self.interruptedCompare(["--format", "json", "--output", path], signal: signal)
+        #expect(!run.timedOut && !run.signalled, "stderr: \(run.err)")
+        #expect(run.status == 130, "stderr: \(run.err)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        #expect((root["partial"] as? [String: Int])?["requests_done"].map { $0 > 0 } == true)
     }
 
     @Test func ctrlCWritesThePartialReportToOutputAndExits130() async throws {

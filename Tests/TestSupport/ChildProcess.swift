@@ -33,11 +33,13 @@ public enum ChildProcess {
     /// Runs `executable` (a path, or a name looked up in `PATH`) to its end, reading stdout and stderr fully.
     /// `killAfter`: send SIGKILL at that moment of the child's life (crash tests). `deadline`: kill it then and report
     /// `timedOut`. `killWhen`: SIGKILL as soon as stdout so far satisfies it (a server that prints and runs on).
-    /// `interruptWhen`: SIGINT (once) as soon as stderr so far satisfies it (Ctrl-C mid-run).
+    /// `interruptWhen`: `interruptSignal` (SIGINT by default: Ctrl-C mid-run) once, as soon as stderr so far
+    /// satisfies it.
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         killAfter: Duration? = nil, killWhen: (@Sendable (String) -> Bool)? = nil,
-        interruptWhen: (@Sendable (String) -> Bool)? = nil, deadline: Duration = .seconds(120)
+        interruptWhen: (@Sendable (String) -> Bool)? = nil, interruptSignal: Int32 = SIGINT,
+        deadline: Duration = .seconds(120)
     ) async throws -> ChildResult {
         let spawned = try spawn(executable, arguments, environment: environment, capture: true)
         return await withCheckedContinuation { continuation in
@@ -45,7 +47,7 @@ public enum ChildProcess {
                 continuation.resume(
                     returning: watch(
                         spawned, killAfter: killAfter, killWhen: killWhen, interruptWhen: interruptWhen,
-                        deadline: deadline))
+                        interruptSignal: interruptSignal, deadline: deadline))
             }
             thread.start()
         }
@@ -142,7 +144,7 @@ public enum ChildProcess {
     /// or at the deadline, then reaps the child.
     static func watch(
         _ child: Spawned, killAfter: Duration?, killWhen: (@Sendable (String) -> Bool)?,
-        interruptWhen: (@Sendable (String) -> Bool)? = nil, deadline: Duration
+        interruptWhen: (@Sendable (String) -> Bool)? = nil, interruptSignal: Int32 = SIGINT, deadline: Duration
     ) -> ChildResult {
         let start = ContinuousClock.now
         var out = [UInt8](), err = [UInt8]()
@@ -184,7 +186,7 @@ public enum ChildProcess {
                     } else {
                         err += buffer[0..<count]
                         if let interruptWhen, !interrupted, interruptWhen(String(decoding: err, as: UTF8.self)) {
-                            _ = kill(child.pid, SIGINT)
+                            _ = kill(child.pid, interruptSignal)
                             interrupted = true
                         }
                     }
