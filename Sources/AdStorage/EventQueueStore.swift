@@ -77,7 +77,27 @@ public final class EventQueueStore: Sendable {
             // A write probe: a file SQLite opened read-only (write-protected, read-only mount) fails here, at open,
             // instead of refusing every later append.
             try db.execute(sql: "PRAGMA user_version = 1")
+            // The table's shape, not only its name: a file whose event_queue has other columns would open and then
+            // refuse every event for ever.
+            // Read without a trapping conversion: the file may be anyone's.
+            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(event_queue)").map { row in
+                (
+                    String.fromDatabaseValue(row["name"] as DatabaseValue) ?? "",
+                    (String.fromDatabaseValue(row["type"] as DatabaseValue) ?? "").uppercased()
+                )
+            }
+            let expected = [("sequence", "INTEGER"), ("event_id", "TEXT"), ("payload", "BLOB")]
+            guard columns.count == expected.count, zip(columns, expected).allSatisfy({ $0.0 == $1.0 && $0.1 == $1.1 })
+            else {
+                let shown = columns.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+                throw SchemaMismatch(message: "the event_queue table has (\(shown)), not (sequence, event_id, payload)")
+            }
         }
+    }
+
+    private struct SchemaMismatch: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
     }
 
     /// How ``openRecovering(path:maxBytes:)`` got its queue.
@@ -90,18 +110,27 @@ public final class EventQueueStore: Sendable {
         case inMemory(reason: String)
     }
 
-    /// Opens the queue at `path`; a file that cannot be used (corrupt, not a database, read-only, locked) is moved
-    /// aside to `<path>.corrupt-<unix time>` (with its `-wal`/`-shm`) and a fresh queue starts in its place; when
-    /// even that fails (an unwritable directory), the queue lives in memory. One bad file therefore degrades only
-    /// its own queue, never the process. Throws only when an in-memory queue cannot be made either.
-    public static func openRecovering(path: String, maxBytes: Int = 16 << 20) throws(StorageError) -> (
-        store: EventQueueStore, recovery: Recovery
-    ) {
-        let firstError: StorageError
-        do {
-            return (try EventQueueStore(path: path, maxBytes: maxBytes), .opened)
-        } catch {
-            firstError = error
+    /// Opens the queue at `path`. Contention is not corruption: while another connection holds the file's lock
+    /// (`SQLITE_BUSY`/`SQLITE_LOCKED` past the 5 s busy timeout) the opening is tried `contentionAttempts` times in
+    /// all, then throws that contention error — the file is never moved aside for it, and the next use tries again.
+    /// A file that cannot be used (corrupt, not a database, read-only, a table of another shape) is moved aside to
+    /// `<path>.corrupt-<unix time>` (with its `-wal`/`-shm`), a fresh queue starts in its place and the readable rows
+    /// of the old file are replayed into it (nothing acknowledged is lost when rows can still be read); when even
+    /// that fails (an unwritable directory), the queue lives in memory. Blocking: call it off the cooperative pool.
+    public static func openRecovering(
+        path: String, maxBytes: Int = 16 << 20, contentionAttempts: Int = 3
+    ) throws(StorageError) -> (store: EventQueueStore, recovery: Recovery) {
+        var firstError: StorageError
+        var attempt = 1
+        while true {
+            do {
+                return (try EventQueueStore(path: path, maxBytes: maxBytes), .opened)
+            } catch {
+                firstError = error
+            }
+            guard firstError.isContention else { break }
+            guard attempt < max(1, contentionAttempts) else { throw firstError }
+            attempt += 1
         }
         let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
         let files = FileManager.default
@@ -110,10 +139,40 @@ public final class EventQueueStore: Sendable {
                 try? files.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }
             if let fresh = try? EventQueueStore(path: path, maxBytes: maxBytes) {
+                fresh.replayReadableRows(of: aside)
                 return (fresh, .quarantined(reason: firstError.description, quarantinedAs: aside))
             }
         }
         return (try EventQueueStore(inMemoryMaxBytes: maxBytes), .inMemory(reason: firstError.description))
+    }
+
+    /// Copies the rows of the quarantined file at `path` that can still be read (`event_id`, `payload`) into this
+    /// queue, oldest first, at most what fits; a file with no readable table gives nothing. Synchronous.
+    func replayReadableRows(of path: String) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let old = try? DatabaseQueue(path: path, configuration: configuration) else { return }
+        let rows: [(String, Data)] =
+            (try? old.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT event_id, payload FROM event_queue ORDER BY sequence LIMIT 100000"
+                ).compactMap { row -> (String, Data)? in
+                    // Never a trapping conversion: a corrupt file may hold anything in these columns.
+                    guard let id = String.fromDatabaseValue(row["event_id"] as DatabaseValue),
+                        let payload = Data.fromDatabaseValue(row["payload"] as DatabaseValue), !id.isEmpty
+                    else { return nil }
+                    return (id, payload)
+                }
+            }) ?? []
+        try? old.close()
+        guard !rows.isEmpty else { return }
+        try? db.write { db in
+            for (id, payload) in rows where payload.count <= maxBytes / 2 {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO event_queue (event_id, payload) VALUES (?, ?)",
+                    arguments: [id, payload])
+            }
+        }
     }
 
     /// What an append did.

@@ -25,10 +25,16 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// `"store: disk I/O error"`.
     public var description: String { "\(operation): \(message)" }
+    /// Another connection held the database's lock for longer than the busy timeout (`SQLITE_BUSY`/`SQLITE_LOCKED`):
+    /// contention, not corruption.
+    package var isContention = false
 
     init(_ operation: String, _ error: any Error) {
         self.operation = operation
         self.message = "\(error)"
+        if let error = error as? DatabaseError {
+            isContention = error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+        }
     }
 
     init(_ operation: String, message: String) {
