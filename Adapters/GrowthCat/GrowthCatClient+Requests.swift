@@ -74,9 +74,10 @@ extension GrowthCatClient {
     /// Sends a request, retrying a 5xx answer (and, when `retryLostAnswers`, a timeout or an answer lost after the
     /// connection was made: ``answerLostReason``) with exponential back-off from `retryBaseDelay`, at most
     /// `maxServerRetries` times, and only while the next attempt can start before `deadline` (each attempt's own
-    /// timeout ends there too). A connection that cannot be made is never retried. Every attempt is returned, in order. A failure without
-    /// an answer is thrown (its message lists the attempts); a final non-2xx answer is returned for the caller's
-    /// status rules. An attempt that times out at the deadline (not at `requestTimeout`) carries ``deadlineReason``.
+    /// timeout ends there too). A connection that cannot be made is never retried. Every attempt is returned, in
+    /// order. A failure without an answer is thrown (its message lists the attempts); a final non-2xx answer is
+    /// returned for the caller's status rules. An attempt that times out at the deadline (not at `requestTimeout`)
+    /// carries ``deadlineReason``.
     func requestRetrying(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         deadline: AdInstant?, retryLostAnswers: Bool = false
