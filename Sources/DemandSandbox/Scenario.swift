@@ -24,19 +24,19 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
     /// client that retries enough always gets an answer. Default 2.
     public var maxValidationFaults: Int
 
-    /// Creates a scenario.
+    /// Creates a scenario (without validation faults: set ``validationFaults`` and ``maxValidationFaults``).
     public init(
         fillRate: Double = 1, ecpm: Distribution = .uniform(min: 0.5, max: 5), latencyMs: Distribution = .fixed(0),
         faults: [Fault] = [],
-        drift: [DriftPhase] = [], validationFaults: [ValidationFault] = [], maxValidationFaults: Int = 2
+        drift: [DriftPhase] = []
     ) {
         self.fillRate = fillRate
         self.ecpm = ecpm
         self.latencyMs = latencyMs
         self.faults = faults
         self.drift = drift
-        self.validationFaults = validationFaults
-        self.maxValidationFaults = maxValidationFaults
+        self.validationFaults = []
+        self.maxValidationFaults = 2
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
