@@ -14,6 +14,12 @@ extension GrowthCatClient {
     /// request outliving `requestTimeout`: a load reports it as a timeout, never as "the network is unavailable".
     static let deadlineReason = AdError.Reason(domain: "growthcat", name: "deadline")
 
+    /// Marks a transport failure after the connection was made — reset, closed without an answer, or a body cut
+    /// short: the request may have reached the server and been processed, and only its answer was lost. The network
+    /// is there (unlike a refused or unreachable connection), so a reward validation retries it with the same
+    /// `sdk_event_id`, which the server answers with its first answer (issue 43 item 7).
+    static let answerLostReason = AdError.Reason(domain: "growthcat", name: "answer_lost")
+
     /// One attempt: the API key, the SDK header and `Accept` on every request, `Content-Type` with a body, within
     /// `timeout` (at most `requestTimeout`). A failure without an answer marks the client offline when it is one of
     /// connectivity (``AdError/Code/network`` or ``AdError/Code/timeout``); any answer marks it online again.
@@ -47,7 +53,8 @@ extension GrowthCatClient {
     /// GrowthCat's transport table (the seed: "transport failure → `.network`; events go to the offline queue"): an
     /// unreadable answer is ``AdError/Code/invalidResponse`` and a refused URL, header or TLS peer is
     /// ``AdError/Code/configuration`` (the server or the setup, never taken for "offline"); a timeout stays a timeout;
-    /// every other failure is ``AdError/Code/network``.
+    /// every other failure is ``AdError/Code/network`` — a reset, a close without an answer or a cut body with
+    /// ``answerLostReason``.
     static func transportFailure(_ method: HTTPMethod, _ path: String) -> RequestRunner.TransportFailure {
         { error in
             switch error.code {
@@ -57,20 +64,24 @@ extension GrowthCatClient {
                 AdError(.invalidResponse, "\(method) \(path): \(error.code.rawValue)")
             case .tls, .insecureURL, .invalidURL, .invalidHeader:
                 AdError(.configuration, "\(method) \(path): \(error.code.rawValue): \(error.message)")
+            case .connectionReset, .emptyResponse, .truncatedBody:
+                AdError(.network, "\(method) \(path): \(error.code.rawValue)", reason: Self.answerLostReason)
             default:
                 AdError(error.code == .timeout ? .timeout : .network, "\(method) \(path): \(error.code.rawValue)")
             }
         }
     }
 
-    /// Sends a request, retrying a 5xx answer (and, when `retryTimeouts`, a timeout) with exponential back-off from
-    /// `retryBaseDelay`, at most `maxServerRetries` times, and only while the next attempt can start before
-    /// `deadline` (each attempt's own timeout ends there too). Every attempt is returned, in order. A failure without
-    /// an answer is thrown (its message lists the attempts); a final non-2xx answer is returned for the caller's
-    /// status rules. An attempt that times out at the deadline (not at `requestTimeout`) carries ``deadlineReason``.
+    /// Sends a request, retrying a 5xx answer (and, when `retryLostAnswers`, a timeout or an answer lost after the
+    /// connection was made: ``answerLostReason``) with exponential back-off from `retryBaseDelay`, at most
+    /// `maxServerRetries` times, and only while the next attempt can start before `deadline` (each attempt's own
+    /// timeout ends there too). A connection that cannot be made is never retried. Every attempt is returned, in
+    /// order. A failure without an answer is thrown (its message lists the attempts); a final non-2xx answer is
+    /// returned for the caller's status rules. An attempt that times out at the deadline (not at `requestTimeout`)
+    /// carries ``deadlineReason``.
     func requestRetrying(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        deadline: AdInstant?, retryTimeouts: Bool = false
+        deadline: AdInstant?, retryLostAnswers: Bool = false
     ) async throws(AdError) -> (response: HTTPResponse, attempts: [GrowthCatRequestAttempt]) {
         let started = clock.now
         var attempts: [GrowthCatRequestAttempt] = []
@@ -95,7 +106,7 @@ extension GrowthCatClient {
                 }
             } catch {
                 attempts.append(GrowthCatRequestAttempt(status: nil, error: error.code.name, at: clock.now - started))
-                retryable = retryTimeouts && error.code == .timeout
+                retryable = retryLostAnswers && (error.code == .timeout || error.reason == Self.answerLostReason)
                 guard retryable, attempts.count <= configuration.maxServerRetries,
                     canRetry(before: deadline, attempts.count, lasting: clock.now - attemptStarted)
                 else {

@@ -26,12 +26,13 @@ extension GrowthCatClient {
 
     /// Validates a reward with the server. Grant it only when the answer says `rewardValidated`.
     ///
-    /// A 5xx answer or a timeout is retried with exponential back-off (the seed's status table: at most
-    /// `maxServerRetries` retries), with the same `sdk_event_id` — the server answers a repeated id with its first
-    /// answer (the project's GrowthCat contract; the demand sandbox implements it), so a retry after a lost or late
-    /// answer never turns a granted reward into a refusal — within `timeout` (default
-    /// `Configuration.rewardValidationTimeout`: the user waits on the close screen); each attempt is in the
-    /// answer's ``AdRewardValidationResponse/attempts``. The network unavailable throws at once (the seed: "does not
+    /// A 5xx answer, a timeout, or an answer lost after the connection was made (a reset, a close without an answer,
+    /// a cut body) is retried with exponential back-off (the seed's status table: at most `maxServerRetries`
+    /// retries), with the same `sdk_event_id` — the server answers a repeated id with its first answer (the project's
+    /// GrowthCat contract; the demand sandbox implements it), so a retry after a lost or late answer never turns a
+    /// granted reward into a refusal — within `timeout` (default `Configuration.rewardValidationTimeout`: the user
+    /// waits on the close screen); each attempt is in the answer's ``AdRewardValidationResponse/attempts``. The
+    /// network unavailable (no connection: refused, unreachable, no such host) throws at once (the seed: "does not
     /// grant the reward and does not retry silently"), and nothing is stored for later. `appUserID` is required.
     /// `viewedSeconds` is whole seconds, as the seed's `viewedSeconds: Int` (an integer on the wire; a presentation
     /// rounds its elapsed time down).
@@ -54,7 +55,7 @@ extension GrowthCatClient {
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         let deadline = clock.now + (timeout ?? configuration.rewardValidationTimeout)
         let (response, attempts) = try await requestRetrying(
-            .post, "/v1/ads/reward/validate", body: data, deadline: deadline, retryTimeouts: true)
+            .post, "/v1/ads/reward/validate", body: data, deadline: deadline, retryLostAnswers: true)
         guard response.isSuccess else {
             let error = Self.statusError(response, "POST /v1/ads/reward/validate")
             throw AdError(error.code, "\(error.message) \(Self.summary(attempts))")

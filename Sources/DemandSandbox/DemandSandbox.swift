@@ -190,6 +190,9 @@ final class SandboxState: Sendable {
         /// the first answer again; the oldest forgotten beyond ``rewardAnswerLimit``.
         var rewardAnswers: [String: (name: String, amount: Int)?] = [:]
         var rewardAnswerOrder: [String] = []
+        /// Faults injected per reward validation (by `sdk_event_id`, or token), bounded by the scenario's
+        /// `max_validation_faults`.
+        var validationFaultCounts: [String: Int] = [:]
         /// Ad requests drawn per network (all its placements), for drift phases.
         var drawCounts: [String: Int] = [:]
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).

@@ -1,6 +1,7 @@
 import AdapterSupport
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// GrowthCat (`specs/growthcat.md`) under `/growthcat`.
 extension SandboxState {
@@ -33,6 +34,14 @@ extension SandboxState {
             GrowthCatPlacement(
                 key: "rewarded_coins", format: "interstitial", creativeType: "video",
                 reward: ("Coins", 50, 15), skippableAfter: nil, isSkippable: false, durationSeconds: 30),
+            // Rewarded videos around the same 15 s minimum (issue 43's reward chaos test): one shorter than it (the
+            // user must stay on the end card until the minimum) and one exactly as long.
+            GrowthCatPlacement(
+                key: "rewarded_short", format: "interstitial", creativeType: "video",
+                reward: ("Coins", 20, 15), skippableAfter: nil, isSkippable: false, durationSeconds: 10),
+            GrowthCatPlacement(
+                key: "rewarded_exact", format: "interstitial", creativeType: "video",
+                reward: ("Coins", 30, 15), skippableAfter: nil, isSkippable: false, durationSeconds: 15),
         ]
         return Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
     }()
@@ -79,7 +88,7 @@ extension SandboxState {
         case ("POST", "/v1/ads/events"):
             return growthcatEvents(incoming.body)
         case ("POST", "/v1/ads/reward/validate"):
-            return growthcatReward(incoming.body)
+            return await growthcatReward(incoming.body, context: context)
         default:
             return Self.error(404, "not_found", "no GrowthCat route \(incoming.method) \(path)")
         }
@@ -258,7 +267,14 @@ extension SandboxState {
     /// How many reward validations' answers are kept for their retries.
     static let rewardAnswerLimit = 10_000
 
-    private func growthcatReward(_ body: Data) -> Response {
+    /// How many validations' fault counts are kept (``NetworkScenario/maxValidationFaults``); past it they start again.
+    static let validationFaultKeyLimit = 10_000
+
+    /// `POST /v1/ads/reward/validate`: granted once per token, for a known user and at least the minimum view time;
+    /// idempotent by `sdk_event_id`. The scenario's ``NetworkScenario/validationFaults`` (for the body's
+    /// `placement_key`) may answer 503, reset, lose the answer or answer late — at most
+    /// ``NetworkScenario/maxValidationFaults`` times per validation.
+    private func growthcatReward(_ body: Data, context: SandboxContext) async -> Response {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
             return Self.error(400, "malformed_json", "the body is not a JSON object")
         }
@@ -270,8 +286,18 @@ extension SandboxState {
         // Idempotent by `sdk_event_id`: a retry (the first answer lost, or late) gets the first answer again, so a
         // reward granted once is never refused to its own retry; a new id for a redeemed token is refused.
         let eventID = (object["sdk_event_id"] as? String).flatMap { $0.isEmpty || $0.utf8.count > 128 ? nil : $0 }
-        let reward: (name: String, amount: Int)? = mutable.withLock { m in
-            if let eventID, let first = m.rewardAnswers[eventID] { return first }
+        let fault = validationFault(placement: object["placement_key"] as? String, key: eventID ?? "token:" + token)
+        switch fault?.kind {
+        case .status?:
+            let status = fault.map { Fault.statuses.contains($0.status) ? $0.status : 503 } ?? 503
+            return Self.error(status, "injected_fault", "injected status \(status)")
+        case .reset?:
+            return await Self.resetConnection(context)
+        case .lostAnswer?, .lateAnswer?, nil:
+            break
+        }
+        let (reward, replayed): ((name: String, amount: Int)?, Bool) = mutable.withLock { m in
+            if let eventID, let first = m.rewardAnswers[eventID] { return (first, true) }
             var granted: (name: String, amount: Int)?
             if var issued = m.growthcatTokens[allocation], issued.token == token, !issued.redeemed,
                 user != nil, viewed >= issued.minimumViewSeconds, let name = issued.rewardName,
@@ -288,18 +314,64 @@ extension SandboxState {
                     m.rewardAnswers[m.rewardAnswerOrder.removeFirst()] = nil
                 }
             }
-            return granted
+            return (granted, false)
         }
         record {
             $0.rewardValidations.append(
                 RewardValidationRecord(
-                    allocationID: allocation, appUserID: user, viewedSeconds: viewed, validated: reward != nil))
+                    allocationID: allocation, appUserID: user, viewedSeconds: viewed, validated: reward != nil,
+                    sdkEventID: eventID, replayed: replayed, fault: fault?.kind.rawValue))
         }
+        let answer: Response
         if let (name, amount) = reward {
-            return Self.json(
+            answer = Self.json(
                 200, object: ["reward_validated": true, "accepted": 1, "reward": ["name": name, "amount": amount]])
+        } else {
+            answer = Self.json(200, object: ["reward_validated": false, "accepted": 0, "reward": NSNull()])
         }
-        return Self.json(200, object: ["reward_validated": false, "accepted": 0, "reward": NSNull()])
+        switch fault?.kind {
+        case .lostAnswer?:
+            return await Self.resetConnection(context)
+        case .lateAnswer?:
+            try? await Task.sleep(for: .milliseconds(fault?.delayMs ?? 0))
+            return answer
+        default:
+            return answer
+        }
+    }
+
+    /// Rolls the dice for one reward validation attempt: a fault of the placement's (or GrowthCat's) scenario, unless
+    /// the validation `key` had its ``NetworkScenario/maxValidationFaults`` already. No draw (the seeded sequence of
+    /// ad requests stays as it was) when the scenario has no validation faults. Counted in the records.
+    private func validationFault(placement: String?, key: String) -> ValidationFault? {
+        mutable.withLock { m -> ValidationFault? in
+            let scenario = m.scenario.scenario(network: "growthcat", placement: placement)
+            guard !scenario.validationFaults.isEmpty,
+                m.validationFaultCounts[key, default: 0] < scenario.maxValidationFaults
+            else { return nil }
+            let roll = m.rng.nextUnit()
+            var cumulative = 0.0
+            for candidate in scenario.validationFaults {
+                cumulative += candidate.rate
+                guard roll < cumulative else { continue }
+                if m.validationFaultCounts.count >= Self.validationFaultKeyLimit { m.validationFaultCounts = [:] }
+                m.validationFaultCounts[key, default: 0] += 1
+                m.records.rewardValidationFaults[candidate.kind.rawValue, default: 0] += 1
+                return candidate
+            }
+            return nil
+        }
+    }
+
+    /// Resets the request's connection (SO_LINGER 0, then close: a TCP RST) without an answer. The response returned
+    /// is never written.
+    static func resetConnection(_ context: SandboxContext) async -> Response {
+        let channel = context.channel
+        if let provider = channel as? any SocketOptionProvider {
+            try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+        }
+        try? await channel.close().get()
+        return empty(500)
     }
 }
 

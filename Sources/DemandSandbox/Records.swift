@@ -10,8 +10,11 @@ public struct SandboxRecords: Sendable, Codable {
     public var growthcatEvents: [GrowthCatEventRecord] = []
     /// GrowthCat events whose `sdk_event_id` had already arrived.
     public var growthcatDuplicates: Int = 0
-    /// GrowthCat reward validations, in order.
+    /// GrowthCat reward validations, in order (each attempt the server processed; see
+    /// ``RewardValidationRecord/replayed``).
     public var rewardValidations: [RewardValidationRecord] = []
+    /// Faults injected into GrowthCat reward validations, by kind (``ValidationFault/Kind`` raw values).
+    public var rewardValidationFaults: [String: Int] = [:]
     /// MARS callbacks (`/v1/t`), in order.
     public var marsCallbacks: [CallbackRecord] = []
     /// MARS ad request bodies (raw JSON), in order.
@@ -61,6 +64,12 @@ public struct RewardValidationRecord: Sendable, Codable, Hashable {
     public var viewedSeconds: Double
     /// Whether the reward was granted.
     public var validated: Bool
+    /// The validation's `sdk_event_id`, if it carried one.
+    public var sdkEventID: String? = nil
+    /// Whether this was a repeated `sdk_event_id` answered with its first answer (nothing was redeemed again).
+    public var replayed = false
+    /// The fault injected into this attempt's answer after it was processed (`lost_answer`, `late_answer`), if any.
+    public var fault: String? = nil
 }
 
 /// A callback or tracking GET.

@@ -17,8 +17,14 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
     /// placement's drift happens at the same moment whoever asks it), a phase's fill rate and prices replace these.
     /// Phases apply in order; the last one reached wins. Default: none.
     public var drift: [DriftPhase]
+    /// Faults injected into GrowthCat reward validations (`POST /v1/ads/reward/validate`; other networks have none),
+    /// each with its own rate; at most one applies per attempt. Default: none.
+    public var validationFaults: [ValidationFault]
+    /// The most faults one validation gets (its attempts share its `sdk_event_id`, or its token without one), so a
+    /// client that retries enough always gets an answer. Default 2.
+    public var maxValidationFaults: Int
 
-    /// Creates a scenario.
+    /// Creates a scenario (without validation faults: set ``validationFaults`` and ``maxValidationFaults``).
     public init(
         fillRate: Double = 1, ecpm: Distribution = .uniform(min: 0.5, max: 5), latencyMs: Distribution = .fixed(0),
         faults: [Fault] = [],
@@ -29,10 +35,13 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
         self.latencyMs = latencyMs
         self.faults = faults
         self.drift = drift
+        self.validationFaults = []
+        self.maxValidationFaults = 2
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case fillRate = "fill_rate", ecpm, latencyMs = "latency_ms", faults, drift
+        case validationFaults = "validation_faults", maxValidationFaults = "max_validation_faults"
     }
 
     /// The fill rate and prices in force for the `count`-th request (counted from 0).
@@ -53,6 +62,15 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
         latencyMs = try c.decodeIfPresent(Distribution.self, forKey: .latencyMs) ?? .fixed(0)
         faults = try c.decodeIfPresent([Fault].self, forKey: .faults) ?? []
         drift = try c.decodeIfPresent([DriftPhase].self, forKey: .drift) ?? []
+        validationFaults = try c.decodeIfPresent([ValidationFault].self, forKey: .validationFaults) ?? []
+        let most = try c.decodeIfPresent(Double.self, forKey: .maxValidationFaults) ?? 2
+        guard let whole = OutsideValue.integer(most, in: 0...10) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: c.codingPath + [CodingKeys.maxValidationFaults],
+                    debugDescription: "must be a whole number 0…10, got \(most)"))
+        }
+        maxValidationFaults = whole
         guard (0...1).contains(fillRate) else {
             throw DecodingError.dataCorrupted(
                 .init(
@@ -269,6 +287,67 @@ public struct Fault: Codable, Sendable, Hashable {
 
     /// The statuses a fault may inject; others (set in code) are answered as 500.
     static let statuses = 100...599
+}
+
+/// A fault injected into a GrowthCat reward validation (``NetworkScenario/validationFaults``): the ways a validation's
+/// answer goes missing. `lost_answer` and `late_answer` are processed first — a reward they grant is granted and
+/// recorded — which is what idempotency by `sdk_event_id` must cover: the client's retry gets the first answer again.
+public struct ValidationFault: Codable, Sendable, Hashable {
+    /// What goes wrong.
+    public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {
+        /// Answer with `status` (default 503) without processing.
+        case status
+        /// Reset the connection without processing and without an answer.
+        case reset
+        /// Process (grant or refuse, and record), then reset the connection: the answer is lost.
+        case lostAnswer = "lost_answer"
+        /// Process, then answer after `delay_ms` (past the client's timeout, for a short enough timeout).
+        case lateAnswer = "late_answer"
+    }
+
+    /// What goes wrong.
+    public var kind: Kind
+    /// Probability per attempt (0…1).
+    public var rate: Double
+    /// The status for `status` faults (100…599). Default 503.
+    public var status: Int
+    /// How late a `late_answer` comes, in milliseconds (0…60 000). Default 1000.
+    public var delayMs: Int
+
+    /// Creates a fault.
+    public init(_ kind: Kind, rate: Double = 1, status: Int = 503, delayMs: Int = 1000) {
+        self.kind = kind
+        self.rate = rate
+        self.status = status
+        self.delayMs = delayMs
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case kind, rate, status, delayMs = "delay_ms" }
+
+    /// Decodes with defaults and checks the ranges.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try c.decode(Kind.self, forKey: .kind)
+        rate = try c.decodeIfPresent(Double.self, forKey: .rate) ?? 1
+        guard (0...1).contains(rate) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: c.codingPath + [CodingKeys.rate], debugDescription: "must be 0…1, got \(rate)"))
+        }
+        func whole(_ key: CodingKeys, _ range: ClosedRange<Int>, default value: Int) throws -> Int {
+            guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return value }
+            guard let whole = OutsideValue.integer(number, in: range) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: c.codingPath + [key],
+                        debugDescription:
+                            "must be a whole number \(range.lowerBound)…\(range.upperBound), got \(number)"))
+            }
+            return whole
+        }
+        status = try whole(.status, Fault.statuses, default: 503)
+        delayMs = try whole(.delayMs, 0...60_000, default: 1000)
+    }
 }
 
 /// The whole sandbox's behaviour: a seed, a scenario per network, and overrides per placement.

@@ -222,6 +222,42 @@ struct GrowthCatSandboxTests {
         }
     }
 
+    /// Issue 43 item 7: faults on reward validation, bounded per validation. A 503 or a reset is not processed; a lost
+    /// answer and a late one (past the client's timeout) are — the reward granted and recorded — so the retry with the
+    /// same `sdk_event_id` gets the grant again; `max_validation_faults` lets the retry through.
+    @Test(arguments: ValidationFault.Kind.allCases)
+    func aFaultedValidationIsBoundedAndItsRetryGetsTheFirstAnswer(kind: ValidationFault.Kind) async throws {
+        var growthcat = NetworkScenario()
+        growthcat.validationFaults = [ValidationFault(kind, delayMs: 600)]
+        growthcat.maxValidationFaults = 1
+        try await withSandbox(SandboxScenario(networks: ["growthcat": growthcat])) { sandbox, client in
+            let (allocation, token) = try await rewardedAd(sandbox, client)
+            var request = post(
+                sandbox.growthcatBaseURL + "/v1/ads/reward/validate",
+                #"{"allocation_id":"\#(allocation)","token":"\#(token)","placement_key":"rewarded_coins","#
+                    + #""app_user_id":"u1","viewed_seconds":16,"completed":true,"sdk_event_id":"e1"}"#,
+                headers: gcAuth)
+            request.timeout = .milliseconds(300)
+            // The first attempt on a connection of its own: libcurl sends a request again, by itself, when a reused
+            // connection dies before any answer — which a reset or a lost answer on the catalog's connection is.
+            let first = try await withCurlHTTPClient { fresh -> Result<HTTPResponse, any Error> in
+                do { return .success(try await fresh.send(request)) } catch { return .failure(error) }
+            }
+            switch kind {
+            case .status: #expect((try? first.get())?.status == 503)
+            case .reset, .lostAnswer, .lateAnswer: #expect(throws: (any Error).self) { try first.get() }
+            }
+            let retry = try json(try await client.send(request))
+            #expect(retry["reward_validated"] as? Bool == true, "\(kind)")
+            let records = sandbox.records
+            let processed = kind == .lostAnswer || kind == .lateAnswer
+            #expect(records.rewardValidations.map(\.validated) == (processed ? [true, true] : [true]))
+            #expect(records.rewardValidations.map(\.replayed) == (processed ? [false, true] : [false]))
+            #expect(records.rewardValidations.first?.fault == (processed ? kind.rawValue : nil))
+            #expect(records.rewardValidationFaults == [kind.rawValue: 1])
+        }
+    }
+
     @Test func rewardIsRefusedUnderTheMinimumViewTimeOrWithoutUser() async throws {
         try await withSandbox { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)

@@ -34,6 +34,10 @@ struct ScenarioKeyTests {
             #"networks.mars.ecpm.lognormal: unknown key; did you mean "log_normal"?"#
         ),
         (
+            #"{"networks": {"growthcat": {"validation_faults": [{"kind": "reset", "delay": 5}]}}}"#,
+            #"networks.growthcat.validation_faults[0].delay: unknown key; did you mean "delay_ms"?"#
+        ),
+        (
             #"{"networks": {"mars": {"ecpm": {"uniform": {"min": 1, "maxi": 3}}}}}"#,
             #"networks.mars.ecpm.uniform.maxi: unknown key; did you mean "max"?"#
         ),
@@ -50,8 +54,11 @@ struct ScenarioKeyTests {
                  "latency_ms": {"log_normal": {"median": 5, "sigma": 0.5}},
                  "faults": [{"kind": "status", "rate": 0.1, "status": 429, "retry_after_s": 2}],
                  "drift": [{"after_requests": 10, "fill_rate": 0.2, "ecpm": {"fixed": 1}}]}},
-                 "placements": {"mars/t": {"fill_rate": 1}}}
+                 "placements": {"mars/t": {"fill_rate": 1}, "growthcat/rewarded_coins": {"max_validation_faults": 3,
+                 "validation_faults": [{"kind": "late_answer", "rate": 0.1, "status": 503, "delay_ms": 50}]}}}
                 """#.utf8))
         #expect(scenario.seed == 7 && scenario.networks["mars"]?.faults.first?.retryAfterS == 2)
+        let rewarded = scenario.placements["growthcat/rewarded_coins"]
+        #expect(rewarded?.maxValidationFaults == 3 && rewarded?.validationFaults.first?.delayMs == 50)
     }
 }

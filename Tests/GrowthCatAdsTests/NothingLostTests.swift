@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import GRDB
+import Logging
 import Synchronization
 import Testing
 
@@ -300,6 +301,62 @@ struct NothingLostTests {
         }
         #expect((outcome as? AdError)?.code == .network)
         #expect((outcome as? AdError)?.message.contains("1 attempt") == true)
+        await curl.shutdown()
+    }
+
+    /// Issue 43 item 7 (found by the reward chaos test): a validation whose answer was lost after the server had
+    /// processed it — the connection reset, or closed without an answer — was not retried ("never a transport
+    /// failure"), so the server granted the reward and the user got nothing. The network is there: the client
+    /// retries with the same `sdk_event_id` and gets the first answer. Every answer here closes its connection, so no
+    /// attempt rides on a reused connection (which libcurl would send again by itself).
+    @Test(arguments: ["reset", "closed without an answer"])
+    func aValidationWhoseAnswerWasLostAfterTheServerGrantedItIsRetriedAndRewarded(loss: String) async throws {
+        let validations = Mutex<[String]>([])
+        let server = try LoopbackHTTPServer { request in
+            func answer(_ body: String) -> LoopbackHTTPServer.Response {
+                .init(status: 200, body: Array(body.utf8), closeDelimited: true)
+            }
+            if request.path.hasSuffix("/sdk/config") {
+                return .respond(
+                    answer(
+                        #"{"app_id":"a","workspace":"test","ads":{"ads_enabled":true,"formats":["interstitial"],"#
+                            + #""ad_cache_ttl_seconds":300,"max_offline_ad_events":500}}"#))
+            }
+            if request.path.hasSuffix("/reward/validate") {
+                let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+                let first = validations.withLock {
+                    $0.append(object?["sdk_event_id"] as? String ?? "")
+                    return $0.count == 1
+                }
+                // The server granted the first attempt; its answer is lost on the way.
+                var granted = answer(#"{"reward_validated":true,"accepted":1,"reward":{"name":"Coins","amount":5}}"#)
+                guard first else { return .respond(granted) }
+                granted.closeDelimited = false  // its full length declared, none of it sent
+                return loss == "reset" ? .resetMidBody(granted, afterBytes: 0) : .closeWithoutResponse
+            }
+            return .respond(
+                answer(
+                    #"{"cache_ttl_seconds":300,"ads":[{"placement":{"key":"p","format":"interstitial","#
+                        + #""reward_enabled":true,"reward_name":"Coins","reward_amount":5,"minimum_view_seconds":1},"#
+                        + #""campaign":{"id":"c"},"creative":{"id":"cr","creative_type":"image","#
+                        + #""public_asset_url":"https://x/a.png"},"tracking":{"allocation_id":"a1","token":"t1"}}]}"#))
+        }
+        defer { server.stop() }
+        let curl = CurlHTTPClient()
+        var configuration = GrowthCatClient.Configuration(
+            apiKey: "gc_test_x", baseURL: server.baseURL, eventQueuePath: queuePath())
+        configuration.retryBaseDelay = .milliseconds(1)
+        configuration.mediaCacheDirectory = nil
+        configuration.logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let client = try GrowthCatClient(configuration: configuration, http: curl)
+        let ad = try #require(try await client.loadAd(placementKey: "p"))
+        let answer = try await client.validateAdReward(
+            for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 5, completed: true)
+        #expect(answer.rewardValidated, "\(loss)")
+        #expect(answer.attempts.count == 2 && answer.attempts.first?.error == "network", "\(answer.attempts)")
+        let ids = validations.withLock { $0 }
+        #expect(ids.count == 2 && Set(ids).count == 1, "one validation, sent twice with the same sdk_event_id")
+        await client.shutdown()
         await curl.shutdown()
     }
 
