@@ -228,7 +228,8 @@ struct GrowthCatSandboxTests {
     @Test(arguments: ValidationFault.Kind.allCases)
     func aFaultedValidationIsBoundedAndItsRetryGetsTheFirstAnswer(kind: ValidationFault.Kind) async throws {
         var growthcat = NetworkScenario()
-        growthcat.validationFaults = [ValidationFault(kind, delayMs: 600)]
+        // The late answer comes after the request's timeout; both far above what a busy machine needs to answer.
+        growthcat.validationFaults = [ValidationFault(kind, delayMs: 6_000)]
         growthcat.maxValidationFaults = 1
         try await withSandbox(SandboxScenario(networks: ["growthcat": growthcat])) { sandbox, client in
             let (allocation, token) = try await rewardedAd(sandbox, client)
@@ -237,7 +238,7 @@ struct GrowthCatSandboxTests {
                 #"{"allocation_id":"\#(allocation)","token":"\#(token)","placement_key":"rewarded_coins","#
                     + #""app_user_id":"u1","viewed_seconds":16,"completed":true,"sdk_event_id":"e1"}"#,
                 headers: gcAuth)
-            request.timeout = .milliseconds(300)
+            request.timeout = .seconds(5)
             // The first attempt on a connection of its own: libcurl sends a request again, by itself, when a reused
             // connection dies before any answer — which a reset or a lost answer on the catalog's connection is.
             let first = try await withCurlHTTPClient { fresh -> Result<HTTPResponse, any Error> in
