@@ -14,6 +14,7 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidState = "invalid_state"
             case noFill = "no_fill"
             case privacyBlocked = "privacy_blocked"
+            case breakerOpen = "breaker_open"
         }
 
         private let base: Base
@@ -60,6 +61,9 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The privacy rules forbid asking this network for this request (``PrivacyRules``); the message says why.
         /// A network asked alone behind the privacy gate throws it; a ``Mediator`` skips the line instead.
         package static let privacyBlocked = Code(.privacyBlocked)
+        /// Every line's circuit breaker was open: the request was refused without being sent (the networks had
+        /// failed before). For reports (`mediate compare`); a ``Mediator`` skips such lines.
+        package static let breakerOpen = Code(.breakerOpen)
 
         /// Whether this is a rate limit, whatever its delay.
         public var isRateLimited: Bool { base == .rateLimited }

@@ -30,8 +30,9 @@ struct Sample: Sendable {
 
     /// When every line and bidder of a mediated request failed (an error, a timeout, or skipped by an open breaker,
     /// which only failures open), the error of the first one that answered with an error (a timeout's is `timeout`;
-    /// `network` when every line was skipped by its breaker): a request nobody could answer is an error of the
-    /// waterfall, not a no-fill. Nil when any line or bidder answered, filled or not.
+    /// `breaker_open` when every line was skipped by its breaker: refused unsent, not a network error): a request
+    /// nobody could answer is an error of the waterfall, not a no-fill. Nil when any line or bidder answered, filled
+    /// or not.
     static func everyLineFailed(_ trace: MediationTrace) -> AdError? {
         let outcomes = trace.lines.map(\.outcome) + trace.bids.map(\.outcome)
         guard !outcomes.isEmpty else { return nil }
@@ -44,7 +45,7 @@ struct Sample: Sendable {
             default: return nil
             }
         }
-        return first ?? AdError(.network, "every line skipped: circuit breaker open")
+        return first ?? AdError(.breakerOpen, "every line skipped: its circuit breaker was open (earlier failures)")
     }
 
     /// When the privacy rules blocked every line and bidder of a mediated request, a `privacy_blocked` error with the

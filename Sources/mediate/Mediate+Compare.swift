@@ -190,7 +190,7 @@ struct Compare: AsyncParsableCommand {
             throw ExitCode(130)
         }
         try emit(Reports.render(reports, as: format, wide: wide, run: runInfo, baseline: before), progress: progress)
-        try Self.checkFailures(reports)
+        try Self.checkFailures(reports, concurrency: concurrency)
         let failed = Self.thresholdFailures(reports, failUnderFill: failUnderFill, maxErrorRate: maxErrorRate)
         for line in failed { warn(line) }
         if !failed.isEmpty { throw ExitCode(1) }
@@ -227,7 +227,7 @@ struct Compare: AsyncParsableCommand {
 
     /// Warns on stderr (even with `--quiet`) about every source whose requests all failed; when every request of
     /// the run failed, says so and exits 3: a run where nothing answered is not a 0 % fill result.
-    static func checkFailures(_ reports: [PlacementReport]) throws {
+    static func checkFailures(_ reports: [PlacementReport], concurrency: Int) throws {
         var total = 0
         var failed = 0
         var codes: [String: Int] = [:]
@@ -253,9 +253,39 @@ struct Compare: AsyncParsableCommand {
         }
         guard total > 0, failed == total else { return }
         warn(
-            "error: every request failed (\(Reports.errorsText(codes))): nothing answered; check that the server at "
-                + "each network's base_url is running")
+            "error: every request failed (\(Reports.errorsText(codes))): nothing answered; \(likelyCause(codes, concurrency))"
+        )
         throw ExitCode(3)
+    }
+
+    /// The likely cause of a run where every request failed, from the evidence (the error codes and the run's
+    /// concurrency), so a slow server, a bad configuration and a run that overloads this machine are not given the
+    /// same hint.
+    static func likelyCause(_ codes: [String: Int], _ concurrency: Int) -> String {
+        let total = codes.values.reduce(0, +)
+        let dominant = codes.max { $0.value < $1.value }?.key ?? ""
+        let timeouts = codes[AdError.Code.timeout.name, default: 0]
+        if total > 0, timeouts * 10 >= total * 9 {
+            return concurrency > 4 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+                ? "every request timed out at --concurrency \(concurrency) on \(ProcessInfo.processInfo.activeProcessorCount)"
+                    + " cores: the run likely overloads this machine; lower --concurrency"
+                : "every request timed out: the servers answer too slowly for the lines' timeout_ms, or not at all"
+        }
+        if dominant.hasPrefix("server_") {
+            return "the servers answered with errors (\(dominant)); look at their logs (breakers then refuse requests)"
+        }
+        switch dominant {
+        case AdError.Code.breakerOpen.name:
+            return "the lines' circuit breakers opened after earlier failures; look at the first errors of the run"
+        case AdError.Code.unauthorized.name, AdError.Code.forbidden.name:
+            return "the servers refused the credentials: check the networks' keys and ids in the configuration"
+        case AdError.Code.configuration.name:
+            return "the configuration is at fault: see the errors above"
+        case AdError.Code.invalidResponse.name:
+            return "the servers' answers could not be read: is each base_url the network's API?"
+        default:
+            return "check that the server at each network's base_url is running"
+        }
     }
 
     /// Writes `text` to `--output`, or prints it.
