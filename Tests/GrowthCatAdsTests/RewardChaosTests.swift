@@ -514,7 +514,7 @@ struct RewardChaosTests {
                 + breakdown(\.plan.watch, \.rawValue, Watch.allCases))
         for lane in lanes {
             await lane.client.shutdown()
-            try? FileManager.default.removeItem(atPath: lane.path)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: lane.path + suffix) }
         }
         await http.shutdown()
         await sandbox.shutdown()
