@@ -265,10 +265,11 @@ struct Compare: AsyncParsableCommand {
         let total = codes.values.reduce(0, +)
         let dominant = codes.max { $0.value < $1.value }?.key ?? ""
         let timeouts = codes[AdError.Code.timeout.name, default: 0]
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         if total > 0, timeouts * 10 >= total * 9 {
-            return concurrency > 4 * max(1, ProcessInfo.processInfo.activeProcessorCount)
-                ? "every request timed out at --concurrency \(concurrency) on \(ProcessInfo.processInfo.activeProcessorCount)"
-                    + " cores: the run likely overloads this machine; lower --concurrency"
+            return concurrency > 4 * cores
+                ? "every request timed out at --concurrency \(concurrency) on \(cores) cores: the run likely overloads "
+                    + "this machine; lower --concurrency"
                 : "every request timed out: the servers answer too slowly for the lines' timeout_ms, or not at all"
         }
         if dominant.hasPrefix("server_") {
