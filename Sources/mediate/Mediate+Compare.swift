@@ -252,9 +252,8 @@ struct Compare: AsyncParsableCommand {
             }
         }
         guard total > 0, failed == total else { return }
-        warn(
-            "error: every request failed (\(Reports.errorsText(codes))): nothing answered; \(likelyCause(codes, concurrency))"
-        )
+        let cause = likelyCause(codes, concurrency)
+        warn("error: every request failed (\(Reports.errorsText(codes))): nothing answered; \(cause)")
         throw ExitCode(3)
     }
 
