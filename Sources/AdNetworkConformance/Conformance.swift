@@ -251,7 +251,7 @@ public enum AdNetworkConformance {
     }
 
     /// Every HTTP request the adapter sent during the kit's scenarios (loads, events, notices, assets) carried its
-    /// network's destination rule (``AdMediation/HTTPRequest/destination``), so the transport holds every URL that
+    /// network's destination rule (`HTTPRequest.destination`), so the transport holds every URL that
     /// came from outside to the network's policy, at every redirect hop. Runs last, after one more fill and its
     /// impression.
     @Sendable public static func everyRequestCarriesADestinationRule(_ subject: ConformanceSubject) async throws {

@@ -12,7 +12,7 @@ public protocol WireProbe: Sendable {
     /// A text rendering of each request sent (method, URL, headers, body), in order.
     var requestTexts: [String] { get }
     /// The URLs (without their query) of the HTTP requests sent without a destination rule
-    /// (``AdMediation/HTTPRequest/destination``), in order.
+    /// (`HTTPRequest.destination`), in order.
     var requestsWithoutDestinationRule: [String] { get }
 }
 

@@ -46,7 +46,7 @@ public struct PrivacyVerdict: Hashable, Sendable {
 /// closed), and named in ``malformed``; a GPP section that decodes counts even when a sibling does not.
 ///
 /// Whether GDPR applies is decided here, in one place (``gdprApplies(_:gpp:)``). Decoding is cached by the strings
-/// (``ConsentDecodeCache``): the same strings are decoded once, whichever request or network needs them.
+/// (`ConsentDecodeCache`): the same strings are decoded once, whichever request or network needs them.
 public struct DecodedPrivacy: Sendable {
     /// The signals as given.
     public var signals: PrivacySignals
