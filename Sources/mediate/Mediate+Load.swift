@@ -240,6 +240,14 @@ struct Load: AsyncParsableCommand {
                     print(TerminalText.escaped(line))
                 }
             }
+            // A request that no line and no bidder answered (every one failed or timed out) is not a no-fill result:
+            // exit 1 with the reason, as `compare` exits 3 when every request failed.
+            let outcomes = (trace + bids).compactMap { $0["outcome"] as? String }
+            if !filled, !outcomes.isEmpty, outcomes.allSatisfy({ $0 == "error" || $0 == "timeout" }) {
+                FileHandle.standardError.write(
+                    Data("error: every line of \(TerminalText.escaped(placement)) failed: nothing answered\n".utf8))
+                throw ExitCode(1)
+            }
         }
     }
 }

@@ -37,6 +37,16 @@ struct TrueCauseTests {
         #expect(run.err.contains("the servers answered with errors (server_500)"), "\(run.err)")
     }
 
+    /// Issue 47 item 4: `load` exited 0 when every line failed; a request nothing answered is not a no-fill result.
+    @Test func loadExitsNonZeroWhenEveryLineFailed() async throws {
+        let server = try Self.server(status: 500)
+        defer { server.stop() }
+        let run = try await mediate(["load", "--config", try Self.config(server), "--placement", "launch"])
+        #expect(run.code == 1, "\(run.out)\(run.err)")
+        #expect(run.err.contains("every line of launch failed"), "\(run.err)")
+        #expect(run.out.contains("launch: no fill"), "the trace is still printed: \(run.out)")
+    }
+
     /// Every failure got the same hint ("check that the server … is running"): a server refusing the credentials
     /// gets its own.
     @Test func aServerRefusingTheCredentialsIsNamedAsSuch() async throws {
