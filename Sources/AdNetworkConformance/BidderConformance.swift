@@ -45,18 +45,7 @@ public struct BidderSubject: Sendable {
         let bidder = BidderLine(network: network.id, placement: bidRequest.placement, timeout: timeout)
         let placement = PlacementConfiguration(
             format: bidRequest.format, lines: [], deadline: .seconds(10), bidders: [bidder], auction: .firstPrice)
-        var mediator = try Mediator(
-            id: "conformance-mediator", networks: [network],
-            configuration: MediationConfiguration(placements: ["conformance": placement]), clock: clock)
-        if path == .nested {
-            let outer = PlacementConfiguration(
-                format: bidRequest.format,
-                lines: [WaterfallLine(network: mediator.id, placement: "conformance", timeout: .seconds(10))],
-                deadline: .seconds(10))
-            mediator = try Mediator(
-                id: "conformance-outer", networks: [mediator],
-                configuration: MediationConfiguration(placements: ["conformance": outer]), clock: clock)
-        }
+        let mediator = try ConformancePath.mediator(path, over: network, placement: placement, clock: clock)
         var request = bidRequest
         request.placement = "conformance"
         request.auction = nil
@@ -241,25 +230,10 @@ public enum BidderConformance {
         return ad
     }
 
-    /// Waits until the wire has been still for 150 ms plus four times the scheduler slack measured now (a notice
-    /// queued in the background on a busy machine is not mistaken for the next step's), at most `noticeWait`;
-    /// returns the request count.
+    /// Waits until the wire has been still for 150 ms (plus the measured slack), at most `noticeWait`; returns the
+    /// request count.
     private static func quiet(_ subject: BidderSubject) async -> Int {
-        let window = Duration.milliseconds(150) + (await AdNetworkConformance.measureSchedulerSlack()) * 4
-        let clock = ContinuousClock()
-        let end = clock.now + subject.noticeWait
-        var count = subject.wire.requestCount
-        var stillSince = clock.now
-        while clock.now < end {
-            try? await Task.sleep(for: .milliseconds(20))
-            let now = subject.wire.requestCount
-            if now != count {
-                count = now
-                stillSince = clock.now
-            }
-            if clock.now - stillSince >= window && subject.wire.requestsInFlight == 0 { break }
-        }
-        return subject.wire.requestCount
+        await AdNetworkConformance.quiet(subject.wire, period: .milliseconds(150), bound: subject.noticeWait)
     }
 }
 

@@ -85,6 +85,24 @@ public enum ConformancePath: String, Sendable, Hashable, CaseIterable {
     case mediated
     /// Through a `Mediator` nested in another.
     case nested
+
+    /// A `Mediator` over `network` whose placement `conformance` is `placement`, and for `.nested` that mediator as
+    /// the only line of another (10 s line timeout and deadline), both on `clock`.
+    static func mediator(
+        _ path: ConformancePath, over network: any AdNetwork, placement: PlacementConfiguration, clock: any AdClock
+    ) throws -> Mediator {
+        let inner = try Mediator(
+            id: "conformance-mediator", networks: [network],
+            configuration: MediationConfiguration(placements: ["conformance": placement]), clock: clock)
+        guard path == .nested else { return inner }
+        let outer = PlacementConfiguration(
+            format: placement.format,
+            lines: [WaterfallLine(network: inner.id, placement: "conformance", timeout: .seconds(10))],
+            deadline: .seconds(10))
+        return try Mediator(
+            id: "conformance-outer", networks: [inner],
+            configuration: MediationConfiguration(placements: ["conformance": outer]), clock: clock)
+    }
 }
 
 extension ConformanceSubject {
@@ -97,18 +115,8 @@ extension ConformanceSubject {
         let line = WaterfallLine(
             network: network.id, placement: fillRequest.placement, timeout: .seconds(10))
         let placement = PlacementConfiguration(format: fillRequest.format, lines: [line], deadline: .seconds(10))
-        var mediator = try Mediator(
-            id: "conformance-mediator", networks: [network],
-            configuration: MediationConfiguration(placements: ["conformance": placement]))
-        if path == .nested {
-            let outer = PlacementConfiguration(
-                format: fillRequest.format,
-                lines: [WaterfallLine(network: mediator.id, placement: "conformance", timeout: .seconds(10))],
-                deadline: .seconds(10))
-            mediator = try Mediator(
-                id: "conformance-outer", networks: [mediator],
-                configuration: MediationConfiguration(placements: ["conformance": outer]))
-        }
+        let mediator = try ConformancePath.mediator(
+            path, over: network, placement: placement, clock: SystemAdClock())
         var request = fillRequest
         request.placement = "conformance"
         var subject = ConformanceSubject(
@@ -518,26 +526,31 @@ public enum AdNetworkConformance {
         }
     }
 
-    /// Waits until the wire has been still for the subject's quiet period — plus four times the scheduler slack
-    /// measured now, so a ping queued in the background on a busy machine is not mistaken for the next step's —
-    /// with nothing in flight (at most 10 s); returns the request count.
+    /// Waits until the subject's wire has been still for its quiet period (see ``quiet(_:period:bound:)``), at most
+    /// 10 s; returns the request count.
     static func quiet(_ subject: ConformanceSubject) async -> Int {
-        let slack = await measureSchedulerSlack()
-        let window = subject.quietPeriod + slack * 4
+        await quiet(subject.wire, period: subject.quietPeriod, bound: .seconds(10))
+    }
+
+    /// Waits until `wire` has been still for `period` — plus four times the scheduler slack measured now, so a ping
+    /// queued in the background on a busy machine is not mistaken for the next step's — with nothing in flight, at
+    /// most `bound`; returns the request count. Shared by the network and the bidder scenarios.
+    static func quiet(_ wire: any WireProbe, period: Duration, bound: Duration) async -> Int {
+        let window = period + (await measureSchedulerSlack()) * 4
         let clock = ContinuousClock()
-        let end = clock.now + .seconds(10)
-        var count = subject.wire.requestCount
+        let end = clock.now + bound
+        var count = wire.requestCount
         var stillSince = clock.now
         while clock.now < end {
             try? await Task.sleep(for: .milliseconds(10))
-            let now = subject.wire.requestCount
+            let now = wire.requestCount
             if now != count {
                 count = now
                 stillSince = clock.now
             }
-            if clock.now - stillSince >= window && subject.wire.requestsInFlight == 0 { break }
+            if clock.now - stillSince >= window && wire.requestsInFlight == 0 { break }
         }
-        return subject.wire.requestCount
+        return wire.requestCount
     }
 
     /// Rule 9: every privacy signal the contract carries reaches the wire.
