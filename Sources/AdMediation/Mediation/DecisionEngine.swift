@@ -64,21 +64,11 @@ struct DecisionEngine: Sendable {
     /// is why pacing or the frequency cap refuses the request, which decides it at once.
     init(
         placement: PlacementConfiguration, order: [Int]? = nil, blocked: SkipReason? = nil, startedAt now: AdInstant,
-        timeout: Duration? = nil, nested: Bool = false
+        timeout: Duration? = nil, nested: Bool = false, slots: [Slot]? = nil
     ) {
         defersWinnerSettlement = nested
-        let bidders = placement.bidders.enumerated().map { index, bidder in
-            Slot(
-                role: .bidder(index), network: bidder.network, placement: bidder.placement, floor: bidder.floorEcpm,
-                timeout: bidder.timeout)
-        }
-        let lines = placement.lines.enumerated().map { index, line in
-            Slot(
-                role: .line(index), network: line.network, placement: line.placement, floor: line.floorEcpm,
-                timeout: line.timeout, ecpm: line.ecpm)
-        }
-        slots = bidders + lines
-        bidderCount = bidders.count
+        self.slots = slots ?? Self.slots(of: placement)
+        bidderCount = placement.bidders.count
         startedAt = now
         var deadline =
             now + min(max(placement.deadline, .milliseconds(1)), .milliseconds(Limits.maxMilliseconds))
@@ -89,13 +79,32 @@ struct DecisionEngine: Sendable {
         abLabel = placement.abLabel
         self.order = order ?? Array(placement.lines.indices)
         self.blocked = blocked
-        states = Array(repeating: .pending, count: slots.count)
-        auctions = Array(repeating: nil, count: bidders.count)
+        states = Array(repeating: .pending, count: self.slots.count)
+        auctions = Array(repeating: nil, count: bidderCount)
         if let blocked {
             phase = .finished
             finishedAt = now
             decision = .noFill(blocked.rawValue)
         }
+    }
+
+    /// The slots of `placement`: its bidders, then its lines in configured order (``PlacementPlan`` keeps them).
+    static func slots(of placement: PlacementConfiguration) -> [Slot] {
+        var slots: [Slot] = []
+        slots.reserveCapacity(placement.bidders.count + placement.lines.count)
+        for (index, bidder) in placement.bidders.enumerated() {
+            slots.append(
+                Slot(
+                    role: .bidder(index), network: bidder.network, placement: bidder.placement,
+                    floor: bidder.floorEcpm, timeout: bidder.timeout))
+        }
+        for (index, line) in placement.lines.enumerated() {
+            slots.append(
+                Slot(
+                    role: .line(index), network: line.network, placement: line.placement, floor: line.floorEcpm,
+                    timeout: line.timeout, ecpm: line.ecpm))
+        }
+        return slots
     }
 
     /// The request is decided.

@@ -1,11 +1,9 @@
 /// The A/B arm a request runs (the auction itself is decided by ``DecisionEngine``).
 extension Mediator {
-    /// The arm a request runs, and the key of its optimizer state (`placement`, or `placement#label` for an arm). With
+    /// The key of the arm a request runs: of its plan and optimizer state (`placement`, or `placement#label` for an arm). With
     /// a user id the choice is sticky: an FNV-1a hash of placement and user picks the arm, so a user sees one arm.
-    static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> (
-        PlacementConfiguration, String
-    ) {
-        guard !placement.arms.isEmpty else { return (placement, id) }
+    static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> String {
+        guard !placement.arms.isEmpty else { return id }
         let total = placement.arms.reduce(0) { $0 + $1.weight }
         var point: Double
         if let userID {
@@ -17,10 +15,10 @@ extension Mediator {
         }
         point *= total
         for arm in placement.arms {
-            if point < arm.weight { return (placement.variant(arm), "\(id)#\(arm.label)") }
+            if point < arm.weight { return "\(id)#\(arm.label)" }
             point -= arm.weight
         }
         let last = placement.arms[placement.arms.count - 1]
-        return (placement.variant(last), "\(id)#\(last.label)")
+        return "\(id)#\(last.label)"
     }
 }

@@ -32,16 +32,20 @@ extension Mediator {
         var callerCancelled = false
         /// One buffer for the actions of every step.
         var actions: [DecisionEngine.Action] = []
-        /// The request's privacy signals, decoded once for every slot's verdict.
-        let privacy: DecodedPrivacy
+        /// The request's privacy signals, decoded once for every slot's verdict; nil when it carries none (each
+        /// route then has its verdict already).
+        let privacy: DecodedPrivacy?
+        /// Per slot, where its load goes.
+        let routes: [PlacementPlan.Route?]
         /// The nesting depth the lines' loads run at.
         let lineDepth = MediationNesting.depth + 1
 
-        init(engine: DecisionEngine, request: AdRequest, format: AdFormat, tracer: (any Tracer)?) {
+        init(engine: DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?) {
             self.engine = engine
             self.request = request
-            self.privacy = DecodedPrivacy(request.privacy)
-            self.format = format
+            self.privacy = request.privacy == PrivacySignals() ? nil : DecodedPrivacy(request.privacy)
+            self.routes = plan.routes
+            self.format = plan.placement.format
             self.tracer = tracer
             running = Array(repeating: nil, count: engine.slots.count)
             actions.reserveCapacity(2 * engine.slots.count + 2)
@@ -60,10 +64,10 @@ extension Mediator {
     ///
     /// A load starts as an immediate task: it runs on the caller's thread until it first suspends, so one that
     /// answers without suspending costs no thread hand-off. The timer is only started before the loop really waits.
-    func run(
-        _ engine: DecisionEngine, request: AdRequest, format: AdFormat, tracer: (any Tracer)?
+    nonisolated(nonsending) func run(
+        _ engine: DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?
     ) async -> DecisionEngine {
-        var run = Run(engine: engine, request: request, format: format, tracer: tracer)
+        var run = Run(engine: engine, plan: plan, request: request, tracer: tracer)
         let inbox = run.inbox
         return await withTaskCancellationHandler {
             let begin = clock.now
@@ -137,7 +141,9 @@ extension Mediator {
             case .invalidate(let ad):
                 ad.invalidate()
             case .breaker(let slot, let event):
-                recordBreaker(run.engine.slots[slot].network, probe: run.running[slot]?.admission == .probe, event)
+                recordBreaker(
+                    run.engine.slots[slot].network, run.routes[slot]?.breaker,
+                    probe: run.running[slot]?.admission == .probe, event)
             case .finish:
                 break
             }
@@ -152,18 +158,22 @@ extension Mediator {
         let now = clock.now
         // Privacy first: a network the rules forbid is never asked (and never counts for its breaker). The gate
         // restricts the request to what the rules allow the network.
+        guard let route = run.routes[slot] else {
+            return run.engine.skip(slot, reason: .notReached, at: now, into: &run.actions)
+        }
         var request = run.request
-        let verdict = privacyGate(&request, run.privacy, network: spec.network)
+        let verdict =
+            run.privacy.map { PrivacyRules.verdict($0, tcfVendorID: route.tcfVendorID) } ?? route.unsignalledVerdict
         guard verdict.mayBeAsked else {
             return run.engine.skip(slot, reason: .privacyBlocked, at: now, into: &run.actions)
         }
-        let admission = breakers[spec.network]?.withLock { $0.admit(at: now) } ?? .allowed
+        PrivacyConfiguration.restrict(&request, to: verdict)
+        let admission = route.breaker?.withLock { $0.admit(at: now) } ?? .allowed
         if admission == .probe { breakerChanged(spec.network, to: .halfOpen(probing: true)) }
-        guard admission != .rejected, let network = networks[spec.network] else {
-            let reason: SkipReason = admission == .rejected ? .breakerOpen : .notReached
-            run.engine.skip(slot, reason: reason, at: now, into: &run.actions)
-            return
+        guard admission != .rejected else {
+            return run.engine.skip(slot, reason: .breakerOpen, at: now, into: &run.actions)
         }
+        let network = route.network
         request.placement = spec.placement
         request.format = run.format
         request.timeout = min(spec.timeout, run.engine.deadline - now)
@@ -174,7 +184,7 @@ extension Mediator {
         let (inbox, tracer, depth) = (run.inbox, run.tracer, run.lineDepth)
         // Only a mediator running as this line is nested (its winner is this decision's to settle); anything else
         // the line's adapter runs, even a mediator in a task of its own, decides for itself.
-        let nested = network is Mediator ? depth : 0
+        let nested = route.isMediator ? depth : 0
         let load: @Sendable () async -> Void = {
             let result: Result<AdLoadResult, AdError>
             if nested != MediationNesting.depth {

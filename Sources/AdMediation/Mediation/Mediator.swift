@@ -30,11 +30,15 @@ public final class Mediator: AdNetwork {
     let optimizers: Mutex<[String: WaterfallOptimizer]>
     let logger: Logger
     let metrics: MetricHandles
+    /// The tracer its spans go to: the one given, else the system's (`InstrumentationSystem.tracer`) when the
+    /// mediator was created, as the metrics factory is; nil when that is the no-op tracer (nothing to record).
     let tracer: (any Tracer)?
     /// How consent is read and enforced (issue 34).
     let privacy: PrivacyConfiguration
     /// The loads still running after their request was decided (cancelled, not yet returned).
     let backgroundLoads = BackgroundLoads()
+    /// Each placement's (and arm's) slots and routes, built once.
+    let plans: [String: PlacementPlan]
 
     /// Creates a mediator after validating `configuration` against `networks` (by id). Throws
     /// ``AdError/Code/configuration`` naming the field at fault.
@@ -62,18 +66,21 @@ public final class Mediator: AdNetwork {
         self.clock = clock
         self.logger = logger
         self.metrics = MetricHandles(factory: metrics)
-        self.tracer = tracer
+        let tracer = tracer ?? InstrumentationSystem.tracer
+        self.tracer = tracer is NoOpTracer ? nil : tracer
         self.privacy = privacy
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format.kind)),
             reportsPrice: byID.values.contains { $0.capabilities.reportsPrice })
-        self.breakers = byID.mapValues { _ in
+        let breakers = byID.mapValues { _ in
             Guarded(
                 CircuitBreaker(
                     threshold: configuration.circuitBreaker.failureThreshold,
                     coolDown: configuration.circuitBreaker.coolDown))
         }
+        self.breakers = breakers
         self.pacing = configuration.placements.mapValues { _ in Guarded(PlacementPacing()) }
+        self.plans = PlacementPlan.all(of: configuration, networks: byID, breakers: breakers, privacy: privacy)
         var optimizers: [String: WaterfallOptimizer] = [:]
         for (placementID, placement) in configuration.placements {
             if let optimizer = placement.optimizer, placement.arms.isEmpty {
@@ -159,31 +166,36 @@ public final class Mediator: AdNetwork {
     /// ``AdError/Code/cancelled`` when the calling task is cancelled (every line is cancelled too).
     public func loadWithTrace(_ request: AdRequest) async -> MediationOutcome {
         let request = withStoredConsent(request)
-        let tracer = self.tracer ?? InstrumentationSystem.tracer
         let outcome: MediationOutcome
-        if tracer is NoOpTracer {
-            // Nothing would be recorded: no span, no task-local context to bind.
-            outcome = await decide(request, tracer: nil)
-        } else {
+        if let tracer {
             outcome = await tracer.withSpan("mediation", ofKind: .internal) { span in
                 let outcome = await decide(request, tracer: tracer)
                 Self.describe(outcome, placement: request.placement, on: span)
                 return outcome
             }
+        } else {
+            // Nothing would be recorded: no span, no task-local context to bind.
+            outcome = await decide(request, tracer: nil)
         }
         observe(outcome, placement: request.placement)
         return outcome
     }
 
     /// Decides `request`; `tracer` is nil when spans would record nothing. A ``DecisionEngine`` decides and
-    /// ``run(_:request:format:tracer:)`` executes its actions; here only what the engine cannot own: the placement's
+    /// ``run(_:plan:request:tracer:)`` executes its actions; here only what the engine cannot own: the placement's
     /// arm, the shared pacing and optimizer state, and the ad handed to the app.
-    private func decide(_ request: AdRequest, tracer: (any Tracer)?) async -> MediationOutcome {
+    private nonisolated(nonsending) func decide(_ request: AdRequest, tracer: (any Tracer)?) async
+        -> MediationOutcome
+    {
         let now = clock.now
         guard let configured = configuration.placements[request.placement] else {
             return Self.refused(request, AdError(.configuration, "unknown placement \"\(request.placement)\""))
         }
-        let (placement, optimizerKey) = Self.arm(of: configured, id: request.placement, userID: request.userID)
+        let optimizerKey = Self.arm(of: configured, id: request.placement, userID: request.userID)
+        guard let plan = plans[optimizerKey] else {
+            return Self.refused(request, AdError(.configuration, "unknown placement \"\(request.placement)\""))
+        }
+        let placement = plan.placement
         if placement.format.kind != request.format.kind {
             let message = "placement \"\(request.placement)\" serves \(placement.format), not \(request.format)"
             return Self.refused(request, AdError(.configuration, message))
@@ -199,13 +211,13 @@ public final class Mediator: AdNetwork {
             ? nil : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) }
         var engine = DecisionEngine(
             placement: placement, order: order, blocked: blocked, startedAt: now, timeout: request.timeout,
-            nested: MediationNesting.depth > 0)
+            nested: MediationNesting.depth > 0, slots: plan.slots)
         if !engine.isFinished, Task.isCancelled {
             var actions: [DecisionEngine.Action] = []
             engine.callerCancelled(at: now, into: &actions)
             Self.perform(actions)
         } else if !engine.isFinished {
-            engine = await run(engine, request: request, format: placement.format, tracer: tracer)
+            engine = await run(engine, plan: plan, request: request, tracer: tracer)
         }
         let trace = annotatePrivacy(engine.trace(placement: request.placement, at: clock.now), signals: request.privacy)
         if placement.optimizer != nil, blocked == nil {
@@ -280,9 +292,11 @@ public final class Mediator: AdNetwork {
     }
 
     /// Feeds a network's breaker, logging a change of phase.
-    func recordBreaker(_ networkID: String, probe: Bool, _ event: DecisionEngine.BreakerEvent) {
+    func recordBreaker(
+        _ networkID: String, _ breaker: Guarded<CircuitBreaker>?, probe: Bool, _ event: DecisionEngine.BreakerEvent
+    ) {
+        guard let breaker else { return }
         let now = clock.now
-        guard let breaker = breakers[networkID] else { return }
         let (before, after) = breaker.withLock { breaker in
             let before = breaker.state
             switch event {
@@ -298,7 +312,9 @@ public final class Mediator: AdNetwork {
     /// Loads one line inside an `ad line` span, a child of the mediation span (the line runs in a child task, so the
     /// span's context — and any task-local value — reaches the adapter and its transport). Attributes: network, the
     /// line's placement, outcome (`fill`, `no_fill`, `error`), error code and eCPM.
-    static func tracedLoad(_ request: AdRequest, from network: any AdNetwork, tracer: (any Tracer)?) async
+    nonisolated(nonsending) static func tracedLoad(
+        _ request: AdRequest, from network: any AdNetwork, tracer: (any Tracer)?
+    ) async
         -> Result<AdLoadResult, AdError>
     {
         // Without a tracer (nil for swift-distributed-tracing's no-op default) a span would record nothing, yet
@@ -325,7 +341,9 @@ public final class Mediator: AdNetwork {
 
     /// Loads one line. A cancelled load's answer (possibly a late fill, which the machine then invalidates) is still
     /// returned.
-    static func load(_ request: AdRequest, from network: any AdNetwork) async -> Result<AdLoadResult, AdError> {
+    nonisolated(nonsending) static func load(_ request: AdRequest, from network: any AdNetwork) async
+        -> Result<AdLoadResult, AdError>
+    {
         do {
             return .success(try await network.load(request))
         } catch let error as AdError {

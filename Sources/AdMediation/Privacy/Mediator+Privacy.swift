@@ -44,14 +44,18 @@ extension PrivacyConfiguration {
         _ request: inout AdRequest, decoded: DecodedPrivacy, network id: String, declared: Int?
     ) -> PrivacyVerdict {
         let verdict = PrivacyRules.verdict(decoded, tcfVendorID: tcfVendorID(of: id, declared: declared))
-        guard verdict.mayBeAsked else { return verdict }
-        request.privacy.permissions = verdict.permissions
+        if verdict.mayBeAsked { Self.restrict(&request, to: verdict) }
+        return verdict
+    }
+
+    /// Restricts `request` to what `verdict` (one that lets the network be asked) allows.
+    static func restrict(_ request: inout AdRequest, to verdict: PrivacyVerdict) {
+        if request.privacy.permissions != verdict.permissions { request.privacy.permissions = verdict.permissions }
         if !verdict.permissions.deviceIDs { request.advertisingID = nil }
         if !verdict.permissions.userIDs {
             if request.rewardUserID == nil { request.rewardUserID = request.userID }
             request.userID = nil
         }
-        return verdict
     }
 }
 
@@ -59,11 +63,6 @@ extension Mediator {
     /// `request` with the signals it leaves unset read from the consent store, if there is one.
     func withStoredConsent(_ request: AdRequest) -> AdRequest {
         privacy.withStoredConsent(request)
-    }
-
-    /// The privacy gate for network `id` (``PrivacyConfiguration/gate(_:decoded:network:declared:)``).
-    func privacyGate(_ request: inout AdRequest, _ decoded: DecodedPrivacy, network id: String) -> PrivacyVerdict {
-        privacy.gate(&request, decoded: decoded, network: id, declared: networks[id]?.capabilities.tcfVendorID)
     }
 
     /// The privacy rules' verdict for network `id` under the request's decoded signals.

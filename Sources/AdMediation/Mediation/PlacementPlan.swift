@@ -1,0 +1,58 @@
+/// What a request for one placement (or one arm of it) needs that never changes after the mediator's `init`: the
+/// placement as its requests run it, the engine's slots, and per slot the network, its breaker and what its privacy
+/// gate needs. Built once, so a request reads one table instead of looking each line's network, breaker and vendor id
+/// up by name (and casting it) per line.
+struct PlacementPlan: Sendable {
+    /// Where a slot's load goes.
+    struct Route: Sendable {
+        let network: any AdNetwork
+        let breaker: Guarded<CircuitBreaker>?
+        /// The TCF vendor id the privacy rules judge the network by (the configuration's, else the network's own).
+        let tcfVendorID: Int?
+        /// A mediator running as this line is nested: its winner is the outer decision's to settle.
+        let isMediator: Bool
+        /// The privacy rules' verdict for a request that carries no privacy signal at all (the common case), which
+        /// depends on nothing but the vendor id.
+        let unsignalledVerdict: PrivacyVerdict
+    }
+
+    /// The placement, with its arm applied.
+    let placement: PlacementConfiguration
+    /// The engine's slots: bidders, then lines in configured order.
+    let slots: [DecisionEngine.Slot]
+    /// Per slot, its network's route (nil for a network the mediator does not have: the slot is never started).
+    let routes: [Route?]
+
+    init(
+        _ placement: PlacementConfiguration, networks: [String: any AdNetwork],
+        breakers: [String: Guarded<CircuitBreaker>], privacy: PrivacyConfiguration
+    ) {
+        self.placement = placement
+        slots = DecisionEngine.slots(of: placement)
+        let unsignalled = DecodedPrivacy(PrivacySignals())
+        routes = slots.map { slot in
+            guard let network = networks[slot.network] else { return nil }
+            let vendor = privacy.tcfVendorID(of: slot.network, declared: network.capabilities.tcfVendorID)
+            return Route(
+                network: network, breaker: breakers[slot.network], tcfVendorID: vendor,
+                isMediator: network is Mediator,
+                unsignalledVerdict: PrivacyRules.verdict(unsignalled, tcfVendorID: vendor))
+        }
+    }
+
+    /// Every placement's plan, and one per arm, keyed as the optimizers are (`id`, or `id#label` for an arm).
+    static func all(
+        of configuration: MediationConfiguration, networks: [String: any AdNetwork],
+        breakers: [String: Guarded<CircuitBreaker>], privacy: PrivacyConfiguration
+    ) -> [String: PlacementPlan] {
+        var plans: [String: PlacementPlan] = [:]
+        for (id, placement) in configuration.placements {
+            plans[id] = PlacementPlan(placement, networks: networks, breakers: breakers, privacy: privacy)
+            for arm in placement.arms {
+                plans["\(id)#\(arm.label)"] = PlacementPlan(
+                    placement.variant(arm), networks: networks, breakers: breakers, privacy: privacy)
+            }
+        }
+        return plans
+    }
+}
