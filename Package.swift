@@ -156,7 +156,7 @@ let package = Package(
                 "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage", "ObliviousHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), serviceLifecycle,
             ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
         .target(
             name: "GrowthCatAds",

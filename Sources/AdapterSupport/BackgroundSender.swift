@@ -225,6 +225,13 @@ package final class OnceSignal: Sendable {
     /// A signal not fired yet.
     package init() {}
 
+    /// A signal that has already fired (waiting on it returns at once).
+    package static var fired: OnceSignal {
+        let signal = OnceSignal()
+        signal.fire()
+        return signal
+    }
+
     /// Fires the signal and wakes every waiter. Idempotent.
     package func fire() {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in

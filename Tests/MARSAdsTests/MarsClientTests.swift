@@ -255,11 +255,12 @@ struct MarsNetworkTests {
 
     @Test func eventsFireTheCallbacks() async throws {
         let f = try await marsFixture()
-        let ad = try #require(
-            try await MarsNetwork(client: f.client).load(AdRequest(placement: "mock_spoc_1", format: .spoc)).ad)
+        let network = MarsNetwork(client: f.client)
+        let ad = try #require(try await network.load(AdRequest(placement: "mock_spoc_1", format: .spoc)).ad)
         try await ad.report(.impression)
         try await ad.report(.click)
         try await ad.report(.reported(reason: "inappropriate"))
+        await network.shutdown()  // the callbacks are sent in the background: drain them
         #expect(
             f.sandbox.records.marsCallbacks.map { $0.query["data"]?.split(separator: "-").first.map(String.init) } == [
                 "impression", "click", "report",

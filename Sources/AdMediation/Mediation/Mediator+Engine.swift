@@ -180,32 +180,48 @@ extension Mediator {
         request.floorEcpm = spec.floor
         // Bidders hear how the placement clears; a waterfall line takes part in no auction of this mediator's.
         request.auction = slot < run.engine.bidderCount ? run.engine.auction : nil
-        let sent = request
-        let (inbox, tracer, depth) = (run.inbox, run.tracer, run.lineDepth)
         // Only a mediator running as this line is nested (its winner is this decision's to settle); anything else
-        // the line's adapter runs, even a mediator in a task of its own, decides for itself.
-        let nested = route.isMediator ? depth : 0
-        let load: @Sendable () async -> Void = {
-            let result: Result<AdLoadResult, AdError>
-            if nested != MediationNesting.depth {
-                result = await MediationNesting.$depth.withValue(nested) {
-                    await Self.tracedLoad(sent, from: network, tracer: tracer)
-                }
-            } else {
-                result = await Self.tracedLoad(sent, from: network, tracer: tracer)
-            }
-            if let decidedAt = inbox.send(.answer(slot, result)) {
-                self.lateAnswer(
-                    result, slot: slot, network: spec.network, placement: spec.placement, cancelledAt: decidedAt)
-            }
-        }
+        // the line's adapter runs, even a mediator in a task of its own, decides for itself. The load's task inherits
+        // the caller's task-local values, so the depth is rebound only when it differs from the caller's.
+        let nested = route.isMediator ? run.lineDepth : 0
+        let line = Line(
+            mediator: self, slot: slot, network: network, request: request, tracer: run.tracer, inbox: run.inbox,
+            depth: nested == run.lineDepth - 1 ? nil : nested)
         let task: Task<Void, Never>
         if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-            task = Task.immediate { await load() }
+            task = Task.immediate { await line.run() }
         } else {
-            task = Task { await load() }
+            task = Task { await line.run() }
         }
         run.running[slot] = (task, admission)
+    }
+
+    /// One line's load, as its task runs it: posts the answer to the request's inbox, or, when the request was decided
+    /// meanwhile (the inbox closed), handles it as late.
+    private struct Line: Sendable {
+        let mediator: Mediator
+        let slot: Int
+        let network: any AdNetwork
+        let request: AdRequest
+        let tracer: (any Tracer)?
+        let inbox: Inbox
+        /// The nesting depth to run the load at, when it is not the caller's.
+        let depth: Int?
+
+        func run() async {
+            let result: Result<AdLoadResult, AdError>
+            if let depth {
+                result = await MediationNesting.$depth.withValue(depth) {
+                    await Mediator.tracedLoad(request, from: network, tracer: tracer)
+                }
+            } else {
+                result = await Mediator.tracedLoad(request, from: network, tracer: tracer)
+            }
+            if let decidedAt = inbox.send(.answer(slot, result)) {
+                mediator.lateAnswer(
+                    result, slot: slot, network: network.id, placement: request.placement, cancelledAt: decidedAt)
+            }
+        }
     }
 
     /// Keeps exactly one timer, for the engine's next wake-up. A replaced timer is cancelled, and a tick from any
