@@ -8,8 +8,11 @@ public struct PrivacyConfiguration: Sendable {
     /// TCF vendor ids by network id, for networks whose ``AdNetworkCapabilities/tcfVendorID`` is not declared (or
     /// to override it). Default: none.
     public var tcfVendorIDs: [String: Int] = [:]
-    /// Where malformed stored values are reported (warnings). Default `admediation.privacy`.
+    /// Where malformed stored values are reported (warnings, each malformed value once until the stored value
+    /// changes). Default `admediation.privacy`.
     public var logger = Logger(label: "admediation.privacy")
+    /// The malformed stored values already reported, shared by the copies of this configuration (one mediator's).
+    let warnings = ConsentWarningMemory()
 
     /// Creates a configuration; everything defaults to "none".
     public init(consentStore: (any ConsentStore)? = nil, tcfVendorIDs: [String: Int] = [:]) {
@@ -23,7 +26,8 @@ extension PrivacyConfiguration {
     package func withStoredConsent(_ request: AdRequest) -> AdRequest {
         guard let consentStore else { return request }
         var request = request
-        request.privacy = request.privacy.filling(from: PrivacySignals(store: consentStore, logger: logger))
+        request.privacy = request.privacy.filling(
+            from: PrivacySignals(store: consentStore, logger: logger, memory: warnings))
         return request
     }
 
