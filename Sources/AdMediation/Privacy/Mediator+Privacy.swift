@@ -103,11 +103,18 @@ extension Mediator {
     }
 }
 
-/// A network behind the privacy gate (``PrivacyConfiguration/gate(_:decoded:network:declared:)``), for every path
-/// that asks one network alone (`mediate load --network`, `compare`'s per-network rows, `conformance`): a network the
-/// rules block is never called — the load throws ``AdError/Code/privacyBlocked`` with the rules' reason as its
-/// message — and one they let through receives the request restricted as a ``Mediator``'s line would.
-package struct PrivacyGatedNetwork: AdNetwork {
+/// A network behind the privacy gate a ``Mediator`` applies to its lines, for every path that asks one network alone
+/// (an app or example loading from one adapter, `mediate load --network`, `compare`'s per-network rows,
+/// `conformance`): the stored consent is read on each load, a network the rules block is never called — the load
+/// throws ``AdError/Code/privacyBlocked`` with the rules' reason as its message — and one they let through receives the
+/// request restricted as a ``Mediator``'s line would (no user id, advertising id or personalisation where the rules
+/// forbid them).
+///
+/// ```swift
+/// let privacy = PrivacyConfiguration(consentStore: UserDefaultsConsentStore(), tcfVendorIDs: ["bidder": 755])
+/// let network = PrivacyGatedNetwork(BiddingNetwork(configuration: bidder, http: http), configuration: privacy)
+/// ```
+public struct PrivacyGatedNetwork: AdNetwork {
     /// The network behind the gate.
     package let network: any AdNetwork
     /// How consent is read (the consent store) and which TCF vendor id the network has.
@@ -116,20 +123,25 @@ package struct PrivacyGatedNetwork: AdNetwork {
     /// unset. Nil: the request's alone.
     package let signals: PrivacySignals?
 
+    /// `network` behind the gate of `configuration` (its consent store and TCF vendor ids).
+    public init(_ network: any AdNetwork, configuration: PrivacyConfiguration) {
+        self.init(network, configuration: configuration, signals: nil)
+    }
+
     /// `network` behind the gate of `configuration`, with `signals` winning over each request's.
-    package init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals? = nil) {
+    package init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals?) {
         self.network = network
         self.configuration = configuration
         self.signals = signals
     }
 
     /// The network's id.
-    package var id: String { network.id }
+    public var id: String { network.id }
     /// The network's capabilities.
-    package var capabilities: AdNetworkCapabilities { network.capabilities }
+    public var capabilities: AdNetworkCapabilities { network.capabilities }
 
     /// Loads from the network when the rules let it be asked; throws ``AdError/Code/privacyBlocked`` otherwise.
-    package func load(_ request: AdRequest) async throws -> AdLoadResult {
+    public func load(_ request: AdRequest) async throws -> AdLoadResult {
         var request = request
         let verdict = gate(&request)
         if let reason = verdict.blockedReason { throw AdError(.privacyBlocked, reason) }
