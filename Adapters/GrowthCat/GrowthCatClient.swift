@@ -52,6 +52,13 @@ public actor GrowthCatClient {
     /// Creative pre-downloads running now (at most ``maxPrefetches``).
     var prefetchesInFlight = 0
     var isShutDown = false
+    /// Events whose append found the queue's file locked by another process (busy/locked past SQLite's busy timeout):
+    /// kept in memory, oldest first, at most ``heldEventLimit`` events and ``heldByteLimit`` bytes, until the held
+    /// writer stores them.
+    var heldEvents: [(id: String, payload: Data)] = []
+    var heldBytes = 0
+    /// The task writing ``heldEvents`` to the queue once its lock frees (at most one).
+    var heldWriter: Task<Void, Never>?
     /// Whether the last request failed for lack of connectivity.
     public internal(set) var isOffline = false
     /// Offline/online transitions (info), events dropped at the queue's cap or refused by the server (warning), events
@@ -80,9 +87,10 @@ public actor GrowthCatClient {
 
     /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline
     /// probe, the connectivity monitor, a replay — ends, a flush in progress is awaited, and it returns when all of it
-    /// has ended. Queued events stay in the durable queue for the next client on the same file; afterwards the client
-    /// makes no request on its own initiative (calls the app makes still work). Idempotent. Releasing the client
-    /// cancels the same work.
+    /// has ended. Events held in memory while the queue's file was locked are written if the lock has freed, else
+    /// dropped and counted as lost. Queued events stay in the durable queue for the next client on the same file;
+    /// afterwards the client makes no request on its own initiative (calls the app makes still work). Idempotent.
+    /// Releasing the client cancels the same work.
     public func shutdown() async {
         isShutDown = true
         batchTimer?.cancel()
@@ -95,6 +103,7 @@ public actor GrowthCatClient {
         _ = await deliveryTask?.value
         deliveryTask = nil
         _ = await flushing?.value
+        await finishHeldEvents()
     }
 
     /// Runs `body` with a client and shuts it down afterwards, whether `body` returns or throws.
@@ -111,6 +120,7 @@ public actor GrowthCatClient {
     }
 
     deinit {
+        heldWriter?.cancel()
         batchTimer?.cancel()
         probeTimer?.cancel()
         monitorTask?.cancel()
