@@ -87,7 +87,7 @@ public actor GrowthCatClient {
 
     /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline
     /// probe, the connectivity monitor, a replay — ends, and it returns when all of it has ended. A flush in progress
-    /// gets ``shutdownGrace`` (1 s, on the client's clock) to finish; then its request in flight is cancelled (a
+    /// gets `shutdownGrace` (1 s, on the client's clock) to finish; then its request in flight is cancelled (a
     /// server that never answers holds shutdown for the grace, not for `requestTimeout`), and the batch's events stay
     /// queued, sent by the next client with the same `sdk_event_id`s. Events held in memory while the queue's file
     /// was locked are written if the lock has freed, else dropped and counted as lost. Queued events stay in the

@@ -106,9 +106,9 @@ extension Mediator {
 /// A network behind the privacy gate a ``Mediator`` applies to its lines, for every path that asks one network alone
 /// (an app or example loading from one adapter, `mediate load --network`, `compare`'s per-network rows,
 /// `conformance`): the stored consent is read on each load, a network the rules block is never called — the load
-/// throws ``AdError/Code/privacyBlocked`` with the rules' reason as its message — and one they let through receives the
-/// request restricted as a ``Mediator``'s line would (no user id, advertising id or personalisation where the rules
-/// forbid them).
+/// throws an ``AdError`` of code `privacy_blocked` with the rules' reason as its message — and one they let through
+/// receives the request restricted as a ``Mediator``'s line would (no user id, advertising id or personalisation
+/// where the rules forbid them).
 ///
 /// ```swift
 /// let privacy = PrivacyConfiguration(consentStore: UserDefaultsConsentStore(), tcfVendorIDs: ["bidder": 755])
@@ -140,7 +140,8 @@ public struct PrivacyGatedNetwork: AdNetwork {
     /// The network's capabilities.
     public var capabilities: AdNetworkCapabilities { network.capabilities }
 
-    /// Loads from the network when the rules let it be asked; throws ``AdError/Code/privacyBlocked`` otherwise.
+    /// Loads from the network when the rules let it be asked; throws an ``AdError`` of code `privacy_blocked`
+    /// otherwise.
     public func load(_ request: AdRequest) async throws -> AdLoadResult {
         var request = request
         let verdict = gate(&request)
