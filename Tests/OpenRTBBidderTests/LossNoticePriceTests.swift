@@ -76,6 +76,37 @@ struct LossNoticePriceTests {
         #expect((notice.price ?? "").isEmpty, "price \(notice.price ?? "") in the loss notice")
     }
 
+    /// Seats that lose inside one answer are told by the bidder itself when it reads the answer (and the fill's seat's
+    /// runner-up with the win notice): under `reasonOnly` neither hears the price.
+    @Test func theSeatsThatLoseInsideOneAnswerHearOnlyTheReasonUnderReasonOnly() async throws {
+        let bidder = try ScriptedBidder { request, base in
+            let bid = { (bidID: String, price: Double) -> [String: Any] in
+                [
+                    "id": bidID, "impid": "1", "price": price, "adm": "<a/>",
+                    "lurl": "\(base)/loss?b=\(bidID)&p=${AUCTION_PRICE}&m=${AUCTION_MIN_TO_WIN}&r=${AUCTION_LOSS}",
+                ]
+            }
+            let answer: [String: Any] = [
+                "id": request["id"] as? String ?? "",
+                "seatbid": [
+                    ["seat": "x", "bid": [bid("low", 1.0), bid("top", 3.0)]], ["seat": "y", "bid": [bid("mid", 2.0)]],
+                ],
+            ]
+            return (
+                200, String(decoding: (try? JSONSerialization.data(withJSONObject: answer)) ?? Data(), as: UTF8.self)
+            )
+        }
+        let (network, curl) = BiddingNetworkTests.network(bidder)
+        var request = banner
+        request.lossNotices = .reasonOnly
+        let ad = try #require(try await network.load(request).ad)
+        #expect(ad.settleAuction(.won(clearingPrice: 3.0)))
+        await network.shutdown()
+        await curl.shutdown()
+        bidder.server.stop()
+        #expect(Set(bidder.notices("/loss")) == ["/loss?b=low&p=&m=&r=102", "/loss?b=mid&p=&m=&r=102"])
+    }
+
     @Test(arguments: ConformancePath.allCases)
     func aLosingBiddersLossNoticeCarriesTheWinningPriceByDefault(path: ConformancePath) async throws {
         let notice = try #require(try await lossNotice(path, .reasonAndPrice))
