@@ -52,6 +52,13 @@ public actor GrowthCatClient {
     /// Creative pre-downloads running now (at most ``maxPrefetches``).
     var prefetchesInFlight = 0
     var isShutDown = false
+    /// Events whose append found the queue's file locked by another process (busy/locked past SQLite's busy timeout):
+    /// kept in memory, oldest first, at most ``heldEventLimit`` events and ``heldByteLimit`` bytes, until the held
+    /// writer stores them.
+    var heldEvents: [(id: String, payload: Data)] = []
+    var heldBytes = 0
+    /// The task writing ``heldEvents`` to the queue once its lock frees (at most one).
+    var heldWriter: Task<Void, Never>?
     /// Whether the last request failed for lack of connectivity.
     public internal(set) var isOffline = false
     /// Offline/online transitions (info), events dropped at the queue's cap or refused by the server (warning), events
@@ -79,10 +86,13 @@ public actor GrowthCatClient {
     }
 
     /// Ends the client, as every component's `shutdown()` does: its background work — the batch timer, the offline
-    /// probe, the connectivity monitor, a replay — ends, a flush in progress is awaited, and it returns when all of it
-    /// has ended. Queued events stay in the durable queue for the next client on the same file; afterwards the client
-    /// makes no request on its own initiative (calls the app makes still work). Idempotent. Releasing the client
-    /// cancels the same work.
+    /// probe, the connectivity monitor, a replay — ends, and it returns when all of it has ended. A flush in progress
+    /// gets `shutdownGrace` (1 s, on the client's clock) to finish; then its request in flight is cancelled (a
+    /// server that never answers holds shutdown for the grace, not for `requestTimeout`), and the batch's events stay
+    /// queued, sent by the next client with the same `sdk_event_id`s. Events held in memory while the queue's file
+    /// was locked are written if the lock has freed, else dropped and counted as lost. Queued events stay in the
+    /// durable queue for the next client on the same file; afterwards the client makes no request on its own
+    /// initiative (calls the app makes still work). Idempotent. Releasing the client cancels the same work.
     public func shutdown() async {
         isShutDown = true
         batchTimer?.cancel()
@@ -92,10 +102,26 @@ public actor GrowthCatClient {
         monitorTask?.cancel()
         monitorTask = nil
         deliveryTask?.cancel()
+        // The grace of a flush in flight runs on the client's clock; then the flush (and its request) is cancelled.
+        let inFlight = flushing
+        let clock = clock, grace = Self.shutdownGrace
+        let cutoff = inFlight.map { flush in
+            Task {
+                do { try await clock.sleep(for: grace) } catch { return }
+                flush.cancel()
+            }
+        }
         _ = await deliveryTask?.value
         deliveryTask = nil
+        _ = await inFlight?.value
+        cutoff?.cancel()
         _ = await flushing?.value
+        await finishHeldEvents()
     }
+
+    /// How long ``shutdown()`` lets a flush in flight finish before cancelling it: 1 s, on the client's clock —
+    /// AsyncHTTPClient's and URLSession's own shutdowns likewise cancel what is in flight rather than wait for it.
+    static let shutdownGrace: Duration = .seconds(1)
 
     /// Runs `body` with a client and shuts it down afterwards, whether `body` returns or throws.
     public static func withClient<T: Sendable>(
@@ -111,6 +137,7 @@ public actor GrowthCatClient {
     }
 
     deinit {
+        heldWriter?.cancel()
         batchTimer?.cancel()
         probeTimer?.cancel()
         monitorTask?.cancel()

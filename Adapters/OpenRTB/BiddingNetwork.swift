@@ -19,8 +19,9 @@ import Synchronization
 /// Notices: ``LoadedAd/settleAuction(_:)`` sends the win notice (`nurl`) or the loss notice (`lurl`); the first
 /// reported impression sends the billing notice (`burl`), and is refused once the bid's `exp` has passed. Each notice
 /// is sent at most once, with every standard macro of OpenRTB 2.6 §4.4 substituted (an empty string where the value is
-/// not known) and prices as exact decimals, a winner's never above its bid. An answer sends at most one loss notice
-/// per seat, carried by the seat's best-ranked losing bid (valid bids by price, then discarded ones in answer order),
+/// not known) and prices as exact decimals, a winner's never above its bid; a request whose `AdRequest.lossNotices`
+/// is `reasonOnly` gets loss notices with the reason and no price. An answer sends at most one loss notice per seat,
+/// carried by the seat's best-ranked losing bid (valid bids by price, then discarded ones in answer order),
 /// for at most ``Configuration/maxLossNoticesPerAnswer`` seats; the fill's own seat is told when the auction settles
 /// (on a win, its runner-up's loss notice goes with the win notice; on a loss, only the fill's). Win and loss notices
 /// go through the network's own bounded background sender (``Configuration/noticeQueueLimit`` waiting,
@@ -244,7 +245,7 @@ public final class BiddingNetwork: AdNetwork, Service {
                 adID: bid.adid ?? "", bidPrice: Self.exactPrice(of: bid), bidNumber: bid.price,
                 secondPrice: secondPrice,
                 destinations: .forNetwork(baseURL: configuration.baseURL, explicit: configuration.destinations),
-                networkID: id)
+                networkID: id, lossNotices: adRequest.lossNotices)
         }
         var discarded: [(bid: OpenRTB.Bid, seat: String?, rejection: Rejection)] = []
         for (seat, bid) in bids {

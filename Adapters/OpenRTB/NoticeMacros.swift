@@ -47,6 +47,9 @@ struct NoticeContext: Sendable {
     var destinations: DestinationPolicy = .strict
     /// The network id, for the count of refused notices.
     var networkID: String = "bidder"
+    /// What this bid's loss notices may say (the request's ``AdRequest/lossNotices``): under `reasonOnly` the price
+    /// macros of a loss notice stay empty.
+    var lossNotices: LossNoticeContent = .reasonAndPrice
 
     /// The clearing price `clearing` of this bid's win: exact, never above the bid.
     func clearing(_ clearing: Double) -> Decimal? {
@@ -64,8 +67,10 @@ struct NoticeContext: Sendable {
         return NoticeValues(price: price, marketBidRatio: ratio, impressionTime: impressionTime)
     }
 
-    /// The values of a loss notice for `reason`, the winner having cleared at `winningPrice` (when known).
+    /// The values of a loss notice for `reason`, the winner having cleared at `winningPrice` (when known and when
+    /// ``lossNotices`` lets a loser hear it).
     func lost(_ reason: AuctionLossReason, winningPrice: Decimal?) -> NoticeValues {
+        let winningPrice = lossNotices == .reasonOnly ? nil : winningPrice
         var minimum: Decimal? = nil
         if let winningPrice, reason == .lostToHigherBid, !secondPrice { minimum = winningPrice + ExactPrice.increment }
         return NoticeValues(price: winningPrice, loss: reason, minimumToWin: minimum)

@@ -12,7 +12,12 @@ let sandbox = try await DemandSandbox.start(
     scenario: SandboxScenario(seed: 1, networks: ["appopen": NetworkScenario(fillRate: 0.7)]))
 let http = CurlHTTPClient()
 let clock = ManualAdClock()
-let network = AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http, clock: clock)
+// One network asked alone goes through the privacy gate, as a mediator's lines do: the CMP's stored consent is read
+// on every load, and a network the rules refuse is never asked.
+let privacy = PrivacyConfiguration(consentStore: UserDefaultsConsentStore())
+let network = PrivacyGatedNetwork(
+    AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: http, clock: clock),
+    configuration: privacy)
 let manager = AppOpenAdManager(
     network: network, adUnit: "ca-app-pub-sandbox/app_open_main",
     policy: .init(opensBeforeFirstAd: 1, minimumInterval: .seconds(3600)), clock: clock)

@@ -14,9 +14,13 @@ let sandbox = try await DemandSandbox.start(
     scenario: SandboxScenario(seed: 3, networks: ["chartboost": NetworkScenario(fillRate: 0.9)]))
 let http = CurlHTTPClient()
 let clock = ManualAdClock()
-let network = ChartboostNetwork(
-    configuration: .init(baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
-    http: http, clock: clock)
+// One network asked alone goes through the privacy gate, as a mediator's lines do (the CMP's stored consent).
+let network = PrivacyGatedNetwork(
+    ChartboostNetwork(
+        configuration: .init(
+            baseURL: sandbox.chartboostBaseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
+        http: http, clock: clock),
+    configuration: PrivacyConfiguration(consentStore: UserDefaultsConsentStore()))
 let slot = BannerRefreshController(
     network: network, request: AdRequest(placement: "Main Menu", format: .banner(.standard)), clock: clock)
 

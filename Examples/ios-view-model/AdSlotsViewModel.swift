@@ -38,7 +38,8 @@ final class AdSlotsViewModel {
     @ObservationIgnored private var loaded: LoadedAd?
     @ObservationIgnored private var bannerEvents: Task<Void, Never>?
 
-    /// `network` is what the app loads through: a `Mediator` over its adapters, or one adapter's network.
+    /// `network` is what the app loads through: a `Mediator` over its adapters, or one adapter's network behind
+    /// `PrivacyGatedNetwork` (the same consent gate as a mediator's lines).
     /// `flush` sends what the adapters queued (GrowthCat's `flushAdEvents()`); it runs when the app goes to the
     /// background.
     init(

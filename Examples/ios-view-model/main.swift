@@ -23,8 +23,11 @@ struct ConsolePresenter: FullScreenPresenter {
 }
 
 let clock = ManualAdClock()
-let network = ScriptedAdNetwork(
-    id: "scripted", clock: clock, script: ["home_banner": [.fill(ecpm: 1.0)], "level_end": [.fill(ecpm: 8.0)]])
+// One network asked alone goes through the privacy gate, as a mediator's lines do (the CMP's stored consent).
+let network = PrivacyGatedNetwork(
+    ScriptedAdNetwork(
+        id: "scripted", clock: clock, script: ["home_banner": [.fill(ecpm: 1.0)], "level_end": [.fill(ecpm: 8.0)]]),
+    configuration: PrivacyConfiguration(consentStore: UserDefaultsConsentStore()))
 let model = AdSlotsViewModel(
     network: network, bannerPlacement: "home_banner", interstitialPlacement: "level_end", clock: clock,
     flush: { print("background: flushing queued events") })

@@ -60,7 +60,10 @@ let queue = FileManager.default.temporaryDirectory.appendingPathComponent("rewar
 let client = try GrowthCatClient(
     configuration: .init(apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL, eventQueuePath: queue.path),
     http: http, clock: clock)
-let network = GrowthCatNetwork(client: client, clock: clock)
+// One network asked alone goes through the privacy gate, as a mediator's lines do (the CMP's stored consent).
+let network = PrivacyGatedNetwork(
+    GrowthCatNetwork(client: client, clock: clock),
+    configuration: PrivacyConfiguration(consentStore: UserDefaultsConsentStore()))
 
 let request = AdRequest(placement: "rewarded_coins", format: .rewarded, userID: "user_123")
 guard case .filled(let ad) = try await network.load(request) else {

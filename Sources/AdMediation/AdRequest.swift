@@ -30,6 +30,10 @@ public struct AdRequest: Hashable, Sendable {
     /// How the auction this request takes part in clears, when a ``Mediator`` runs one: set for its bidders from the
     /// placement's `auction`, and announced by a bidder (OpenRTB `at`). Default: none (the bidder's own setting).
     public var auction: AuctionType? = nil
+    /// What the loss notices of this request's auction may tell a losing bidder: a ``Mediator`` sets the stricter of
+    /// the caller's setting and its placement's ``PlacementConfiguration/lossNotices`` on every line, and a bidder
+    /// leaves the price of its loss notices empty under ``LossNoticeContent/reasonOnly``. Default: reason and price.
+    public var lossNotices: LossNoticeContent = .reasonAndPrice
 
     /// Creates a request.
     public init(

@@ -35,3 +35,28 @@ public enum AuctionResult: Hashable, Sendable {
     /// The ad lost for `reason`; `winningPrice` is the price that beat it, when there was one.
     case lost(reason: AuctionLossReason, winningPrice: Double?)
 }
+
+/// What a losing bidder's loss notice (OpenRTB `lurl`) tells it about the auction it lost
+/// (``PlacementConfiguration/lossNotices``, ``AdRequest/lossNotices``).
+public enum LossNoticeContent: String, Sendable, Hashable {
+    /// The loss reason and the price that beat the bid (`${AUCTION_PRICE}`, `${AUCTION_MIN_TO_WIN}`): standard
+    /// OpenRTB, and the default.
+    case reasonAndPrice = "reason_and_price"
+    /// The loss reason only: the price macros of a loss notice are left empty, so a loser never learns another
+    /// partner's price. Win and billing notices keep their own clearing price.
+    case reasonOnly = "reason_only"
+
+    /// The stricter of two settings (a setting on any mediator on the path holds for the whole path).
+    func stricter(_ other: LossNoticeContent) -> LossNoticeContent {
+        self == .reasonOnly || other == .reasonOnly ? .reasonOnly : .reasonAndPrice
+    }
+}
+
+extension AuctionResult {
+    /// This result as a loss notice under `content` may tell it: a loss without its winning price for
+    /// ``LossNoticeContent/reasonOnly``; a win unchanged.
+    func disclosing(_ content: LossNoticeContent) -> AuctionResult {
+        guard content == .reasonOnly, case .lost(let reason, let price) = self, price != nil else { return self }
+        return .lost(reason: reason, winningPrice: nil)
+    }
+}

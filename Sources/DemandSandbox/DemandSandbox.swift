@@ -3,6 +3,7 @@ import AdapterSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -33,14 +34,18 @@ public enum DemandSandbox {
         configuration: SandboxConfiguration = SandboxConfiguration()
     ) async throws -> RunningSandbox {
         let state = SandboxState(scenario: scenario, configuration: configuration)
+        let connections = SandboxConnections(limit: max(1, configuration.maxConnections))
         let (portStream, portContinuation) = AsyncStream<(port: Int, closed: EventLoopFuture<Void>?)>.makeStream()
         let app = Application(
             responder: CallbackResponder<SandboxContext> { request, context in
                 try await state.handle(request, context: context)
             },
             // Accepted connections are released safely when the server stops before serving them (issue 31 item 7).
-            server: ShutdownSafeHTTP1Channel.builder(),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            server: ShutdownSafeHTTP1Channel.builder(
+                configuration: HTTP1Channel.Configuration(idleTimeout: configuration.idleTimeAmount)),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                availableConnectionsDelegate: connections),
             onServerRunning: { channel in
                 portContinuation.yield((channel.localAddress?.port ?? 0, channel.closeFuture))
                 portContinuation.finish()
@@ -65,7 +70,8 @@ public enum DemandSandbox {
             throw SandboxError("the sandbox could not listen on \(configuration.host):\(configuration.port): \(reason)")
         }
         let running = RunningSandbox(
-            host: configuration.host, port: port, state: state, task: task, listenerClosed: listenerClosed)
+            host: configuration.host, port: port, state: state, task: task, listenerClosed: listenerClosed,
+            connections: connections)
         state.setBaseURL(running.rootURL)
         return running
     }
@@ -84,6 +90,25 @@ public struct SandboxConfiguration: Sendable {
     /// Networks that are not built in, each under `/<network>/` (see ``SandboxRouteModule``). A module whose name is
     /// a built-in network's, `admin` or `ohttp` is never reached. Default none.
     public var routeModules: [any SandboxRouteModule] = []
+    /// Connections served at once (at least 1). At the cap the listening socket is not read: a new connection waits
+    /// in the kernel's accept backlog until one closes, so idle or half-sent connections can never take the last
+    /// file descriptors (the common limit is 1 024) and spin the accept loop. One wake-up of the listener accepts up
+    /// to 4 connections (NIO's `maxMessagesPerRead`) before the cap is checked again, so at most `maxConnections + 3`
+    /// are open. Default 256. Hummingbird's `MaximumAvailableConnections`.
+    public var maxConnections: Int = 256
+    /// How long a connection may deliver no part of a request before it is closed: a request head not complete
+    /// (a slowloris sending a few bytes at a time never completes one), a body that stops, or a kept-alive connection
+    /// between requests. A connection whose answer is being prepared (scenario latency, a held answer) is never idle.
+    /// Default 30 s (nginx: `client_header_timeout` 60 s, `keepalive_timeout` 75 s; Hummingbird's `idleTimeout`,
+    /// off by default). A client reusing a connection the sandbox just closed retries it on a fresh one (curl does).
+    public var idleTimeout: Duration = .seconds(30)
+
+    /// ``idleTimeout`` for NIO, from 1 ms to one day.
+    var idleTimeAmount: TimeAmount {
+        let (seconds, attoseconds) = idleTimeout.components
+        let clamped = min(max(seconds, 0), 86_400)
+        return .nanoseconds(max(1_000_000, clamped * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }
 
     /// The defaults.
     public init() {}
@@ -105,17 +130,24 @@ public final class RunningSandbox: Sendable {
     let state: SandboxState
     private let task: Task<Void, any Error>
     private let listenerClosed: EventLoopFuture<Void>?
+    private let connections: SandboxConnections
 
     init(
         host: String, port: Int, state: SandboxState, task: Task<Void, any Error>,
-        listenerClosed: EventLoopFuture<Void>?
+        listenerClosed: EventLoopFuture<Void>?, connections: SandboxConnections
     ) {
         self.host = host
         self.port = port
         self.state = state
         self.task = task
         self.listenerClosed = listenerClosed
+        self.connections = connections
     }
+
+    /// Connections open now (accepted and not yet closed).
+    public var openConnections: Int { connections.open.load() }
+    /// The most connections that were open at once (at most ``SandboxConfiguration/maxConnections`` + 3).
+    public var peakConnections: Int { connections.peak.load() }
 
     /// `http://HOST:PORT`.
     public var rootURL: String { "http://\(host):\(port)" }
@@ -475,4 +507,37 @@ final class SandboxState: Sendable {
                 })
         }
     }
+}
+
+/// The sandbox's connection cap (``SandboxConfiguration/maxConnections``) as Hummingbird's delegate, with the counts a
+/// test reads. Its methods run on the listener's event loop; the counts are atomics shared by the delegate's copies.
+struct SandboxConnections: AvailableConnectionsDelegate {
+    let limit: Int
+    let open: SharedCount
+    let peak: SharedCount
+
+    init(limit: Int) {
+        self.limit = limit
+        open = SharedCount()
+        peak = SharedCount()
+    }
+
+    func connectionOpened() {
+        let now = open.add(1)
+        if now > peak.load() { peak.store(now) }
+    }
+
+    func connectionClosed() { _ = open.add(-1) }
+
+    func isAcceptingNewConnections() -> Bool { open.load() < limit }
+}
+
+/// An integer shared by reference.
+final class SharedCount: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func load() -> Int { value.load(ordering: .relaxed) }
+    func store(_ new: Int) { value.store(new, ordering: .relaxed) }
+    /// Adds `delta`; returns the new value.
+    func add(_ delta: Int) -> Int { value.wrappingAdd(delta, ordering: .relaxed).newValue }
 }

@@ -10,6 +10,7 @@ extension PlacementConfiguration: Codable {
         case minIntervalS = "min_interval_s"
         case abLabel = "ab_label"
         case bidders, auction, optimizer, arms
+        case lossNotices = "loss_notices"
     }
 
     /// Decodes the file form (`format` and a banner's `size`, times in `_ms` and `_s` fields), with defaults.
@@ -33,10 +34,12 @@ extension PlacementConfiguration: Codable {
             try c.decodeSecondsIfPresent(forKey: .frequencyWindowS, zeroAllowed: false) ?? .seconds(3600)
         let minInterval = try c.decodeSecondsIfPresent(forKey: .minIntervalS, zeroAllowed: true)
         let abLabel = try c.decodeIfPresent(String.self, forKey: .abLabel)
+        let lossNotices = try c.decodeIfPresent(LossNoticeContent.self, forKey: .lossNotices) ?? .reasonAndPrice
         self.init(
             format: format, mode: mode, lines: lines, maxInFlight: maxInFlight, deadline: deadline,
             frequencyCap: frequencyCap, frequencyWindow: frequencyWindow, minInterval: minInterval, abLabel: abLabel,
             bidders: bidders, auction: auction, optimizer: optimizer, arms: arms)
+        self.lossNotices = lossNotices
     }
 
     /// `format` and, for a banner, `size`, with the field at fault named.
@@ -77,6 +80,7 @@ extension PlacementConfiguration: Codable {
         try c.encode(auction, forKey: .auction)
         try c.encodeIfPresent(optimizer, forKey: .optimizer)
         if !arms.isEmpty { try c.encode(arms, forKey: .arms) }
+        if lossNotices != .reasonAndPrice { try c.encode(lossNotices, forKey: .lossNotices) }
     }
 }
 
@@ -85,6 +89,9 @@ extension PlacementConfiguration.Mode: Codable {}
 
 /// `first_price` or `second_price`.
 extension AuctionType: Codable {}
+
+/// `reason_and_price` or `reason_only`.
+extension LossNoticeContent: Codable {}
 
 extension PlacementArm: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable { case label, weight, lines, bidders, auction, optimizer }

@@ -65,6 +65,10 @@ public struct PlacementConfiguration: Sendable, Hashable {
     /// user id). An arm replaces the lines, bidders, auction type or optimizer it sets, and its label becomes the
     /// request's A/B label. Default: none.
     public var arms: [PlacementArm]
+    /// What a losing bidder's loss notice (`lurl`) is told: the loss reason and the winning price (the default,
+    /// standard OpenRTB), or the loss reason only, so no partner learns another's price (JSON `loss_notices`:
+    /// `reason_and_price` or `reason_only`). It holds for every bidder of the placement, nested mediators' included.
+    public var lossNotices: LossNoticeContent = .reasonAndPrice
 
     /// Creates a placement.
     public init(

@@ -137,7 +137,7 @@ extension Mediator {
             case .cancel(let slot):
                 run.running[slot]?.task.cancel()
             case .settle(let ad, let result):
-                ad.settleAuction(result)
+                ad.settleAuction(result.disclosing(run.request.lossNotices))
             case .invalidate(let ad):
                 ad.invalidate()
             case .breaker(let slot, let event):

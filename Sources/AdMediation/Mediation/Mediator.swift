@@ -217,7 +217,10 @@ public final class Mediator: AdNetwork {
             engine.callerCancelled(at: now, into: &actions)
             Self.perform(actions)
         } else if !engine.isFinished {
-            engine = await run(engine, plan: plan, request: request, tracer: tracer)
+            // Loss notices: the stricter of the caller's and the placement's setting, for every line and settlement.
+            var sent = request
+            sent.lossNotices = request.lossNotices.stricter(placement.lossNotices)
+            engine = await run(engine, plan: plan, request: sent, tracer: tracer)
         }
         let trace = annotatePrivacy(engine.trace(placement: request.placement, at: clock.now), signals: request.privacy)
         if placement.optimizer != nil, blocked == nil {

@@ -103,45 +103,58 @@ extension PrivacySignals {
     /// `IABGPP_GppSID` and `IABUSPrivacy_String`. A value that is missing is not set; a value that is malformed (of the
     /// wrong type, too long, a `gdprApplies` other than 0/1) is ignored with a warning naming the key and why (never
     /// the value), and never stops the request. A consent string that does not decode is kept, with the same warning:
-    /// the privacy rules read it as the refusal it may carry (fail closed).
+    /// the privacy rules read it as the refusal it may carry (fail closed). Each call warns: a ``Mediator`` reading the
+    /// store on every request warns once per change of a malformed value instead.
     public init(store: any ConsentStore, logger: Logger = Logger(label: "admediation.privacy")) {
+        self.init(store: store, logger: logger, memory: nil)
+    }
+
+    /// The signals `store` holds; a malformed value is reported to `logger` only when `memory` has not seen it
+    /// (the same value with the same fault) since that key last read well formed. Nil `memory`: every time.
+    package init(store: any ConsentStore, logger: Logger, memory: ConsentWarningMemory?) {
         self.init()
+        var faulty: Set<String> = []
+        func warn(_ key: String, _ value: ConsentStoreValue?, _ why: String, _ message: Logger.Message) {
+            faulty.insert(key)
+            guard memory?.isNew(key, value: value, why: why) ?? true else { return }
+            logger.warning(message, metadata: ["key": "\(key)", "reason": "\(why)"])
+        }
+        func ignore(_ key: String, _ value: ConsentStoreValue?, _ why: String) {
+            warn(key, value, why, "malformed stored consent value ignored")
+        }
+        func report(_ key: String, _ text: String, _ why: String) {
+            warn(key, .string(text), why, "malformed stored consent string kept (read as a refusal)")
+        }
         func string(_ key: String) -> String? {
-            switch store.consentValue(forKey: key) {
+            let value = store.consentValue(forKey: key)
+            switch value {
             case .none: return nil
             case .string(let text) where text.utf8.count <= Self.maxStoredLength: return text
             case .string(let text):
-                ignore(key, "\(text.utf8.count) characters, at most \(Self.maxStoredLength)")
-            case .number: ignore(key, "a number where a string is expected")
-            case .unreadable(let type): ignore(key, "a value of type \(type)")
+                ignore(key, value, "\(text.utf8.count) characters, at most \(Self.maxStoredLength)")
+            case .number: ignore(key, value, "a number where a string is expected")
+            case .unreadable(let type): ignore(key, value, "a value of type \(type)")
             }
             return nil
         }
-        func ignore(_ key: String, _ why: String) {
-            logger.warning("malformed stored consent value ignored", metadata: ["key": "\(key)", "reason": "\(why)"])
-        }
-        func report(_ key: String, _ why: String) {
-            logger.warning(
-                "malformed stored consent string kept (read as a refusal)",
-                metadata: ["key": "\(key)", "reason": "\(why)"])
-        }
-        switch store.consentValue(forKey: ConsentStoreKey.gdprApplies) {
+        let applies = store.consentValue(forKey: ConsentStoreKey.gdprApplies)
+        switch applies {
         case .none: break
         case .number(0), .string("0"): gdprApplies = false
         case .number(1), .string("1"): gdprApplies = true
-        default: ignore(ConsentStoreKey.gdprApplies, "not 0 or 1")
+        default: ignore(ConsentStoreKey.gdprApplies, applies, "not 0 or 1")
         }
         // A consent string that does not decode is kept (and reported): the rules read it as the refusal it may
         // carry (fail closed), where dropping it would read as no signal at all. Decoded through the shared cache.
         if let text = string(ConsentStoreKey.tcString), !text.isEmpty {
             if case .failure(let error) = ConsentDecodeCache.shared.tcf(text) {
-                report(ConsentStoreKey.tcString, "\(error)")
+                report(ConsentStoreKey.tcString, text, "\(error)")
             }
             tcfConsent = text
         }
         if let text = string(ConsentStoreKey.gppString), !text.isEmpty {
             if case .failure(let error) = ConsentDecodeCache.shared.gpp(text) {
-                report(ConsentStoreKey.gppString, "\(error)")
+                report(ConsentStoreKey.gppString, text, "\(error)")
             }
             gpp = text
         }
@@ -153,15 +166,17 @@ extension PrivacySignals {
             if ids.count == parts.count, ids.count <= GPPString.maxSections {
                 gppSectionIDs = ids
             } else {
-                ignore(ConsentStoreKey.gppSectionIDs, "not section ids separated by _")
+                ignore(ConsentStoreKey.gppSectionIDs, .string(text), "not section ids separated by _")
             }
         }
         if let text = string(ConsentStoreKey.usPrivacy), !text.isEmpty {
             if case .failure(let error) = ConsentDecodeCache.shared.usPrivacy(text) {
-                report(ConsentStoreKey.usPrivacy, "\(error)")
+                report(ConsentStoreKey.usPrivacy, text, "\(error)")
             }
             usPrivacy = text
         }
+        // A key read well formed (or absent) forgets its last warning: a later malformation is reported again.
+        for key in ConsentWarningMemory.keys where !faulty.contains(key) { memory?.forget(key) }
     }
 
     /// These signals, with every signal they leave unset taken from `stored` (the request's own values win; COPPA
@@ -180,5 +195,34 @@ extension PrivacySignals {
         merged.appTracking = appTracking ?? stored.appTracking
         merged.limitAdTracking = limitAdTracking || stored.limitAdTracking
         return merged
+    }
+}
+
+/// Which malformed stored consent values were last reported, per key, so a consent store read on every request warns
+/// once per change of a malformed value, not on every read. Keeps a hash of each value and its fault, never the value.
+package final class ConsentWarningMemory: Sendable {
+    /// The keys ``PrivacySignals/init(store:logger:)`` reads.
+    static let keys = [
+        ConsentStoreKey.gdprApplies, ConsentStoreKey.tcString, ConsentStoreKey.gppString,
+        ConsentStoreKey.gppSectionIDs, ConsentStoreKey.usPrivacy,
+    ]
+
+    private let reported = Mutex<[String: Int]>([:])
+
+    /// An empty memory: the first malformation of each key is reported.
+    package init() {}
+
+    /// Whether `value` with fault `why` under `key` differs from what was last reported for `key`; remembers it.
+    func isNew(_ key: String, value: ConsentStoreValue?, why: String) -> Bool {
+        var hasher = Hasher()
+        hasher.combine(value)
+        hasher.combine(why)
+        let fingerprint = hasher.finalize()
+        return reported.withLock { $0.updateValue(fingerprint, forKey: key) != fingerprint }
+    }
+
+    /// `key` read well formed or absent: its next malformation is reported.
+    func forget(_ key: String) {
+        _ = reported.withLock { $0.removeValue(forKey: key) }
     }
 }

@@ -8,8 +8,11 @@ public struct PrivacyConfiguration: Sendable {
     /// TCF vendor ids by network id, for networks whose ``AdNetworkCapabilities/tcfVendorID`` is not declared (or
     /// to override it). Default: none.
     public var tcfVendorIDs: [String: Int] = [:]
-    /// Where malformed stored values are reported (warnings). Default `admediation.privacy`.
+    /// Where malformed stored values are reported (warnings, each malformed value once until the stored value
+    /// changes). Default `admediation.privacy`.
     public var logger = Logger(label: "admediation.privacy")
+    /// The malformed stored values already reported, shared by the copies of this configuration (one mediator's).
+    let warnings = ConsentWarningMemory()
 
     /// Creates a configuration; everything defaults to "none".
     public init(consentStore: (any ConsentStore)? = nil, tcfVendorIDs: [String: Int] = [:]) {
@@ -23,7 +26,8 @@ extension PrivacyConfiguration {
     package func withStoredConsent(_ request: AdRequest) -> AdRequest {
         guard let consentStore else { return request }
         var request = request
-        request.privacy = request.privacy.filling(from: PrivacySignals(store: consentStore, logger: logger))
+        request.privacy = request.privacy.filling(
+            from: PrivacySignals(store: consentStore, logger: logger, memory: warnings))
         return request
     }
 
@@ -98,11 +102,18 @@ extension Mediator {
     }
 }
 
-/// A network behind the privacy gate (``PrivacyConfiguration/gate(_:decoded:network:declared:)``), for every path
-/// that asks one network alone (`mediate load --network`, `compare`'s per-network rows, `conformance`): a network the
-/// rules block is never called — the load throws ``AdError/Code/privacyBlocked`` with the rules' reason as its
-/// message — and one they let through receives the request restricted as a ``Mediator``'s line would.
-package struct PrivacyGatedNetwork: AdNetwork {
+/// A network behind the privacy gate a ``Mediator`` applies to its lines, for every path that asks one network alone
+/// (an app or example loading from one adapter, `mediate load --network`, `compare`'s per-network rows,
+/// `conformance`): the stored consent is read on each load, a network the rules block is never called — the load
+/// throws an ``AdError`` of code `privacy_blocked` with the rules' reason as its message — and one they let through
+/// receives the request restricted as a ``Mediator``'s line would (no user id, advertising id or personalisation
+/// where the rules forbid them).
+///
+/// ```swift
+/// let privacy = PrivacyConfiguration(consentStore: UserDefaultsConsentStore(), tcfVendorIDs: ["bidder": 755])
+/// let network = PrivacyGatedNetwork(BiddingNetwork(configuration: bidder, http: http), configuration: privacy)
+/// ```
+public struct PrivacyGatedNetwork: AdNetwork {
     /// The network behind the gate.
     package let network: any AdNetwork
     /// How consent is read (the consent store) and which TCF vendor id the network has.
@@ -111,20 +122,26 @@ package struct PrivacyGatedNetwork: AdNetwork {
     /// unset. Nil: the request's alone.
     package let signals: PrivacySignals?
 
+    /// `network` behind the gate of `configuration` (its consent store and TCF vendor ids).
+    public init(_ network: any AdNetwork, configuration: PrivacyConfiguration) {
+        self.init(network, configuration: configuration, signals: nil)
+    }
+
     /// `network` behind the gate of `configuration`, with `signals` winning over each request's.
-    package init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals? = nil) {
+    package init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals?) {
         self.network = network
         self.configuration = configuration
         self.signals = signals
     }
 
     /// The network's id.
-    package var id: String { network.id }
+    public var id: String { network.id }
     /// The network's capabilities.
-    package var capabilities: AdNetworkCapabilities { network.capabilities }
+    public var capabilities: AdNetworkCapabilities { network.capabilities }
 
-    /// Loads from the network when the rules let it be asked; throws ``AdError/Code/privacyBlocked`` otherwise.
-    package func load(_ request: AdRequest) async throws -> AdLoadResult {
+    /// Loads from the network when the rules let it be asked; throws an ``AdError`` of code `privacy_blocked`
+    /// otherwise.
+    public func load(_ request: AdRequest) async throws -> AdLoadResult {
         var request = request
         let verdict = gate(&request)
         if let reason = verdict.blockedReason { throw AdError(.privacyBlocked, reason) }
