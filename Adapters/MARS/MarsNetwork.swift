@@ -124,7 +124,9 @@ public struct MarsNetwork: AdNetwork {
         let options: MozAdsCallbackOptions
         let sender: BackgroundSender
 
-        init(client: MozAdsClient, callbacks: MozAdsCallbacks, options: MozAdsCallbackOptions, sender: BackgroundSender) {
+        init(
+            client: MozAdsClient, callbacks: MozAdsCallbacks, options: MozAdsCallbackOptions, sender: BackgroundSender
+        ) {
             self.client = client
             self.callbacks = callbacks
             self.options = options

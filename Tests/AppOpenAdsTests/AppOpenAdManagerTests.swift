@@ -227,10 +227,14 @@ struct AppOpenAdManagerTests {
             configuration: .init(placements: [
                 "launch": PlacementConfiguration(
                     format: .appOpen,
+                    // Timeouts far above what two loopback answers need: on a busy machine the default 1 s per line
+                    // expired and the rule under test (an ad through the mediator) was never reached.
                     lines: [
-                        WaterfallLine(network: "appopen", placement: "ca-app-pub-sandbox/app_open_main"),
-                        WaterfallLine(network: "appopen", placement: AppOpenNetwork.testAdUnitID),
-                    ])
+                        WaterfallLine(
+                            network: "appopen", placement: "ca-app-pub-sandbox/app_open_main", timeout: .seconds(30)),
+                        WaterfallLine(
+                            network: "appopen", placement: AppOpenNetwork.testAdUnitID, timeout: .seconds(30)),
+                    ], deadline: .seconds(60))
             ]))
         let m = AppOpenAdManager(network: mediator, adUnit: "launch")
         await m.applicationDidLaunch()

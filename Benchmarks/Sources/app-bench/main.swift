@@ -4,6 +4,7 @@
 //        app-bench startup-profile [runs]         (the GrowthCat lap of the start-up, by decomposition)
 //        app-bench idle [minutes] [--json]
 //        app-bench session [cycles] [--svg FILE] [--json]
+//        app-bench flood [auctions] [--json]      (one bidder's huge answers beside a good line, issue 45)
 //        app-bench check [baselines.json]          (`make bench-check`)
 //        app-bench serve                          (the sandbox child the others start)
 import Foundation
@@ -35,7 +36,9 @@ case "check":
     try await CheckBench.run(baselinesPath: positional.dropFirst().first ?? "baselines.json")
 case "hung":
     try await HungBench.run(auctions: count ?? 100, json: json)
+case "flood":
+    try await FloodBench.run(auctions: count ?? 100, json: json)
 default:
-    FileHandle.standardError.write(Data("usage: app-bench hung|startup|idle|session [count] [--json]\n".utf8))
+    FileHandle.standardError.write(Data("usage: app-bench hung|flood|startup|idle|session [count] [--json]\n".utf8))
     exit(2)
 }
