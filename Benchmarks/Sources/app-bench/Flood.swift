@@ -113,7 +113,8 @@ enum FloodBench {
             let verdict = p99 <= deadline.ms + 5 ? "met" : "**missed**"
             lines.append(
                 "| \(row.name) | \(bids) | \(fixed(p50)) | \(fixed(p99)) | \(fixed(measured.0.max() ?? 0)) "
-                    + "| \(verdict) | \(fixed(share * 100)) % | \(measured.2) | \(fixed(measured.3, 0)) | \(measured.4) |")
+                    + "| \(verdict) | \(fixed(share * 100)) % | \(measured.2) | \(fixed(measured.3, 0)) "
+                    + "| \(measured.4) |")
         }
         await http.shutdown()
         if json {
