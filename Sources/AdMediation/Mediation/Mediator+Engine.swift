@@ -75,9 +75,12 @@ extension Mediator {
             while !run.engine.isFinished {
                 // An answer already posted is read without suspending; otherwise the loop may wait, and only then
                 // needs the timer.
-                if !inbox.hasInput { armTimer(&run) }
-                let input = await inbox.next()
-                handle(input, &run)
+                if let ready = inbox.poll() {
+                    handle(ready, &run)
+                } else {
+                    armTimer(&run)
+                    handle(await inbox.next(), &run)
+                }
             }
             run.timer?.task.cancel()
             finishInBackground(&run)
@@ -363,8 +366,8 @@ final class Inbox: Sendable {
         }
     }
 
-    /// Whether an input is ready to be read without suspending.
-    var hasInput: Bool { state.withLock { $0.head < $0.buffer.count } }
+    /// The next input when one is ready, without waiting.
+    func poll() -> Mediator.Input? { state.withLock { $0.pop() } }
 
     /// The next input, waiting for it when none is there (one reader at a time).
     func next() async -> Mediator.Input {
