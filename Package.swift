@@ -342,7 +342,7 @@ let package = Package(
             name: "TimingTests",
             dependencies: [
                 "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "AdMediationTesting",
-                "TestSupport",
+                "TestSupport", "DemandSandbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -7,11 +7,10 @@ import Testing
 
 @Suite("Sandbox under hostile input", .timeLimit(.minutes(1)))
 struct SandboxHostileInputTests {
-    @Test func startingOnAPortInUseFailsAtOnceWithAClearError() async throws {
+    @Test func startingOnAPortInUseFailsWithAClearError() async throws {
         let first = try await DemandSandbox.start()
         var configuration = SandboxConfiguration()
         configuration.port = first.port
-        let started = ContinuousClock.now
         do {
             let second = try await DemandSandbox.start(configuration: configuration)
             await second.shutdown()
@@ -19,7 +18,7 @@ struct SandboxHostileInputTests {
         } catch let error as SandboxError {
             #expect(error.description.hasPrefix("the sandbox could not listen on 127.0.0.1:\(first.port):"))
         }
-        #expect(ContinuousClock.now - started < .seconds(10), "it failed instead of waiting")
+        // How fast it fails (no waiting for the port) is a wall-clock bound: TimingTests' SandboxTimingTests.
         await first.shutdown()
     }
 
