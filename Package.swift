@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "AdMediation", targets: ["AdMediation"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
+        .library(name: "AdMediationServices", targets: ["AdMediationServices"]),
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
@@ -100,11 +101,14 @@ let package = Package(
             dependencies: [
                 "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                serviceLifecycle,
             ]),
 
         // URLSession (Foundation; FoundationNetworking on Linux): the transport for iOS and tvOS apps. No libcurl.
-        .target(name: "URLSessionTransport", dependencies: ["AdMediation", serviceLifecycle]),
+        .target(name: "URLSessionTransport", dependencies: ["AdMediation"]),
+
+        // Opt-in: every `BackgroundWork` component as a swift-service-lifecycle `Service`, for servers and tools that
+        // run a `ServiceGroup` (the library's own modules do not depend on swift-service-lifecycle).
+        .target(name: "AdMediationServices", dependencies: ["AdMediation", serviceLifecycle]),
 
         // For tests and simulations: a manual clock, a scripted network, and a raw HTTP/1.1 loopback server with fault
         // injection (transport tests and benchmarks).
@@ -137,17 +141,17 @@ let package = Package(
 
         // Presentation rules that work with any network: the banner slot with refresh and the app-open manager
         // (full-screen rules are in the core, beside the event ledger they feed). No I/O.
-        .target(name: "AdPresentation", dependencies: ["AdMediation", serviceLifecycle], swiftSettings: fuzzSettings),
+        .target(name: "AdPresentation", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
-            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport", serviceLifecycle],
+            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"],
             path: "Adapters/AppOpen",
             swiftSettings: fuzzSettings),
         .target(
             name: "ChartboostBanners",
             dependencies: [
-                "AdMediation", "AdapterKit", "AdapterSupport", "AdPresentation", serviceLifecycle,
+                "AdMediation", "AdapterKit", "AdapterSupport", "AdPresentation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(
@@ -156,17 +160,17 @@ let package = Package(
                 "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage", "ObliviousHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"), serviceLifecycle,
+                .product(name: "Logging", package: "swift-log"),
             ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
         .target(
             name: "GrowthCatAds",
             dependencies: [
                 "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"), serviceLifecycle,
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
-            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport", serviceLifecycle],
+            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"],
             path: "Adapters/OpenRTB",
             swiftSettings: fuzzSettings),
 
@@ -175,7 +179,7 @@ let package = Package(
             name: "MediateKit",
             dependencies: [
                 "AdMediation", "MediationFileFormat", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds",
-                "GrowthCatAds", "OpenRTBBidder", serviceLifecycle,
+                "GrowthCatAds", "OpenRTBBidder", "AdMediationServices", serviceLifecycle,
             ], swiftSettings: fuzzSettings),
 
         // The CLI.
@@ -184,6 +188,7 @@ let package = Package(
             dependencies: [
                 "AdMediation", "AdMediationTesting", "AdNetworkConformance", "AdStorage", "CurlTransport",
                 "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
+                "AdMediationServices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -299,7 +304,7 @@ let package = Package(
                 "GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance",
                 "DemandSandbox", "CurlTransport", "AdMediationTesting", "TestSupport", "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "GRDB", package: "GRDB.swift"), serviceLifecycle,
+                .product(name: "GRDB", package: "GRDB.swift"), serviceLifecycle, "AdMediationServices",
             ], exclude: ["Fixtures"]),
         .testTarget(
             name: "AdapterSupportTests",
@@ -333,7 +338,7 @@ let package = Package(
             name: "CurlTransportTests",
             dependencies: [
                 "CurlTransport", "URLSessionTransport", "CurlShim", "AdMediationTesting", "TestSupport",
-                .product(name: "Logging", package: "swift-log"), serviceLifecycle,
+                .product(name: "Logging", package: "swift-log"), serviceLifecycle, "AdMediationServices",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),

@@ -2,7 +2,6 @@ import AdMediation
 import AdapterKit
 import AdapterSupport
 import Foundation
-import ServiceLifecycle
 
 /// The AdMob-style app-open network (`specs/app-open.md`) as an ``AdNetwork``. A request's placement is the ad
 /// unit id; the test unit ``testAdUnitID`` always fills.
@@ -42,7 +41,7 @@ public struct AppOpenNetwork: AdNetwork {
     private let tracking: BackgroundSender
 
     /// Creates the adapter. Nothing starts here: its tracking sender starts with the first ping and runs until
-    /// ``shutdown()`` (or ``run()``'s end) or until the last copy of the network is released.
+    /// ``shutdown()`` or until the last copy of the network is released.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
         self.configuration = configuration
         self.http = http
@@ -141,12 +140,4 @@ public struct AppOpenNetwork: AdNetwork {
     }
 }
 
-extension AppOpenNetwork: Service {
-    /// The network's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled, so a `ServiceGroup` that runs the network sends its last
-    /// tracking pings at its graceful shutdown.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension AppOpenNetwork: BackgroundWork {}

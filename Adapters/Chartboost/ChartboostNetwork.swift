@@ -3,7 +3,6 @@ import AdapterKit
 import AdapterSupport
 import Crypto
 import Foundation
-import ServiceLifecycle
 
 /// The Chartboost-style banner network (`specs/chartboost-style.md`) as an ``AdNetwork``: HMAC-signed requests,
 /// the three banner sizes, locations as placements, size-mismatch discard, tracking fired once.
@@ -59,7 +58,7 @@ public struct ChartboostNetwork: AdNetwork {
     private let tracking: BackgroundSender
 
     /// Creates the adapter. Nothing starts here: its tracking sender starts with the first ping and runs until
-    /// ``shutdown()`` (or ``run()``'s end) or until the last copy of the network is released.
+    /// ``shutdown()`` or until the last copy of the network is released.
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
         self.configuration = configuration
         self.http = http
@@ -236,12 +235,4 @@ public struct ChartboostNetwork: AdNetwork {
     }
 }
 
-extension ChartboostNetwork: Service {
-    /// The network's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled, so a `ServiceGroup` that runs the network sends its last
-    /// tracking pings at its graceful shutdown.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension ChartboostNetwork: BackgroundWork {}

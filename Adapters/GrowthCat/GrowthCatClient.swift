@@ -4,7 +4,6 @@ import AdapterSupport
 import CoreMetrics
 import Foundation
 import Logging
-import ServiceLifecycle
 
 /// The GrowthCat ads client: bootstrap, catalog and serve loads with a TTL cache, events through a durable
 /// offline queue, reward validation, and the seed's status-code rules.
@@ -418,12 +417,4 @@ public actor GrowthCatClient {
     static let limits = JSONLimits()
 }
 
-extension GrowthCatClient: Service {
-    /// The client's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled. The client works before and while it runs; its timers
-    /// start with the events that need them.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension GrowthCatClient: BackgroundWork {}

@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import ServiceLifecycle
 
 /// GrowthCat as an ``AdNetwork``: a request's placement is the placement key; `banner`, `interstitial` and
 /// `rewarded` formats. eCPM comes from the ad when present. Events go through the client's durable queue.
@@ -120,9 +119,9 @@ public struct GrowthCatNetwork: AdNetwork {
     }
 }
 
-extension GrowthCatNetwork: Service {
-    /// The network's background work is its client's (the delivery loop, batch timer and offline probe): runs the
-    /// client as a `Service` (``GrowthCatClient/run()``), so a `ServiceGroup` that runs the network ends that work at
-    /// its graceful shutdown (a flush in progress finishes; queued events stay in the durable queue for the next run).
-    public func run() async throws { try await client.run() }
+extension GrowthCatNetwork: BackgroundWork {
+    /// The network's background work is its client's (the delivery loop, batch timer and offline probe): ends it
+    /// (``GrowthCatClient/shutdown()``: a flush in progress finishes; queued events stay in the durable queue for the
+    /// next run).
+    public func shutdown() async { await client.shutdown() }
 }

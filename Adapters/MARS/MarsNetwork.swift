@@ -1,7 +1,6 @@
 import AdMediation
 import AdapterSupport
 import Foundation
-import ServiceLifecycle
 import Synchronization
 
 /// MARS as an ``AdNetwork``: `tile`, `spoc` and `image` placements become formats the mediator can request.
@@ -195,12 +194,4 @@ public struct MarsNetwork: AdNetwork {
 
 }
 
-extension MarsNetwork: Service {
-    /// The network's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled, so a `ServiceGroup` that runs the network sends its last
-    /// callbacks at its graceful shutdown.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension MarsNetwork: BackgroundWork {}

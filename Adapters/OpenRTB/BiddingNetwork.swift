@@ -2,7 +2,6 @@ import AdMediation
 import AdapterKit
 import AdapterSupport
 import Foundation
-import ServiceLifecycle
 import Synchronization
 
 /// A real-time bidder speaking the OpenRTB 2.6 subset of `specs/openrtb-bidder.md`, as an ``AdNetwork`` whose fills
@@ -27,7 +26,7 @@ import Synchronization
 /// go through the network's own bounded background sender (``Configuration/noticeQueueLimit`` waiting,
 /// ``Configuration/noticeConcurrency`` in flight, each within ``Configuration/noticeDeadline``), never holding an
 /// answer; ``shutdown()`` lets it drain for at most ``Configuration/noticeShutdownGrace``, then cancels the rest.
-public final class BiddingNetwork: AdNetwork, Service {
+public final class BiddingNetwork: AdNetwork, BackgroundWork {
     /// Settings of the bidder.
     public struct Configuration: Sendable {
         /// The network id used in mediation. Default `bidder`.
@@ -118,7 +117,7 @@ public final class BiddingNetwork: AdNetwork, Service {
     private let notices: NoticeSender
 
     /// Creates the bidder. Nothing starts here: its notice sender starts its task with the first notice and runs until
-    /// ``shutdown()`` (or ``run()``'s end) or until the network and every ad it served are released (an ad still to be
+    /// ``shutdown()`` or until the network and every ad it served are released (an ad still to be
     /// shown keeps its billing notice's queue).
     public init(configuration: Configuration, http: any HTTPClient, clock: any AdClock = SystemAdClock()) {
         self.configuration = configuration
@@ -140,14 +139,6 @@ public final class BiddingNetwork: AdNetwork, Service {
     /// ``Configuration/noticeShutdownGrace`` (on the network's clock), then cancels what is left and returns once the
     /// sender has stopped; notices settled afterwards are dropped. Idempotent.
     public func shutdown() async { await notices.shutdown() }
-
-    /// The bidder's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled, so a `ServiceGroup` that runs the network sends its last
-    /// notices at its graceful shutdown.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
 
     /// Win and loss notices queued or in flight.
     public var pendingNotices: Int { notices.pending }

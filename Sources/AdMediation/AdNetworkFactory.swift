@@ -70,9 +70,9 @@ public protocol AdNetworkFactory: Sendable {
     /// The formats its networks serve (placements are checked against them before anything is built).
     static var formats: Set<AdFormat.Kind> { get }
     /// Builds the network. Throws ``AdError/Code/configuration`` naming the field (`networks.gc.queue_path: …`).
-    /// Starts nothing: a network that works in the background conforms to swift-service-lifecycle's `Service`, and
-    /// whoever builds it runs it (`mediate` runs every such network in its `ServiceGroup`, beside the HTTP client)
-    /// and ends it with the group's graceful shutdown.
+    /// Starts nothing: a network that works in the background conforms to ``BackgroundWork``, and whoever builds it
+    /// ends that work with its `shutdown()` (`mediate` runs every such network as a service of its `ServiceGroup`,
+    /// beside the HTTP client, and ends it with the group's graceful shutdown).
     static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
         -> any AdNetwork
 }

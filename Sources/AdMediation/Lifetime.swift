@@ -10,3 +10,16 @@ package func withCleanup<T: Sendable>(
     await cleanup()
     return try result.get()
 }
+
+/// A component that works in the background — a transport's engine, an adapter's delivery loop or notice sender, the
+/// app-open manager — and ends that work in ``shutdown()``: it finishes what it promised within its documented bound,
+/// returns once the work has ended, and is idempotent. Nothing starts in such a component's `init`.
+///
+/// The conformance is how whoever builds a network knows it has work to end (a factory's result, the `mediate` CLI):
+/// no separate registration that a network could forget. Apps call ``shutdown()`` when they are done with it; a
+/// server that runs swift-service-lifecycle's `ServiceGroup` wraps each one in the opt-in `AdMediationServices`
+/// module's `BackgroundWorkService`.
+public protocol BackgroundWork: Sendable {
+    /// Ends the background work (see ``BackgroundWork``). Idempotent.
+    func shutdown() async
+}

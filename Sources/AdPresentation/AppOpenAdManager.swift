@@ -1,5 +1,4 @@
 import AdMediation
-import ServiceLifecycle
 
 /// Loads an app-open ad ahead of time and shows it when the app comes to the foreground, with the seed's rules:
 /// one ad at a time, never loading while loading or while an unexpired ad is held, expiry at
@@ -418,11 +417,4 @@ public actor AppOpenAdManager {
     }
 }
 
-extension AppOpenAdManager: Service {
-    /// The manager's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled. The manager works before and while it runs.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension AppOpenAdManager: BackgroundWork {}

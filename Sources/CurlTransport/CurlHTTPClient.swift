@@ -3,7 +3,6 @@ import CCurl
 import CurlShim
 import Foundation
 import Logging
-import ServiceLifecycle
 import Synchronization
 import Tracing
 
@@ -183,14 +182,7 @@ public final class CurlHTTPClient: HTTPClient {
     }
 }
 
-extension CurlHTTPClient: Service {
-    /// The client's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled. Requests may be sent before and while it runs.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension CurlHTTPClient: BackgroundWork {}
 
 /// Runs `body` with a new ``CurlHTTPClient`` and shuts the client down afterwards — whether `body` returns or throws —
 /// so its engine thread and every handle end with the scope.

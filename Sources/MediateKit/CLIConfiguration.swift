@@ -7,6 +7,7 @@ import GrowthCatAds
 import MARSAds
 import MediationFileFormat
 import OpenRTBBidder
+import AdMediationServices
 import ServiceLifecycle
 
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes
@@ -148,7 +149,9 @@ package struct CLIConfiguration: Sendable {
     /// The built networks that run work in the background (a GrowthCat client's delivery, a bidder's notices), in
     /// id order: the services to run beside the HTTP client (see ``withServices(_:logger:_:)``).
     package static func services(of built: [String: any AdNetwork]) -> [any Service] {
-        built.sorted { $0.key < $1.key }.compactMap { $0.value as? any Service }
+        built.sorted { $0.key < $1.key }.compactMap {
+            ($0.value as? any BackgroundWork).map(BackgroundWorkService.init)
+        }
     }
 
     /// Builds every configured network with its factory.

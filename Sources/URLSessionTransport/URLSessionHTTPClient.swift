@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import ServiceLifecycle
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -187,11 +186,4 @@ public func withURLSessionHTTPClient<T: Sendable>(
     }
 }
 
-extension URLSessionHTTPClient: Service {
-    /// The client's lifetime as a swift-service-lifecycle `Service`: returns, after ``shutdown()``, when the service
-    /// group shuts down gracefully or the task is cancelled. Requests may be sent before and while it runs.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await shutdown()
-    }
-}
+extension URLSessionHTTPClient: BackgroundWork {}

@@ -8,6 +8,7 @@ import Foundation
 import GrowthCatAds
 import Logging
 import MediateKit
+import AdMediationServices
 import ServiceLifecycle
 import Tracing
 
@@ -203,7 +204,7 @@ struct Environment {
         let mediator = try Mediator(
             networks: Array(adapters.values), configuration: configuration.mediation, tracer: tracer,
             privacy: configuration.privacy)
-        let services: [any Service] = [http] + CLIConfiguration.services(of: adapters)
+        let services: [any Service] = [BackgroundWorkService(http)] + CLIConfiguration.services(of: adapters)
         return try await withServices(services) {
             var store: SQLiteStateStore?
             if let path = demo?.optimizerState {

@@ -3,6 +3,7 @@ import AdMediationTesting
 import CurlTransport
 import Foundation
 import Logging
+import AdMediationServices
 import ServiceLifecycle
 import Testing
 
@@ -43,7 +44,7 @@ struct CurlLifetimeTests {
         let server = try LoopbackHTTPServer { _ in .respond(.text("ok")) }
         defer { server.stop() }
         let client = CurlHTTPClient()
-        let group = ServiceGroup(services: [client], logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [BackgroundWorkService(client)], logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let response = try await client.send(HTTPRequest(url: server.baseURL))

@@ -2,6 +2,7 @@ import AdMediation
 import AdMediationTesting
 import Foundation
 import Logging
+import AdMediationServices
 import ServiceLifecycle
 import Testing
 
@@ -119,7 +120,7 @@ struct GrowthCatFactoryShutdownTests {
         let (client, curl) = try scriptedClient(server)
         let network = GrowthCatNetwork(client: client)
         #expect(await client.isShutDown == false)
-        let group = ServiceGroup(services: [network], logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [BackgroundWorkService(network)], logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             await group.triggerGracefulShutdown()
