@@ -235,6 +235,8 @@ struct CompareRunner {
     var interruption: Interruption? = nil
     /// The privacy signals every request carries (`--gdpr`, `--tcf`, …).
     var privacy = PrivacySignals()
+    /// The whole run's progress (the overall ETA), when set.
+    var runProgress: RunProgress? = nil
 
     private var interrupted: Bool { interruption?.isRequested ?? false }
 
@@ -293,7 +295,7 @@ struct CompareRunner {
     ) async -> Tally {
         let total = requests
         let workers = max(1, min(concurrency, total))
-        let counter = ProgressCounter(total: total, label: label, phase: phase, progress: progress)
+        let counter = ProgressCounter(total: total, label: label, phase: phase, progress: progress, run: runProgress)
         let runStart = ContinuousClock.now
         let interruption = self.interruption
         return await withTaskGroup(of: Tally.self) { group in

@@ -155,21 +155,22 @@ struct Compare: AsyncParsableCommand {
             }
             progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
             // Ctrl-C stops starting requests; what ran is reported (marked partial) and written, then exit 130.
+            // The newline ends a live progress line; written as is (`warn` would escape it into `\u{0A}`).
             let interruption = Interruption {
+                FileHandle.standardError.write(Data("\n".utf8))
                 warn(
-                    "\ninterrupted: finishing the requests in flight, then reporting what ran "
-                        + "(Ctrl-C again to quit now)"
-                )
+                    "interrupted: finishing the requests in flight, then reporting what ran (Ctrl-C again to quit now)")
             }
-            let runner = CompareRunner(
+            var runner = CompareRunner(
                 configuration: env.configuration, networks: env.networks, mediator: env.mediator,
                 requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
                 privacy: privacy.signals)
             let planned = runner.phaseCount(placements: chosen) * requests
+            runner.runProgress = RunProgress(planned: planned)
             var runInfo = RunInfo(
                 date: Date(), requests: requests, concurrency: concurrency,
                 against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed,
-                placements: chosen, baseline: baseline)
+                placements: chosen, baseline: baseline, privacy: privacy.given)
             let started = ContinuousClock.now
             let reports = await runner.run(placements: chosen)
             runInfo.duration = (ContinuousClock.now - started).milliseconds / 1000

@@ -26,7 +26,17 @@ extension Reports {
             }
             body +=
                 "<section id=\"placement-\(position)\" "
-                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2><div class=\"charts\">\n"
+                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
+            // Why a source did not fill: requests the privacy rules blocked, with the rule and the signal.
+            for source in sources {
+                for hint in PrivacyHint.of(source.tally) {
+                    body +=
+                        "<p class=\"not-sent\" data-field=\"privacy_blocked\" data-source=\"\(escape(source.name))\">"
+                        + "<strong>\(escape(source.name))</strong>: "
+                        + "\(escape(hint.text(of: source.tally.requests, given: run?.privacy ?? [])))</p>\n"
+                }
+            }
+            body += "<div class=\"charts\">\n"
             body += svgBars(
                 title: "Fill rate", values: sources.map { ($0.name, $0.tally.fillRate * 100) }, unit: "%", maximum: 100)
             let maxRevenue = sources.map(\.tally.revenuePerMille).max() ?? 0
@@ -96,7 +106,8 @@ extension Reports {
         return page(
             title: "mediate compare",
             body: partialNote + body
-                + "<script type=\"application/json\" id=\"report-data\">\(embeddedJSON(reports))</script>\n")
+                + "<script type=\"application/json\" id=\"report-data\">"
+                + "\(embeddedJSON(reports, given: run?.privacy ?? []))</script>\n")
     }
 
     /// The page around a report's body: the one style sheet (charts in a grid of 440 px columns, each chart scaled
@@ -229,10 +240,10 @@ extension Reports {
     }
 
     /// The report's JSON, safe inside a script element: `<` only occurs in strings, written as `\u003c`.
-    static func embeddedJSON(_ reports: [PlacementReport]) -> String {
+    static func embeddedJSON(_ reports: [PlacementReport], given: [String] = []) -> String {
         let data =
             (try? JSONSerialization.data(
-                withJSONObject: jsonObject(reports), options: [.sortedKeys, .withoutEscapingSlashes]))
+                withJSONObject: jsonObject(reports, given: given), options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
             .replacingOccurrences(of: "&", with: "\\u0026")
