@@ -35,9 +35,14 @@ struct Mediate: AsyncParsableCommand {
               mediate conformance --network mars
               # what the privacy rules decide for each network under these signals
               mediate consent --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB
+              # the configured placements and networks (secrets hidden)
+              mediate list --config my.json
             """,
         version: MediateVersion.current,
-        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self, ConsentCommand.self],
+        subcommands: [
+            Compare.self, Load.self, Show.self, ListCommand.self, SandboxCommand.self, Conformance.self,
+            ConsentCommand.self,
+        ],
         defaultSubcommand: Compare.self)
 
     static func main() async {
