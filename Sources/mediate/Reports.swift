@@ -6,6 +6,16 @@ import MediateKit
 /// `--format`: argument-parser lists the values in `--help` and refuses any other.
 enum ReportFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
     case table, json, csv, html
+
+    /// The format a file name's extension names (`.html`/`.htm`, `.json`, `.csv`, any case); nil for any other.
+    init?(extensionOf path: String) {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "html", "htm": self = .html
+        case "json": self = .json
+        case "csv": self = .csv
+        default: return nil
+        }
+    }
 }
 
 /// A run stopped early (Ctrl-C): how many requests ran of how many planned.
