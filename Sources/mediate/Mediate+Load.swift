@@ -63,6 +63,12 @@ struct Load: AsyncParsableCommand {
                 + "default: from --output's extension (.html, .json), else text."))
     var formatOption: LoadFormat?
     @Option(name: .long, help: "Write the output to this file instead of stdout.") var output: String?
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Show each HTTP exchange's request and response bodies (text and json; each cut at 4096 bytes; the "
+                + "configured secrets and the user's ids redacted)."))
+    var bodies = false
     @Option(
         name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
@@ -98,6 +104,11 @@ struct Load: AsyncParsableCommand {
         }
     }
 
+    /// What `--bodies` hides: the networks' setting values and this request's user ids.
+    private func redaction(_ env: Environment) -> Redaction {
+        Redaction(env.secrets + [appUserID, advertisingID].compactMap { $0 })
+    }
+
     /// Writes `text` to `--output`, or prints it.
     private func emit(_ text: String) throws {
         guard let output else {
@@ -114,7 +125,7 @@ struct Load: AsyncParsableCommand {
         // The HTML page draws the request's spans: they are recorded for it as for --trace-file.
         let tracer = traceFile == nil && format != .html ? nil : TraceFile.tracer()
         try await Environment.with(
-            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer
+            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer, recordBodies: bodies
         ) { env in
             guard let placementConfig = env.configuration.mediation.placements[placement] else {
                 let known = env.configuration.mediation.placements.keys.sorted().joined(separator: ", ")
@@ -244,10 +255,13 @@ struct Load: AsyncParsableCommand {
                         placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
                         trace: trace, bids: bids))
             } else if format == .json {
-                let object: [String: Any] = [
+                var object: [String: Any] = [
                     "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace,
                     "bids": bids,
                 ]
+                if let recorder = env.bodies {
+                    object["exchanges"] = BodyRecorder.json(recorder.recorded.exchanges, redaction(env))
+                }
                 let data = try JSONSerialization.data(
                     withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
                 try emit(String(decoding: data, as: UTF8.self))
@@ -292,9 +306,13 @@ struct Load: AsyncParsableCommand {
                         ]
                             + details)
                 }
-                try emit(
-                    ([TerminalText.escaped("\(placement): \(result)")] + Self.alignedRows(rows)).joined(separator: "\n")
-                )
+                var lines = [TerminalText.escaped("\(placement): \(result)")] + Self.alignedRows(rows)
+                if let recorder = env.bodies {
+                    let recorded = recorder.recorded
+                    lines += BodyRecorder.text(recorded.exchanges, dropped: recorded.dropped, redaction(env))
+                        .map(TerminalText.escaped)
+                }
+                try emit(lines.joined(separator: "\n"))
             }
             // A request that no line and no bidder answered (every one failed or timed out) is not a no-fill result:
             // exit 1 with the reason, as `compare` exits 3 when every request failed.

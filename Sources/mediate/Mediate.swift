@@ -171,6 +171,10 @@ struct Environment {
     let mediator: Mediator
     let http: CurlHTTPClient
     let sandbox: RunningSandbox?
+    /// With `recordBodies`, what the networks sent and got (`load --bodies`).
+    var bodies: BodyRecorder? = nil
+    /// The string values of the networks' settings (keys, signatures, ids): what `--bodies` redacts.
+    var secrets: [String] = []
 
     /// Runs `body` with a loaded environment: without `--config`, inside the demo's sandbox scope; the HTTP client and
     /// every network that works in the background run as services of one `ServiceGroup` for the scope
@@ -182,7 +186,7 @@ struct Environment {
     /// the file's own ``CLIConfiguration/problems`` before anything starts.
     static func with<T: Sendable>(
         _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
-        scenario: SandboxScenario? = nil, seed: UInt64? = nil,
+        scenario: SandboxScenario? = nil, seed: UInt64? = nil, recordBodies: Bool = false,
         checks: @Sendable (CLIConfiguration) -> [String] = { _ in [] }, _ body: (Environment) async throws -> T
     ) async throws -> T {
         options.bootstrapLogging()
@@ -192,7 +196,9 @@ struct Environment {
         }
         if let path = options.config {
             let data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
-            return try await with(data, sandbox: nil, demo: demo, tracer: tracer, seed: seed, checks: checks, body)
+            return try await with(
+                data, sandbox: nil, demo: demo, tracer: tracer, seed: seed, recordBodies: recordBodies, checks: checks,
+                body)
         }
         let arms = demo?.demo == .arms
         var served = scenario ?? (arms ? Demo.armsScenario : Demo.scenario)
@@ -201,7 +207,8 @@ struct Environment {
             progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(sandbox.rootURL)")
             let data = arms ? Demo.armsConfiguration(sandbox) : Demo.configuration(sandbox)
             return try await with(
-                data, sandbox: sandbox, demo: demo, tracer: tracer, seed: seed, checks: checks, body)
+                data, sandbox: sandbox, demo: demo, tracer: tracer, seed: seed, recordBodies: recordBodies,
+                checks: checks, body)
         }
     }
 
@@ -209,7 +216,7 @@ struct Environment {
     /// with its services running.
     private static func with<T: Sendable>(
         _ data: Data, sandbox: RunningSandbox?, demo: DemoOptions?, tracer: (any Tracer)?, seed: UInt64?,
-        checks: @Sendable (CLIConfiguration) -> [String], _ body: (Environment) async throws -> T
+        recordBodies: Bool, checks: @Sendable (CLIConfiguration) -> [String], _ body: (Environment) async throws -> T
     ) async throws -> T {
         var configuration = try CLIConfiguration.parse(data)
         try refuse(configuration.problems + checks(configuration))
@@ -220,7 +227,8 @@ struct Environment {
         }
         let http = CurlHTTPClient(tracer: tracer)
         // The adapters themselves stay here: the mediator gates its own lines, every other path the gated networks.
-        let adapters = try configuration.makeNetworks(http: http)
+        let recorder = recordBodies ? BodyRecorder(http) : nil
+        let adapters = try configuration.makeNetworks(http: recorder ?? http)
         let mediator = try Mediator(
             networks: Array(adapters.values), configuration: configuration.mediation, tracer: tracer,
             privacy: configuration.privacy)
@@ -238,7 +246,7 @@ struct Environment {
             }
             let env = Environment(
                 configuration: configuration, networks: configuration.gated(adapters), mediator: mediator, http: http,
-                sandbox: sandbox)
+                sandbox: sandbox, bodies: recorder, secrets: Redaction.settingValues(data))
             return try await withCleanup {
                 try await body(env)
             } finally: {

@@ -69,3 +69,30 @@ struct LoadOneModelTests {
         #expect(run.out.contains("<title>ao/slow skipped"), "the timeline says the same: \(run.out)")
     }
 }
+
+/// Issue 47 item 4: `load --bodies` shows each HTTP exchange with its bodies, the user's ids and the configured
+/// secrets redacted.
+@Suite("mediate load --bodies", .serialized, .timeLimit(.minutes(2)))
+struct LoadBodiesTests {
+    @Test func eachExchangeIsShownWithItsBodiesAndTheUserIDRedacted() async throws {
+        let run = try await mediate([
+            "load", "--placement", "rewarded_coins", "--bodies", "--app-user-id", "user-secret-42",
+        ])
+        #expect(run.code == 0, "\(run.err)")
+        #expect(run.out.contains("HTTP exchanges ("), "\(run.out)")
+        #expect(run.out.contains("/growthcat/v1/ads/catalog?placement_key=rewarded_coins&app_user_id=<redacted> → 200"))
+        #expect(run.out.contains(#"response ("#) && run.out.contains(#"{"ads":["#), "\(run.out)")
+        #expect(!run.out.contains("user-secret-42"), "\(run.out)")
+    }
+
+    @Test func theJSONHasTheExchangesWithTheSecretsRedacted() async throws {
+        let run = try await mediate(["load", "--placement", "main_banner", "--bodies", "--json"])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let exchanges = try #require(root["exchanges"] as? [[String: Any]], "\(run.out)")
+        let first = try #require(exchanges.first)
+        #expect(first["method"] as? String == "POST" && first["status"] as? Int == 200, "\(first)")
+        let bodies = exchanges.compactMap { $0["request_body"] as? String }
+        #expect(bodies.contains { $0.contains(#""location":""#) }, "\(exchanges)")
+        for secret in ["cb_sig_demo_secret", "cb_app_demo"] { #expect(!run.out.contains(secret), "\(secret)") }
+    }
+}
