@@ -87,7 +87,7 @@ struct Compare: AsyncParsableCommand {
         help: "Exit 1 (after the report) when a source's errors are over this percentage (0-100) of its requests.")
     var maxErrorRate: Double?
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Seed for the in-process sandbox's draws (fill, prices, latency, faults) and every self-ordering "
                 + "placement's optimizer: with --concurrency 1, the same seed gives the same fills."))

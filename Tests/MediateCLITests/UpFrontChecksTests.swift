@@ -71,6 +71,12 @@ struct UpFrontChecksTests {
         #expect(!run.err.contains("Missing value"), "\(run.err)")
     }
 
+    @Test func aNegativeSeedIsNamedInvalidNotMissing() async throws {
+        let run = try await mediate(["compare", "--seed", "-1"])
+        #expect(run.code == 2)
+        #expect(run.err.contains("error: The value '-1' is invalid for '--seed <seed>'"), "\(run.err)")
+    }
+
     @Test func argumentParserErrorsHaveTheSameLowercasePrefix() async throws {
         let run = try await mediate(["compare", "--requests", "many"])
         #expect(run.code == 2)
