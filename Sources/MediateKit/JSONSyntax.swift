@@ -13,6 +13,7 @@ package struct JSONSyntaxError: Error, Equatable, Sendable {
     package var description: String { "line \(line), column \(column): \(message)" }
 }
 
+/// The scan behind ``JSONSyntaxError``: where a configuration file stops being JSON.
 package enum JSONSyntax {
     /// The first syntax error of `bytes`, nil when they are one JSON value (with white space around it).
     package static func firstError(in bytes: [UInt8], maxDepth: Int = 64) -> JSONSyntaxError? {
