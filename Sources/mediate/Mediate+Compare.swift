@@ -179,9 +179,11 @@ struct Compare: AsyncParsableCommand {
             }
             progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
             // Ctrl-C stops starting requests; what ran is reported (marked partial) and written, then exit 130.
-            // The newline ends a live progress line; written as is (`warn` would escape it into `\u{0A}`).
+            // On a terminal the newline ends the live progress line; written as is (`warn` would escape it into
+            // `\u{0A}`).
+            let live = progress.enabled && progress.live
             let interruption = Interruption {
-                FileHandle.standardError.write(Data("\n".utf8))
+                if live { FileHandle.standardError.write(Data("\n".utf8)) }
                 warn(
                     "interrupted: finishing the requests in flight, then reporting what ran (Ctrl-C again to quit now)")
             }
@@ -189,7 +191,9 @@ struct Compare: AsyncParsableCommand {
                 configuration: env.configuration, networks: env.networks, mediator: env.mediator,
                 requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
                 privacy: privacy.signals)
-            let planned = runner.phaseCount(placements: chosen) * requests
+            // `--requests` comes from outside: a product past Int.max is clamped, not a crash.
+            let product = runner.phaseCount(placements: chosen).multipliedReportingOverflow(by: requests)
+            let planned = product.overflow ? Int.max : product.partialValue
             runner.runProgress = RunProgress(planned: planned)
             var runInfo = RunInfo(
                 date: Date(), requests: requests, concurrency: concurrency,

@@ -1,4 +1,5 @@
 import AdMediationTesting
+import DemandSandbox
 import Foundation
 import Testing
 
@@ -19,7 +20,17 @@ struct LoadOutputTests {
     }
 
     @Test func theTextColumnsAreAlignedAcrossLines() async throws {
-        let run = try await mediate(["load", "--placement", "main_banner"])
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(
+            """
+            {"networks": {"cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", \
+            "app_id": "cb_app_demo", "app_signature": "cb_sig_demo_secret"}},
+             "placements": {"banner": {"format": "banner", "size": "320x50", "lines": [
+               {"network": "cb", "placement": "Main Menu", "timeout_ms": 20000},
+               {"network": "cb", "placement": "Level Complete", "timeout_ms": 20000}]}}}
+            """)
+        let run = try await mediate(["load", "--config", config, "--placement", "banner"])
+        await sandbox.shutdown()
         #expect(run.code == 0, "\(run.err)")
         let columns = Self.outcomeColumns(run.out)
         #expect(columns.count == 2, "\(run.out)")
@@ -28,7 +39,10 @@ struct LoadOutputTests {
 
     @Test func outputWritesTheTraceToTheFileInTheFormatOfItsExtension() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).json").path
-        let run = try await mediate(["load", "--placement", "launch", "--output", path])
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(["load", "--config", config, "--placement", "launch", "--output", path])
+        await sandbox.shutdown()
         #expect(run.code == 0, "\(run.err)")
         #expect(run.out.isEmpty, "nothing on stdout: \(run.out)")
         let root = try #require(
@@ -71,22 +85,35 @@ struct LoadOneModelTests {
 }
 
 /// Issue 47 item 4: `load --bodies` shows each HTTP exchange with its bodies, the user's ids and the configured
-/// secrets redacted.
+/// secrets redacted. Against a sandbox of its own with long line timeouts (the demo's 400–500 ms can pass on a busy
+/// machine).
 @Suite("mediate load --bodies", .serialized, .timeLimit(.minutes(2)))
 struct LoadBodiesTests {
     @Test func eachExchangeIsShownWithItsBodiesAndTheUserIDRedacted() async throws {
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(
+            """
+            {"networks": {"gc": {"type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", \
+            "api_key": "gc_test_demo", "catalog_cache": "false"}},
+             "placements": {"coins": {"format": "rewarded", "lines": [{"network": "gc", "placement": \
+            "rewarded_coins", "timeout_ms": 20000}]}}}
+            """)
         let run = try await mediate([
-            "load", "--placement", "rewarded_coins", "--bodies", "--app-user-id", "user-secret-42",
+            "load", "--config", config, "--placement", "coins", "--bodies", "--app-user-id", "user-secret-42",
         ])
+        await sandbox.shutdown()
         #expect(run.code == 0, "\(run.err)")
         #expect(run.out.contains("HTTP exchanges ("), "\(run.out)")
         #expect(run.out.contains("/growthcat/v1/ads/catalog?placement_key=rewarded_coins&app_user_id=<redacted> → 200"))
         #expect(run.out.contains(#"response ("#) && run.out.contains(#"{"ads":["#), "\(run.out)")
-        #expect(!run.out.contains("user-secret-42"), "\(run.out)")
+        #expect(!run.out.contains("user-secret-42") && !run.out.contains("gc_test_demo"), "\(run.out)")
     }
 
     @Test func theJSONHasTheExchangesWithTheSecretsRedacted() async throws {
-        let run = try await mediate(["load", "--placement", "main_banner", "--bodies", "--json"])
+        let sandbox = try await DemandSandbox.start()
+        let config = try writeConfig(sandboxConfig(sandbox))
+        let run = try await mediate(["load", "--config", config, "--placement", "banner", "--bodies", "--json"])
+        await sandbox.shutdown()
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         let exchanges = try #require(root["exchanges"] as? [[String: Any]], "\(run.out)")
         let first = try #require(exchanges.first)
