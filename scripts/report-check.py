@@ -96,6 +96,27 @@ CHECK = """(function () {
       }
     }
   });
+  // Issue 47 item 3: the summary names a best source with its numbers and interval (or says none is significant);
+  // baseline changes carry their interval; long ids wrap in the table cells; the latency axis has ticks.
+  document.querySelectorAll('[data-field="best_source"]').forEach(function (cell) {
+    var text = cell.textContent.trim();
+    if (text !== 'waterfall' && text.indexOf(' CI ') < 0) {
+      found.push('best source without its interval: ' + describe(cell));
+    }
+  });
+  if (document.querySelector('[data-field="fill_rate_change"]') &&
+      !document.querySelector('[data-field="fill_rate_change_ci"]')) {
+    found.push('a baseline change without its interval');
+  }
+  document.querySelectorAll('td[data-field="errors"],td[data-field="source"]').forEach(function (cell) {
+    if (getComputedStyle(cell).whiteSpace === 'nowrap') found.push('a cell that cannot wrap: ' + describe(cell));
+  });
+  document.querySelectorAll('svg[aria-label="Latency distribution"]').forEach(function (svg) {
+    var ticks = Array.prototype.filter.call(svg.querySelectorAll('text'), function (text) {
+      return /^[0-9.]+( ms)?$/.test(text.textContent.trim());
+    });
+    if (ticks.length < 4) found.push('latency axis with ' + ticks.length + ' ticks');
+  });
   return JSON.stringify({problems: found, charts: charts, height: document.documentElement.scrollHeight});
 })()"""
 

@@ -115,6 +115,10 @@ package struct CLIConfiguration: Sendable {
         } catch let error as DecodingError {
             // At the root: unreadable JSON, or not an object.
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                // Not JSON at all: where it stops being JSON (a truncated file, a stray comma), by line and column.
+                if let syntax = JSONSyntax.firstError(in: Array(data)) {
+                    throw AdError(.configuration, "configuration: not valid JSON at \(syntax.description)")
+                }
                 throw AdError(.configuration, "configuration: not a JSON object")
             }
             throw AdError(.configuration, ConfigurationPath.describe(error))
@@ -167,5 +171,37 @@ package struct CLIConfiguration: Sendable {
             built[id] = try network.make(context: context)
         }
         return built
+    }
+}
+
+extension CLIConfiguration {
+    /// The banner sizes of the network types that serve only some (any other size would be refused at request time).
+    package static let servedBannerSizes: [String: [BannerSize]] = [ChartboostFactory.type: ChartboostNetwork.sizes]
+
+    /// Every problem a request would meet later, found before any is sent (issue 47 item 5), each naming its field:
+    /// a base URL of plain http to a host that is not loopback (plain http is for local servers; anything else
+    /// uses https), and a banner placement whose line's network does not serve its size. Empty when there is none.
+    package var problems: [String] {
+        var problems: [String] = []
+        for id in networks.keys.sorted() {
+            guard let network = networks[id], let base = try? URLDestination(parsing: network.baseURL) else { continue }
+            if base.scheme == "http", base.destinationClass != .loopback {
+                problems.append(
+                    "networks.\(id).base_url: plain http to \(base.host), not a loopback host: use https (plain http "
+                        + "is for local servers only)")
+            }
+        }
+        for id in mediation.placements.keys.sorted() {
+            guard let placement = mediation.placements[id], case .banner(let size) = placement.format else { continue }
+            for (index, line) in placement.lines.enumerated() {
+                guard let type = networks[line.network]?.type, let sizes = Self.servedBannerSizes[type],
+                    !sizes.contains(size)
+                else { continue }
+                problems.append(
+                    "placements.\(id).lines[\(index)]: network \(line.network) (\(type)) serves banners of "
+                        + "\(sizes.map(\.description).joined(separator: ", ")) only, not \(size)")
+            }
+        }
+        return problems
     }
 }

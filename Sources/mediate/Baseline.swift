@@ -10,6 +10,10 @@ struct Baseline: Sendable {
         var fillRate: Double
         var revenuePerMille: Double
         var p95Ms: Double
+        /// The waterfall's fills and requests, when the file has them: the fill change's interval.
+        var counts: (successes: Int, trials: Int)? = nil
+        /// `revenue.per_1000_requests_usd_ci95`, when the file has it: the revenue change's interval.
+        var revenueInterval: Statistics.Interval? = nil
     }
 
     /// The file's name as given.
@@ -69,7 +73,19 @@ struct Baseline: Sendable {
                 (entry["revenue"] as? [String: Any])?["per_1000_requests_usd"], "revenue.per_1000_requests_usd",
                 in: 0...1e12)
             let p95 = try number((entry["latency_ms"] as? [String: Any])?["p95"], "latency_ms.p95", in: 0...1e9)
-            placements[id] = Placement(fillRate: fill, revenuePerMille: revenue, p95Ms: p95)
+            var placement = Placement(fillRate: fill, revenuePerMille: revenue, p95Ms: p95)
+            // Optional (older reports lack them): the counts and the interval behind the changes' intervals.
+            if let requests = entry["requests"] as? Int, let fills = entry["fills"] as? Int, requests > 0,
+                (0...requests).contains(fills)
+            {
+                placement.counts = (fills, requests)
+            }
+            if let bounds = (entry["revenue"] as? [String: Any])?["per_1000_requests_usd_ci95"] as? [Double],
+                bounds.count == 2, bounds.allSatisfy({ $0.isFinite && abs($0) <= 1e12 }), bounds[0] <= bounds[1]
+            {
+                placement.revenueInterval = Statistics.Interval(low: bounds[0], high: bounds[1])
+            }
+            placements[id] = placement
         }
         return Baseline(name: name, placements: placements)
     }

@@ -100,22 +100,34 @@ struct Tally: Sendable {
     var labels: [String: (requests: Int, fills: Int, revenue: Double)] = [:]
     /// Requests and fills by second since the start of the run.
     var timeline: [Int: (requests: Int, fills: Int)] = [:]
-    /// Latencies in microseconds recorded here and not yet in ``histogram``: a worker's tally keeps a plain list, so
-    /// 256 workers do not each allocate and zero a histogram (about 160 KB each at three significant digits, 40 MB
-    /// per measured source).
-    private var pendingLatencies: [UInt64] = []
-    /// The latencies merged so far.
+    /// Latencies in microseconds kept as a plain list while there are at most ``listedLatencies`` (8 bytes each):
+    /// a source of a short run never allocates a histogram (about 190 KB at three significant digits, whatever
+    /// `--requests` is; issue 45: 990 placements × 9 lines with `--requests 1` took 1.78 GB). Past the limit they go
+    /// into ``histogram``, whose size does not grow with the run.
+    private var listed: [UInt64] = []
+    /// The latencies once there were more than ``listedLatencies``.
     private var histogram: Histogram<UInt64>?
+
+    /// The most latencies a tally keeps as a list (32 KB) before it moves them into a histogram.
+    static let listedLatencies = 4096
 
     private static func emptyHistogram() -> Histogram<UInt64> {
         Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
     }
 
-    /// Every latency recorded or merged, in microseconds.
-    var latency: Histogram<UInt64> {
+    /// The histograms this tally holds (0 or 1): what its latencies cost beyond the list.
+    var histogramCount: Int { histogram == nil ? 0 : 1 }
+
+    /// Latencies held in the plain list.
+    var listedCount: Int { listed.count }
+
+    /// Moves the list into the histogram once it is past ``listedLatencies``, or at once when a histogram exists.
+    private mutating func spillIfNeeded() {
+        guard histogram != nil || listed.count > Self.listedLatencies else { return }
         var all = histogram ?? Self.emptyHistogram()
-        for value in pendingLatencies { _ = all.record(value) }
-        return all
+        for value in listed { _ = all.record(value) }
+        listed = []
+        histogram = all
     }
 
     mutating func record(latency: Duration, second: Int, _ sample: Sample) {
@@ -142,7 +154,8 @@ struct Tally: Sendable {
         let bucket = min(max(second, 0), Self.timelineSeconds - 1)
         timeline[bucket, default: (0, 0)].requests += 1
         if sample.filled { timeline[bucket, default: (0, 0)].fills += 1 }
-        pendingLatencies.append(UInt64(max(1, latency.nanosecondsClamped / 1000)))
+        listed.append(UInt64(max(1, latency.nanosecondsClamped / 1000)))
+        if listed.count > Self.listedLatencies { spillIfNeeded() }
     }
 
     mutating func merge(_ other: Tally) {
@@ -164,12 +177,13 @@ struct Tally: Sendable {
             timeline[k, default: (0, 0)].requests += v.requests
             timeline[k, default: (0, 0)].fills += v.fills
         }
-        if !other.pendingLatencies.isEmpty || other.histogram != nil {
+        listed += other.listed
+        if let theirs = other.histogram {
             var merged = histogram ?? Self.emptyHistogram()
-            for value in other.pendingLatencies { _ = merged.record(value) }
-            if let theirs = other.histogram { merged.add(theirs) }
+            merged.add(theirs)
             histogram = merged
         }
+        spillIfNeeded()
     }
 
     var fillRate: Double { requests == 0 ? 0 : Double(fills) / Double(requests) }
@@ -183,9 +197,16 @@ struct Tally: Sendable {
     /// Estimated revenue per 1000 requests (US dollars): what MAX calls RPM.
     var revenuePerMille: Double { requests == 0 ? 0 : revenue / Double(requests) * 1000 }
 
+    /// The latency at percentile `p` (0…100) in milliseconds; 0 without requests. From the list, the value the
+    /// histogram would rank there (the `⌈p % × count⌉`-th, HdrHistogram's rule), exactly.
     func percentileMs(_ p: Double) -> Double {
-        let latency = pendingLatencies.isEmpty ? (histogram ?? Self.emptyHistogram()) : self.latency
-        return latency.totalCount == 0 ? 0 : Double(latency.valueAtPercentile(p)) / 1000
+        if let histogram {
+            return histogram.totalCount == 0 ? 0 : Double(histogram.valueAtPercentile(p)) / 1000
+        }
+        guard !listed.isEmpty else { return 0 }
+        let sorted = listed.sorted()
+        let wanted = Int((min(max(p, 0), 100) / 100 * Double(sorted.count) + 0.5).rounded(.down))
+        return Double(sorted[min(max(wanted, 1), sorted.count) - 1]) / 1000
     }
 
     var latencyJSON: [String: Double] {
@@ -214,6 +235,8 @@ struct CompareRunner {
     var interruption: Interruption? = nil
     /// The privacy signals every request carries (`--gdpr`, `--tcf`, …).
     var privacy = PrivacySignals()
+    /// The whole run's progress (the overall ETA), when set.
+    var runProgress: RunProgress? = nil
 
     private var interrupted: Bool { interruption?.isRequested ?? false }
 
@@ -272,7 +295,7 @@ struct CompareRunner {
     ) async -> Tally {
         let total = requests
         let workers = max(1, min(concurrency, total))
-        let counter = ProgressCounter(total: total, label: label, phase: phase, progress: progress)
+        let counter = ProgressCounter(total: total, label: label, phase: phase, progress: progress, run: runProgress)
         let runStart = ContinuousClock.now
         let interruption = self.interruption
         return await withTaskGroup(of: Tally.self) { group in

@@ -51,8 +51,15 @@ struct Compare: AsyncParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Requests per placement and per line.")
     var requests: Int = 200
     @Option(name: .long, parsing: .unconditional, help: "Requests in flight at once.") var concurrency: Int = 8
-    @Option(name: .long, help: "Output format.") var format: ReportFormat = .table
+    @Option(
+        name: .customLong("format"),
+        help: "Output format (default: from --output's extension, .html .json .csv, else table).")
+    var formatOption: ReportFormat?
     @Option(name: .long, help: "Write the report to this file instead of stdout.") var output: String?
+
+    /// `--format`, else the format `--output`'s extension names (`r.html` is an HTML report, not a text table),
+    /// else the table.
+    var format: ReportFormat { formatOption ?? output.flatMap(ReportFormat.init(extensionOf:)) ?? .table }
     @Flag(name: .long, help: "No progress on stderr.") var quiet = false
     @Flag(name: .long, help: "Table: every column (p99, error codes) on one row per source, wider than 80 columns.")
     var wide = false
@@ -61,7 +68,7 @@ struct Compare: AsyncParsableCommand {
         help: "Progress style: auto (one line per phase redrawn in place on a terminal, plain otherwise) or plain.")
     var progressStyle: ProgressStyle = .auto
     @Option(
-        name: .customLong("progress-interval"),
+        name: .customLong("progress-interval"), parsing: .unconditional,
         help: "Plain progress: at most one line per running phase every this many seconds (a line per phase's end).")
     var progressInterval: Double = 10
     @Option(
@@ -80,7 +87,7 @@ struct Compare: AsyncParsableCommand {
         help: "Exit 1 (after the report) when a source's errors are over this percentage (0-100) of its requests.")
     var maxErrorRate: Double?
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Seed for the in-process sandbox's draws (fill, prices, latency, faults) and every self-ordering "
                 + "placement's optimizer: with --concurrency 1, the same seed gives the same fills."))
@@ -128,8 +135,25 @@ struct Compare: AsyncParsableCommand {
             enabled: !quiet, plain: progressStyle == .plain, interval: .milliseconds(Int(progressInterval * 1000)))
         // Read before the run: a wrong file fails at once, not after it.
         let before = try baseline.map { path throws(AdError) in try Baseline.read(path: path) }
-        let ran = try await Environment.with(options, demo: demoOptions, progress: progress, seed: seed) {
-            env -> Ran in
+        let arms = self.arms
+        let placement = self.placement
+        // Every placement's arms checked once, before any request (not one by one as the run reaches each).
+        let checks: @Sendable (CLIConfiguration) -> [String] = { configuration in
+            guard let arms, let parsed = try? Arm.parse(arms) else { return [] }
+            let all = configuration.mediation.placements.keys.sorted()
+            return (placement.isEmpty ? all : placement).flatMap { id -> [String] in
+                guard let configured = configuration.mediation.placements[id] else { return [] }
+                return parsed.compactMap { arm -> String? in
+                    do throws(AdError) {
+                        _ = try arm.apply(to: configured, id: id)
+                        return nil
+                    } catch { return error.message }
+                }
+            }
+        }
+        let ran = try await Environment.with(
+            options, demo: demoOptions, progress: progress, seed: seed, checks: checks
+        ) { env -> Ran in
             let all = env.configuration.mediation.placements.keys.sorted()
             for id in placement where !all.contains(id) {
                 throw AdError(
@@ -155,21 +179,26 @@ struct Compare: AsyncParsableCommand {
             }
             progress.say("compare: \(chosen.count) placement(s), \(requests) requests each, concurrency \(concurrency)")
             // Ctrl-C stops starting requests; what ran is reported (marked partial) and written, then exit 130.
+            // On a terminal the newline ends the live progress line; written as is (`warn` would escape it into
+            // `\u{0A}`).
+            let live = progress.enabled && progress.live
             let interruption = Interruption {
+                if live { FileHandle.standardError.write(Data("\n".utf8)) }
                 warn(
-                    "\ninterrupted: finishing the requests in flight, then reporting what ran "
-                        + "(Ctrl-C again to quit now)"
-                )
+                    "interrupted: finishing the requests in flight, then reporting what ran (Ctrl-C again to quit now)")
             }
-            let runner = CompareRunner(
+            var runner = CompareRunner(
                 configuration: env.configuration, networks: env.networks, mediator: env.mediator,
                 requests: requests, concurrency: concurrency, progress: progress, interruption: interruption,
                 privacy: privacy.signals)
-            let planned = runner.phaseCount(placements: chosen) * requests
+            // `--requests` comes from outside: a product past Int.max is clamped, not a crash.
+            let product = runner.phaseCount(placements: chosen).multipliedReportingOverflow(by: requests)
+            let planned = product.overflow ? Int.max : product.partialValue
+            runner.runProgress = RunProgress(planned: planned)
             var runInfo = RunInfo(
                 date: Date(), requests: requests, concurrency: concurrency,
                 against: options.config ?? "the built-in demo (\(demoOptions.demo.rawValue))", seed: seed,
-                placements: chosen, baseline: baseline)
+                placements: chosen, baseline: baseline, privacy: privacy.given)
             let started = ContinuousClock.now
             let reports = await runner.run(placements: chosen)
             runInfo.duration = (ContinuousClock.now - started).milliseconds / 1000

@@ -13,6 +13,15 @@ import Tracing
 /// `mediate load --format`.
 enum LoadFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
     case text, json, html
+
+    /// The format a file name's extension names (`.html`/`.htm`, `.json`); nil for any other.
+    init?(extensionOf path: String) {
+        switch ReportFormat(extensionOf: path) {
+        case .html: self = .html
+        case .json: self = .json
+        default: return nil
+        }
+    }
 }
 
 struct Load: AsyncParsableCommand {
@@ -48,9 +57,18 @@ struct Load: AsyncParsableCommand {
     var advertisingID: String?
     @Flag(name: .long, help: "JSON output (the same as --format json).") var json = false
     @Option(
+        name: .customLong("format"),
+        help: ArgumentHelp(
+            "Output format: text, json, or html (one self-contained page: the request's timeline and its lines); "
+                + "default: from --output's extension (.html, .json), else text."))
+    var formatOption: LoadFormat?
+    @Option(name: .long, help: "Write the output to this file instead of stdout.") var output: String?
+    @Flag(
         name: .long,
-        help: "Output format: text, json, or html (one self-contained page: the request's timeline and its lines).")
-    var format: LoadFormat = .text
+        help: ArgumentHelp(
+            "Show each HTTP exchange's request and response bodies (text and json; each cut at 4096 bytes; the "
+                + "configured secrets and the user's ids redacted)."))
+    var bodies = false
     @Option(
         name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
@@ -64,12 +82,50 @@ struct Load: AsyncParsableCommand {
         ]
     }
 
+    func validate() throws {
+        if let output, let problem = OutputPath.problem(output, option: "--output") {
+            throw ValidationError(problem)
+        }
+    }
+
+    /// The text form's rows, columns aligned: source, outcome, latency, then what else there is to say.
+    static func alignedRows(_ rows: [[String]]) -> [String] {
+        let escaped = rows.map { $0.map(TerminalText.escaped) }
+        let widths = (0..<3).map { column in escaped.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        return escaped.map { row in
+            let cells = row.enumerated().map { column, cell in
+                switch column {
+                case 0, 1: cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                case 2: String(repeating: " ", count: max(0, widths[2] - cell.count)) + cell
+                default: cell
+                }
+            }
+            return "  " + cells.joined(separator: "  ")
+        }
+    }
+
+    /// What `--bodies` hides: the networks' setting values and this request's user ids.
+    private func redaction(_ env: Environment) -> Redaction {
+        Redaction(env.secrets + [appUserID, advertisingID].compactMap { $0 })
+    }
+
+    /// Writes `text` to `--output`, or prints it.
+    private func emit(_ text: String) throws {
+        guard let output else {
+            print(text)
+            return
+        }
+        do { try (text + "\n").write(toFile: output, atomically: true, encoding: .utf8) } catch {
+            throw AdError(.configuration, "--output: cannot write \(output): \(error.localizedDescription)")
+        }
+    }
+
     func run() async throws {
-        let format = json ? LoadFormat.json : self.format
+        let format = json ? LoadFormat.json : formatOption ?? output.flatMap(LoadFormat.init(extensionOf:)) ?? .text
         // The HTML page draws the request's spans: they are recorded for it as for --trace-file.
         let tracer = traceFile == nil && format != .html ? nil : TraceFile.tracer()
         try await Environment.with(
-            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer
+            options, demo: demoOptions, progress: Progress(enabled: false), tracer: tracer, recordBodies: bodies
         ) { env in
             guard let placementConfig = env.configuration.mediation.placements[placement] else {
                 let known = env.configuration.mediation.placements.keys.sorted().joined(separator: ", ")
@@ -194,51 +250,69 @@ struct Load: AsyncParsableCommand {
             if format == .html {
                 let result =
                     filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
-                print(
+                try emit(
                     Reports.requestPage(
                         placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
                         trace: trace, bids: bids))
             } else if format == .json {
-                let object: [String: Any] = [
+                var object: [String: Any] = [
                     "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace,
                     "bids": bids,
                 ]
+                if let recorder = env.bodies {
+                    object["exchanges"] = BodyRecorder.json(recorder.recorded.exchanges, redaction(env))
+                }
                 let data = try JSONSerialization.data(
                     withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
+                try emit(String(decoding: data, as: UTF8.self))
             } else {
                 // Human output: every line escaped (ad ids, reasons and messages come from servers).
                 let result =
                     filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
-                print(TerminalText.escaped("\(placement): \(result)"))
+                // One row per line and bid, its columns aligned: source, outcome, latency (right-aligned), details.
+                var rows: [[String]] = []
                 for entry in trace {
                     let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                    var line =
-                        "  \(entry["network"] ?? "")/\(entry["placement"] ?? "")  \(entry["outcome"] ?? "")  \(latency)"
-                    if let ecpm = entry["ecpm"] as? Double { line += String(format: "  eCPM %.2f", ecpm) }
-                    if let reason = entry["reason"] as? String { line += "  (\(reason))" }
+                    var details: [String] = []
+                    if let ecpm = entry["ecpm"] as? Double { details.append(String(format: "eCPM %.2f", ecpm)) }
+                    if let reason = entry["reason"] as? String { details.append("(\(reason))") }
                     if let error = entry["error"] as? [String: String] {
-                        line += "  \(error["code"] ?? ""): \(error["message"] ?? "")"
+                        details.append("\(error["code"] ?? ""): \(error["message"] ?? "")")
                     }
                     if let restricted = entry["privacy"] as? [String], !restricted.isEmpty {
-                        line += "  privacy: \(restricted.joined(separator: "; "))"
+                        details.append("privacy: \(restricted.joined(separator: "; "))")
                     }
-                    print(TerminalText.escaped(line))
+                    rows.append(
+                        [
+                            "\(entry["network"] ?? "")/\(entry["placement"] ?? "")", "\(entry["outcome"] ?? "")",
+                            latency,
+                        ] + details)
                 }
                 for entry in bids {
                     let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                    let source = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
-                    var line = "  bid \(source)  \(entry["outcome"] ?? "")  \(latency)"
-                    if let price = entry["price"] as? Double { line += String(format: "  price %.2f", price) }
-                    if let reason = entry["reason"] as? String { line += "  (\(reason))" }
+                    var details: [String] = []
+                    if let price = entry["price"] as? Double { details.append(String(format: "price %.2f", price)) }
+                    if let reason = entry["reason"] as? String { details.append("(\(reason))") }
                     if let auction = entry["auction"] as? [String: Any] {
-                        line +=
+                        details.append(
                             auction["result"] as? String == "won"
-                            ? String(format: "  won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
-                            : "  lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
+                                ? String(format: "won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
+                                : "lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))")
                     }
-                    print(TerminalText.escaped(line))
+                    rows.append(
+                        [
+                            "bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")", "\(entry["outcome"] ?? "")",
+                            latency,
+                        ]
+                            + details)
                 }
+                var lines = [TerminalText.escaped("\(placement): \(result)")] + Self.alignedRows(rows)
+                if let recorder = env.bodies {
+                    let recorded = recorder.recorded
+                    lines += BodyRecorder.text(recorded.exchanges, dropped: recorded.dropped, redaction(env))
+                        .map(TerminalText.escaped)
+                }
+                try emit(lines.joined(separator: "\n"))
             }
             // A request that no line and no bidder answered (every one failed or timed out) is not a no-fill result:
             // exit 1 with the reason, as `compare` exits 3 when every request failed.

@@ -27,8 +27,11 @@ struct Show: AsyncParsableCommand {
         help: "The device's advertising id (IDFA, GAID): sent where a network carries it and the privacy rules allow.")
     var advertisingID: String?
     @Flag(name: .long, help: "Click the ad.") var click = false
-    @Option(name: .customLong("watch-seconds"), help: "Simulated seconds on screen before closing.") var watchSeconds:
-        Double = 5
+    // `.unconditional`: `--watch-seconds -1` reads -1 and is refused with its range, not "Missing value".
+    @Option(
+        name: .customLong("watch-seconds"), parsing: .unconditional, help: "Simulated seconds on screen before closing."
+    )
+    var watchSeconds: Double = 5
     @Option(
         name: .customLong("fail-playback-after"),
         help: "Simulated seconds of playback after which a video fails (default: it plays to its end).")

@@ -36,9 +36,14 @@ struct Mediate: AsyncParsableCommand {
               mediate conformance --network mars
               # what the privacy rules decide for each network under these signals
               mediate consent --gdpr 1 --tcf CPXxRfAPXxRfAAfKABENB
+              # the configured placements and networks (secrets hidden)
+              mediate list --config my.json
             """,
         version: MediateVersion.current,
-        subcommands: [Compare.self, Load.self, Show.self, SandboxCommand.self, Conformance.self, ConsentCommand.self],
+        subcommands: [
+            Compare.self, Load.self, Show.self, ListCommand.self, SandboxCommand.self, Conformance.self,
+            ConsentCommand.self,
+        ],
         defaultSubcommand: Compare.self)
 
     static func main() async {
@@ -60,8 +65,11 @@ struct Mediate: AsyncParsableCommand {
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }  // --help, --version
             // Each line escaped (argument parser's messages span lines; an argument may hold control characters).
+            // One prefix for every error: argument parser's own messages start "Error: ".
             let message = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
-                .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
+                .map { line in
+                    TerminalText.escaped(line.hasPrefix("Error: ") ? "error: " + line.dropFirst(7) : String(line))
+                }.joined(separator: "\n")
             if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
@@ -141,10 +149,14 @@ struct ConfigOptions: ParsableArguments {
 /// `conformance`, where they mean nothing.
 struct DemoOptions: ParsableArguments {
     @Option(
-        name: .long,
-        help:
-            "Without --config, the built-in demo: standard (every adapter) or arms (drift and an auction, for --arms).")
-    var demo: DemoName = .standard
+        name: .customLong("demo"),
+        help: ArgumentHelp(
+            "Without --config, the built-in demo: standard (every adapter; the default) or arms (drift and an "
+                + "auction, for --arms). Refused with --config."))
+    var demoOption: DemoName?
+
+    /// `--demo`, `standard` when not given.
+    var demo: DemoName { demoOption ?? .standard }
     @Option(
         name: .customLong("optimizer-state"),
         help: "SQLite file where self-ordering placements keep what they learned: restored at start, saved at the end.")
@@ -160,6 +172,10 @@ struct Environment {
     let mediator: Mediator
     let http: CurlHTTPClient
     let sandbox: RunningSandbox?
+    /// With `recordBodies`, what the networks sent and got (`load --bodies`).
+    var bodies: BodyRecorder? = nil
+    /// The string values of the networks' settings (keys, signatures, ids): what `--bodies` redacts.
+    var secrets: [String] = []
 
     /// Runs `body` with a loaded environment: without `--config`, inside the demo's sandbox scope; the HTTP client and
     /// every network that works in the background run as services of one `ServiceGroup` for the scope
@@ -167,14 +183,23 @@ struct Environment {
     /// first (a bidder's last notices and a GrowthCat flush in progress still go out), then the client. `scenario`:
     /// without `--config`, the sandbox serves it instead of the demo's (the demo configuration still points at it).
     /// `seed` (`--seed`): the in-process sandbox's seed and every self-ordering placement's optimizer seed.
+    /// `checks`: the command's own up-front checks of the configuration (its options against the file), listed with
+    /// the file's own ``CLIConfiguration/problems`` before anything starts.
     static func with<T: Sendable>(
         _ options: ConfigOptions, demo: DemoOptions? = nil, progress: Progress, tracer: (any Tracer)? = nil,
-        scenario: SandboxScenario? = nil, seed: UInt64? = nil, _ body: (Environment) async throws -> T
+        scenario: SandboxScenario? = nil, seed: UInt64? = nil, recordBodies: Bool = false,
+        checks: @Sendable (CLIConfiguration) -> [String] = { _ in [] }, _ body: (Environment) async throws -> T
     ) async throws -> T {
         options.bootstrapLogging()
+        if options.config != nil, demo?.demoOption != nil {
+            throw AdError(
+                .configuration, "--demo runs a built-in demo instead of a file: it does not apply with --config")
+        }
         if let path = options.config {
             let data = try CLIConfiguration.read(path: path)  // at most 1 MiB + 1 byte, whatever the file's size
-            return try await with(data, sandbox: nil, demo: demo, tracer: tracer, seed: seed, body)
+            return try await with(
+                data, sandbox: nil, demo: demo, tracer: tracer, seed: seed, recordBodies: recordBodies, checks: checks,
+                body)
         }
         let arms = demo?.demo == .arms
         var served = scenario ?? (arms ? Demo.armsScenario : Demo.scenario)
@@ -182,7 +207,9 @@ struct Environment {
         return try await DemandSandbox.withSandbox(scenario: served) { sandbox in
             progress.say("demo\(arms ? " (arms)" : ""): demand sandbox on \(sandbox.rootURL)")
             let data = arms ? Demo.armsConfiguration(sandbox) : Demo.configuration(sandbox)
-            return try await with(data, sandbox: sandbox, demo: demo, tracer: tracer, seed: seed, body)
+            return try await with(
+                data, sandbox: sandbox, demo: demo, tracer: tracer, seed: seed, recordBodies: recordBodies,
+                checks: checks, body)
         }
     }
 
@@ -190,9 +217,10 @@ struct Environment {
     /// with its services running.
     private static func with<T: Sendable>(
         _ data: Data, sandbox: RunningSandbox?, demo: DemoOptions?, tracer: (any Tracer)?, seed: UInt64?,
-        _ body: (Environment) async throws -> T
+        recordBodies: Bool, checks: @Sendable (CLIConfiguration) -> [String], _ body: (Environment) async throws -> T
     ) async throws -> T {
         var configuration = try CLIConfiguration.parse(data)
+        try refuse(configuration.problems + checks(configuration))
         if let seed {
             for (id, placement) in configuration.mediation.placements where placement.optimizer != nil {
                 configuration.mediation.placements[id]?.optimizer?.seed = seed
@@ -200,7 +228,8 @@ struct Environment {
         }
         let http = CurlHTTPClient(tracer: tracer)
         // The adapters themselves stay here: the mediator gates its own lines, every other path the gated networks.
-        let adapters = try configuration.makeNetworks(http: http)
+        let recorder = recordBodies ? BodyRecorder(http) : nil
+        let adapters = try configuration.makeNetworks(http: recorder ?? http)
         let mediator = try Mediator(
             networks: Array(adapters.values), configuration: configuration.mediation, tracer: tracer,
             privacy: configuration.privacy)
@@ -218,13 +247,22 @@ struct Environment {
             }
             let env = Environment(
                 configuration: configuration, networks: configuration.gated(adapters), mediator: mediator, http: http,
-                sandbox: sandbox)
+                sandbox: sandbox, bodies: recorder, secrets: Redaction.settingValues(data))
             return try await withCleanup {
                 try await body(env)
             } finally: {
                 await env.save(to: store)
             }
         }
+    }
+
+    /// Prints every problem (`error: …`, one line each) and exits 2 when there is any: a configuration is checked
+    /// once, up front, and all its problems are listed together, not one per run.
+    static func refuse(_ problems: [String]) throws {
+        guard !problems.isEmpty else { return }
+        for problem in problems { warn("error: " + problem) }
+        if problems.count > 1 { warn("error: \(problems.count) problems in the configuration; nothing was sent") }
+        throw ExitCode(2)
     }
 
     /// Saves what the self-ordering placements learned (with `--optimizer-state`).

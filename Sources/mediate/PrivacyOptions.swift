@@ -53,6 +53,20 @@ struct PrivacyOptions: ParsableArguments {
         }
     }
 
+    /// The privacy options given, as typed (`--gdpr 1`, `--tcf CPX…`): what a `privacy_blocked` hint names.
+    var given: [String] {
+        var given: [String] = []
+        if let gdpr { given.append("--gdpr \(gdpr)") }
+        for (name, value) in [("--tcf", tcf), ("--us-privacy", usPrivacy), ("--gpp", gpp), ("--gpp-sid", gppSID)] {
+            if let value { given.append("\(name) \(value)") }
+        }
+        for (name, set) in [("--coppa", coppa), ("--under-age", underAge), ("--lmt", lmt)] where set {
+            given.append(name)
+        }
+        if let att { given.append("--att \(att)") }
+        return given
+    }
+
     /// Whether any privacy option was given.
     var isSet: Bool {
         gdpr != nil || tcf != nil || usPrivacy != nil || gpp != nil || gppSID != nil || coppa || underAge || lmt

@@ -20,10 +20,52 @@ struct Progress: Sendable {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// Writes `text` without a newline, over the current line (a terminal only).
-    func redraw(_ text: String) {
+    /// Writes `text` without a newline, over the current line (a terminal only): cut to the terminal's width less
+    /// one column, so the terminal never wraps it (a wrapped line is not redrawn by `\r`: it leaves debris).
+    /// `newline`: end the line (a phase's last one stays on screen).
+    func redraw(_ text: String, newline: Bool = false) {
         guard enabled else { return }
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        let line = Self.fitted(text, to: Self.terminalWidth())
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line + (newline ? "\n" : "")).utf8))
+    }
+
+    /// `text` in at most `width - 1` characters, its end replaced by `…` when cut.
+    static func fitted(_ text: String, to width: Int) -> String {
+        let room = max(1, width - 1)
+        guard text.count > room else { return text }
+        return String(text.prefix(room - 1)) + "…"
+    }
+
+    /// The terminal's width in columns: `COLUMNS` when set to a positive number (as Python's
+    /// `shutil.get_terminal_size` reads it first), else the width of the terminal on stderr (`TIOCGWINSZ`), else 80.
+    static func terminalWidth(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
+        if let text = environment["COLUMNS"], let columns = Int(text), columns > 0 { return min(columns, 10_000) }
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 80
+    }
+}
+
+/// The whole run's progress, shared by its phases' counters: the overall ETA a live line shows (issue 47 item 2: a
+/// 20 000-request run took ~30 min unannounced).
+final class RunProgress: Sendable {
+    private let done = Atomic<Int>(0)
+    private let planned: Int
+    private let start = ContinuousClock.now
+
+    /// A run of `planned` requests in all, starting now.
+    init(planned: Int) { self.planned = planned }
+
+    /// One more request of the run finished.
+    func tick() { done.add(1, ordering: .relaxed) }
+
+    /// `run ETA 3 min 05 s` from the run's rate so far; nil before the first request or at the end.
+    func eta(now: ContinuousClock.Instant) -> String? {
+        let done = self.done.load(ordering: .relaxed)
+        let elapsed = (now - start).seconds
+        guard done > 0, done < planned, elapsed > 0 else { return nil }
+        let rate = Double(done) / elapsed
+        return "run ETA \(ProgressCounter.duration(Double(planned - done) / rate))"
     }
 }
 
@@ -41,15 +83,27 @@ final class ProgressCounter: Sendable {
     private let label: String
     private let progress: Progress
     private let start = ContinuousClock.now
+    /// `phase 3 of 19`, when the counter is one phase of several.
+    private let phase: String?
+    /// The phase's own label (`home_tile (waterfall)`).
+    private let name: String
+    /// The whole run, for the overall ETA on a live line.
+    private let run: RunProgress?
 
-    init(total: Int, label: String, phase: (index: Int, count: Int)? = nil, progress: Progress) {
+    init(
+        total: Int, label: String, phase: (index: Int, count: Int)? = nil, progress: Progress, run: RunProgress? = nil
+    ) {
         self.total = total
         self.label = phase.map { "phase \($0.index) of \($0.count) · " + label } ?? label
+        self.phase = phase.map { "phase \($0.index) of \($0.count)" }
+        name = label
+        self.run = run
         self.progress = progress
         state = Mutex(State(lastShown: start))
     }
 
     func tick() {
+        run?.tick()
         guard progress.enabled else { return }
         let now = ContinuousClock.now
         let every = progress.live ? Duration.milliseconds(100) : progress.interval
@@ -62,9 +116,17 @@ final class ProgressCounter: Sendable {
         guard let done else { return }
         let elapsed = (now - start).seconds
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
-        var text = "\(label) · \(done * 100 / max(1, total)) % · \(Self.grouped(Int(rate.rounded()))) req/s"
-        if rate > 0 { text += " · ETA \(Self.duration(Double(total - done) / rate))" }
-        if progress.live { progress.redraw(text) } else { progress.say(text) }
+        let percent = "\(done * 100 / max(1, total)) %"
+        let eta = rate > 0 ? "ETA \(Self.duration(Double(total - done) / rate))" : nil
+        guard progress.live else {
+            progress.say(
+                [label, percent, "\(Self.grouped(Int(rate.rounded()))) req/s"].joined(separator: " · ")
+                    + (eta.map { " · " + $0 } ?? ""))
+            return
+        }
+        // Live: the figures first and the phase's name last, so a narrow terminal cuts the name, not the ETA.
+        let parts = [phase, percent, eta, run?.eta(now: now), "\(Self.grouped(Int(rate.rounded()))) req/s", name]
+        progress.redraw(parts.compactMap { $0 }.joined(separator: " · "))
     }
 
     /// The phase's last line; `interrupted`: it stopped early.
@@ -77,7 +139,7 @@ final class ProgressCounter: Sendable {
             "\(label) · \(Self.grouped(done)) requests in \(String(format: "%.2f", seconds)) s · "
             + "\(Self.grouped(Int(rate.rounded()))) req/s"
         if interrupted { text += " · interrupted after \(Self.grouped(done)) of \(Self.grouped(total))" }
-        if progress.live { progress.redraw(text + "\n") } else { progress.say(text) }
+        if progress.live { progress.redraw(text, newline: true) } else { progress.say(text) }
     }
 
     /// `1234567` as `1 234 567`.

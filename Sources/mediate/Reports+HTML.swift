@@ -1,3 +1,4 @@
+import AdMediation
 import Foundation
 
 /// The HTML report: one self-contained, well-formed (XHTML-parsable) file with inline SVG charts and no external
@@ -26,7 +27,17 @@ extension Reports {
             }
             body +=
                 "<section id=\"placement-\(position)\" "
-                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2><div class=\"charts\">\n"
+                + "data-placement=\"\(escape(report.id))\"><h2>\(escape(report.id))</h2>\n"
+            // Why a source did not fill: requests the privacy rules blocked, with the rule and the signal.
+            for source in sources {
+                for hint in PrivacyHint.of(source.tally) {
+                    body +=
+                        "<p class=\"not-sent\" data-field=\"privacy_blocked\" data-source=\"\(escape(source.name))\">"
+                        + "<strong>\(escape(source.name))</strong>: "
+                        + "\(escape(hint.text(of: source.tally.requests, given: run?.privacy ?? [])))</p>\n"
+                }
+            }
+            body += "<div class=\"charts\">\n"
             body += svgBars(
                 title: "Fill rate", values: sources.map { ($0.name, $0.tally.fillRate * 100) }, unit: "%", maximum: 100)
             let maxRevenue = sources.map(\.tally.revenuePerMille).max() ?? 0
@@ -52,7 +63,7 @@ extension Reports {
                     ]
                 }, unit: " ms", maximum: maxLatency)
             body += svgCDF(sources: sources.map { ($0.name, $0.tally) })
-            body += svgTimeline(report.mediated)
+            body += svgTimeline(report.mediated, duration: run?.duration)
             // Each error bar is the share of its source's requests (5 errors in 300 requests is a short bar), with
             // the count in its label.
             let errorBars = sources.flatMap { source in
@@ -73,7 +84,8 @@ extension Reports {
             body +=
                 "</div><div class=\"scroll\"><table><tr><th>source</th><th>requests</th><th>fills</th>"
                 + "<th>fill rate</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th>"
-            body += "<th>wins</th><th>rev/1000 req</th><th>won revenue</th><th>errors</th></tr>\n"
+            // A line's fills are its network's alone; its wins are the waterfall's requests it won (another run).
+            body += "<th>wins in the waterfall</th><th>rev/1000 req</th><th>won revenue</th><th>errors</th></tr>\n"
             for source in sources {
                 let t = source.tally
                 body +=
@@ -86,7 +98,7 @@ extension Reports {
                     cell("p95", ms(t.percentileMs(95))) + cell("p99", ms(t.percentileMs(99)))
                     + cell("wins", source.wins.map(String.init) ?? "-")
                 body +=
-                    cell("revenue_per_1000", usd(t.revenuePerMille))
+                    cell("revenue_per_1000", revenueText(t))
                     + cell("won_revenue", source.wonRevenue.map(usd) ?? "-")
                 body += cell("errors", errorShares(t.errors, requests: t.requests)) + "</tr>\n"
             }
@@ -96,7 +108,8 @@ extension Reports {
         return page(
             title: "mediate compare",
             body: partialNote + body
-                + "<script type=\"application/json\" id=\"report-data\">\(embeddedJSON(reports))</script>\n")
+                + "<script type=\"application/json\" id=\"report-data\">"
+                + "\(embeddedJSON(reports, given: run?.privacy ?? []))</script>\n")
     }
 
     /// The page around a report's body: the one style sheet (charts in a grid of 440 px columns, each chart scaled
@@ -119,12 +132,22 @@ extension Reports {
         figcaption{font-weight:bold;margin:0.5em 0}
         svg{display:block;width:100%;max-width:440px;height:auto}
         svg text{font-family:sans-serif}
-        .better{color:#1a7f37}.worse{color:#b8403b}
+        .better{color:#1a7f37}.worse{color:#b8403b}.same{color:#6f6f6f}
+        td[data-field=errors],td[data-field=source],td[data-field=best_source],td[data-field=best_line]\
+        {white-space:normal;overflow-wrap:anywhere;min-width:8em}
+        .not-sent{background:#fff4e5;border-left:4px solid #d0762a;padding:0.4em 0.8em}
         @media (max-width:600px){body{margin:1em}}
         </style>
         </head><body><h1>\(escape(title))</h1>
         \(body)</body></html>
         """
+    }
+
+    /// Revenue per 1000 requests, or `—` for a source that filled without any price (every fill's precision
+    /// `undefined`: unpriced, not $0).
+    static func revenueText(_ tally: Tally) -> String {
+        let unpriced = tally.precisions.keys.allSatisfy { $0 == RevenuePrecision.undefined.rawValue }
+        return tally.fills > 0 && unpriced ? "—" : usd(tally.revenuePerMille)
     }
 
     /// `server_500: 20 (66.7%)`: each error code's count and its share of the source's requests.
@@ -145,9 +168,33 @@ extension Reports {
             + "aria-label=\"\(escape(label ?? title))\">\(content)</svg></figure>\n"
     }
 
+    /// The best source of a placement, named only when the difference is significant: the line whose network alone
+    /// earned the most per 1000 requests against the waterfall, with the 95 % interval of the difference (normal
+    /// approximation, unpooled variances, as `--arms` computes it). The waterfall when there is no line.
+    static func bestSource(_ report: PlacementReport) -> String {
+        let m = report.mediated
+        guard let best = report.lines.max(by: { $0.tally.revenuePerMille < $1.tally.revenuePerMille }) else {
+            return "waterfall"
+        }
+        let name = "\(best.network)/\(best.placement)"
+        let figures = "\(name) \(revenueText(best.tally)) vs waterfall \(revenueText(m)) per 1000 requests"
+        guard
+            let interval = Statistics.meanDifference(
+                (m.requests, m.revenue, m.revenueSquares),
+                (best.tally.requests, best.tally.revenue, best.tally.revenueSquares), scale: 1000)
+        else { return "waterfall" }
+        let difference = change(usd: best.tally.revenuePerMille - m.revenuePerMille)
+        let ci = "CI \(change(usd: interval.low))…\(change(usd: interval.high))"
+        if interval.containsZero {
+            return "none significant (\(figures): \(difference), \(ci))"
+        }
+        return "\(interval.low > 0 ? name : "waterfall") (\(figures): \(difference), \(ci))"
+    }
+
     /// The summary first: per placement, the waterfall's fill, revenue per 1000 requests and p95 (each with its
-    /// change since `baseline` when given), the best source (the waterfall or a line's network alone, whichever
-    /// earned the most per 1000 requests), and the line whose network alone earned the most.
+    /// change since `baseline` when given, and the change's 95 % interval where the baseline has the counts), the best
+    /// source (``bestSource(_:)``: named only on a significant difference, with its numbers), and the line whose
+    /// network alone earned the most.
     static func summary(_ reports: [PlacementReport], baseline: Baseline? = nil) -> String {
         var html = "<section id=\"summary\"><h2>Summary</h2>"
         if let baseline { html += "<p>Changes are against the baseline \(escape(baseline.name)).</p>" }
@@ -157,39 +204,68 @@ extension Reports {
         for report in reports {
             let m = report.mediated
             let best = report.lines.max { $0.tally.revenuePerMille < $1.tally.revenuePerMille }
-            let bestSource =
-                best.map { $0.tally.revenuePerMille > m.revenuePerMille ? "\($0.network)/\($0.placement)" : nil }
-                ?? nil
             let before = baseline?.placements[report.id]
+            let fillInterval = before.flatMap { old in
+                old.counts.flatMap { Statistics.proportionDifference($0, (m.fills, m.requests)) }
+            }
+            let revenueInterval = before.flatMap { old in
+                old.revenueInterval.flatMap { revenueChangeInterval(old: $0, m) }
+            }
             html +=
                 "<tr data-summary=\"\(escape(report.id))\">" + cell("placement", report.id)
-                + cell("best_source", bestSource ?? "waterfall")
+                + cell("best_source", bestSource(report))
                 + changeCell(
                     "fill_rate", pct(m.fillRate), before.map { change(points: m.fillRate - $0.fillRate) },
-                    better: before.map { m.fillRate >= $0.fillRate }, missing: baseline != nil)
+                    better: before.map { m.fillRate >= $0.fillRate }, missing: baseline != nil,
+                    interval: fillInterval.map { "CI \(change(points: $0.low))…\(change(points: $0.high))" },
+                    significant: fillInterval.map { !$0.containsZero })
                 + changeCell(
-                    "revenue_per_1000", usd(m.revenuePerMille),
+                    "revenue_per_1000", revenueText(m),
                     before.map { change(usd: m.revenuePerMille - $0.revenuePerMille) },
-                    better: before.map { m.revenuePerMille >= $0.revenuePerMille }, missing: baseline != nil)
+                    better: before.map { m.revenuePerMille >= $0.revenuePerMille }, missing: baseline != nil,
+                    interval: revenueInterval.map { "CI \(change(usd: $0.low))…\(change(usd: $0.high))" },
+                    significant: revenueInterval.map { !$0.containsZero })
                 + changeCell(
                     "p95", ms(m.percentileMs(95)), before.map { change(ms: m.percentileMs(95) - $0.p95Ms) },
                     better: before.map { m.percentileMs(95) <= $0.p95Ms }, missing: baseline != nil)
                 + cell("best_line", best.map { "\($0.network)/\($0.placement)" } ?? "-")
-                + cell("best_revenue_per_1000", best.map { usd($0.tally.revenuePerMille) } ?? "-") + "</tr>\n"
+                + cell("best_revenue_per_1000", best.map { revenueText($0.tally) } ?? "-") + "</tr>\n"
         }
         return html + "</table></div></section>\n"
     }
 
+    /// The 95 % interval of the change of revenue per 1000 requests since a baseline whose own interval is `old`: the
+    /// baseline's standard error read back from its interval's half-width, the new one from the run's requests.
+    static func revenueChangeInterval(old: Statistics.Interval, _ tally: Tally) -> Statistics.Interval? {
+        guard
+            let new = Statistics.meanInterval(
+                count: tally.requests, sum: tally.revenue, squares: tally.revenueSquares, scale: 1000)
+        else { return nil }
+        let oldHalf = (old.high - old.low) / 2
+        let newHalf = (new.high - new.low) / 2
+        let half = (oldHalf * oldHalf + newHalf * newHalf).squareRoot()
+        let difference = (new.low + new.high) / 2 - (old.low + old.high) / 2
+        return Statistics.Interval(low: difference - half, high: difference + half)
+    }
+
     /// A summary cell: the value, then (with a baseline) its change on a second line, green when better, red when
-    /// worse, `new` when the baseline has no such placement.
+    /// worse, `new` when the baseline has no such placement. With the change's 95 % `interval`, the interval follows
+    /// it, and a change that is not `significant` (its interval holds 0) is grey and says so.
     private static func changeCell(
-        _ field: String, _ value: String, _ change: String?, better: Bool?, missing: Bool
+        _ field: String, _ value: String, _ change: String?, better: Bool?, missing: Bool, interval: String? = nil,
+        significant: Bool? = nil
     ) -> String {
         var html = "<td data-field=\"\(field)\">\(escape(value))"
         if let change, let better {
+            let style = significant == false ? "same" : better ? "better" : "worse"
             html +=
-                "<br/><small class=\"\(better ? "better" : "worse")\" data-field=\"\(field)_change\">"
+                "<br/><small class=\"\(style)\" data-field=\"\(field)_change\">"
                 + "\(escape(change))</small>"
+            if let interval {
+                html +=
+                    "<br/><small class=\"\(style)\" data-field=\"\(field)_change_ci\">\(escape(interval))"
+                    + (significant == false ? ", not significant" : "") + "</small>"
+            }
         } else if missing {
             html += "<br/><small data-field=\"\(field)_change\">new</small>"
         }
@@ -229,10 +305,10 @@ extension Reports {
     }
 
     /// The report's JSON, safe inside a script element: `<` only occurs in strings, written as `\u003c`.
-    static func embeddedJSON(_ reports: [PlacementReport]) -> String {
+    static func embeddedJSON(_ reports: [PlacementReport], given: [String] = []) -> String {
         let data =
             (try? JSONSerialization.data(
-                withJSONObject: jsonObject(reports), options: [.sortedKeys, .withoutEscapingSlashes]))
+                withJSONObject: jsonObject(reports, given: given), options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
             .replacingOccurrences(of: "&", with: "\\u0026")
@@ -279,6 +355,14 @@ extension Reports {
             + "fill=\"none\" stroke=\"#ccc\"/>"
         let axis = Int(top + plotHeight) + 14
         svg += "<text x=\"\(Int(left))\" y=\"\(axis)\" font-size=\"11\">0 ms</text>"
+        // Ticks at a quarter, a half and three quarters of the axis, with their values.
+        for quarter in 1...3 {
+            let x = left + plotWidth * Double(quarter) / 4
+            svg +=
+                "<line x1=\"\(Int(x))\" y1=\"\(Int(top))\" x2=\"\(Int(x))\" y2=\"\(Int(top + plotHeight))\" "
+                + "stroke=\"#eee\"/><text x=\"\(Int(x))\" y=\"\(axis)\" font-size=\"11\" text-anchor=\"middle\">"
+                + "\(String(format: "%.0f", maxMs * Double(quarter) / 4))</text>"
+        }
         svg +=
             "<text x=\"\(Int(left + plotWidth))\" y=\"\(axis)\" font-size=\"11\" "
             + "text-anchor=\"end\">\(ms(maxMs)) ms</text>"
@@ -308,8 +392,9 @@ extension Reports {
     }
 
     /// The waterfall's fill rate over the run, in at most 60 columns of equal length (runs of 2 s or more; a
-    /// shorter run says why it has none).
-    static func svgTimeline(_ tally: Tally) -> String {
+    /// shorter run says why it has none). With the run's `duration`, the last column is as wide as the part of its
+    /// span the run covered (a last partial second is drawn narrow, not as a whole one).
+    static func svgTimeline(_ tally: Tally, duration: Double? = nil) -> String {
         guard let last = tally.timeline.keys.max(), last >= 2 else {
             return "<p class=\"timeline\">Fill over time: the run lasted under 2 s, too short for a chart.</p>\n"
         }
@@ -330,10 +415,14 @@ extension Reports {
         for (index, column) in columns.enumerated() where column.requests > 0 {
             let rate = Double(column.fills) / Double(column.requests)
             let height = plotHeight * rate
+            var covered = 1.0
+            if index == columns.count - 1, let duration, duration.isFinite {
+                covered = min(1, max(0.05, (duration - Double(index * span)) / Double(span)))
+            }
             svg += String(
                 format: "<rect class=\"mark\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%@\">",
-                left + Double(index) * columnWidth, top + plotHeight - height, max(1, columnWidth * 0.8), height,
-                colours[0])
+                left + Double(index) * columnWidth, top + plotHeight - height, max(1, columnWidth * 0.8 * covered),
+                height, colours[0])
             svg +=
                 "<title>\(index * span)–\(index * span + span) s: \(pct(rate)) of \(column.requests)</title></rect>"
         }

@@ -16,8 +16,28 @@ extension Reports {
         var colour: String
     }
 
+    /// What the trace's table says of one line (`network/placement`): the chart draws an ad line from it, so the
+    /// chart and the table are one model (a cancelled line is `skipped` in both, with the same latency).
+    struct TraceLine: Sendable {
+        var outcome: String
+        var latencyMs: Double?
+    }
+
+    /// The trace's lines by `network/placement` (the first of each), as the table shows them.
+    static func traceLines(_ trace: [[String: Any]]) -> [String: TraceLine] {
+        var lines: [String: TraceLine] = [:]
+        for entry in trace {
+            let key = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
+            guard lines[key] == nil, let outcome = entry["outcome"] as? String else { continue }
+            lines[key] = TraceLine(outcome: outcome, latencyMs: entry["latency_ms"] as? Double)
+        }
+        return lines
+    }
+
     /// The spans as rows: each span after its parent (children by start time), times relative to the earliest span.
-    static func timelineRows(_ spans: [FinishedInMemorySpan]) -> [TimelineRow] {
+    /// An ad line's outcome and length come from `trace` when it has the line (``traceLines(_:)``); a line of `trace`
+    /// without a finished span is drawn from the trace alone, ending at the decision.
+    static func timelineRows(_ spans: [FinishedInMemorySpan], trace: [String: TraceLine] = [:]) -> [TimelineRow] {
         guard let origin = spans.map(\.startInstant.nanosecondsSinceEpoch).min() else { return [] }
         let ids = Set(spans.map(\.spanID))
         var children: [String: [FinishedInMemorySpan]] = [:]
@@ -41,39 +61,65 @@ extension Reports {
         var seen = Set<String>()
         while let (span, depth) = stack.popLast(), rows.count < 500 {
             guard seen.insert(span.spanID).inserted else { continue }
-            let (label, colour) = describe(span)
+            let line = span.operationName == "ad line" ? trace[lineKey(span)] : nil
+            let (label, colour) = describe(span, line: line)
             let start = ms(span.startInstant.nanosecondsSinceEpoch)
-            rows.append(
-                TimelineRow(
-                    label: label, depth: depth, startMs: start,
-                    endMs: max(start, ms(span.endInstant.nanosecondsSinceEpoch)), colour: colour))
+            let end = line?.latencyMs.map { start + $0 } ?? ms(span.endInstant.nanosecondsSinceEpoch)
+            rows.append(TimelineRow(label: label, depth: depth, startMs: start, endMs: max(start, end), colour: colour))
             for child in (children[span.spanID] ?? []).sorted(by: byStart).reversed() {
                 stack.append((child, min(depth + 1, 8)))
             }
         }
+        // A line the table has but no span drew (a cancelled load still running in the background when the page is
+        // written: its span ends later): drawn from the table, ending at the decision, so the chart has every line.
+        let drawn = Set(spans.filter { $0.operationName == "ad line" }.map(lineKey))
+        let decision = rows.first?.endMs ?? 0
+        for (key, line) in trace.sorted(by: { $0.key < $1.key }) where !drawn.contains(key) && rows.count < 500 {
+            let length = line.latencyMs ?? 0
+            rows.append(
+                TimelineRow(
+                    label: "\(key) \(line.outcome) (its load still ran after the decision)", depth: 1,
+                    startMs: max(0, decision - length), endMs: max(0, decision - length) + length,
+                    colour: line.outcome == "skipped" ? "#c9c9c9" : colours[3]))
+        }
         return rows
     }
 
-    /// A span's label and colour: an ad line by its network, placement and outcome (green fill, grey no fill, red
-    /// error), an HTTP request by its method and path (red for a status of 400 or more or a transport error).
-    private static func describe(_ span: FinishedInMemorySpan) -> (String, String) {
-        func text(_ key: String) -> String? {
-            switch span.attributes.get(key)?.toSpanAttribute() {
-            case .string(let value)?: value
-            case .int64(let value)?: "\(value)"
-            case .int32(let value)?: "\(value)"
-            case .double(let value)?: "\(value)"
-            default: nil
-            }
+    /// A span's attribute as text.
+    private static func text(_ span: FinishedInMemorySpan, _ key: String) -> String? {
+        switch span.attributes.get(key)?.toSpanAttribute() {
+        case .string(let value)?: value
+        case .int64(let value)?: "\(value)"
+        case .int32(let value)?: "\(value)"
+        case .double(let value)?: "\(value)"
+        default: nil
         }
+    }
+
+    /// An ad line span's `network/placement`, the key of ``traceLines(_:)``.
+    private static func lineKey(_ span: FinishedInMemorySpan) -> String {
+        "\(text(span, "admediation.network") ?? "?")/\(text(span, "admediation.line_placement") ?? "?")"
+    }
+
+    /// A span's label and colour: an ad line by its network, placement and outcome — the trace's (`line`) when it
+    /// has the line — (green fill, grey no fill, light grey skipped or cancelled, red error or timeout), an HTTP
+    /// request by its method and path (red for a status of 400 or more or a transport error).
+    private static func describe(_ span: FinishedInMemorySpan, line: TraceLine? = nil) -> (String, String) {
+        func text(_ key: String) -> String? { Self.text(span, key) }
         let failed = !span.errors.isEmpty || span.status?.code == .error
         switch span.operationName {
         case "ad line":
-            let outcome = text("admediation.outcome") ?? (failed ? "error" : "?")
+            let outcome = line?.outcome ?? text("admediation.outcome") ?? (failed ? "error" : "?")
             var label = "\(text("admediation.network") ?? "?")/\(text("admediation.line_placement") ?? "?") \(outcome)"
             if let code = text("admediation.code") { label += " (\(code))" }
             if let ecpm = text("admediation.ecpm") { label += " eCPM \(ecpm)" }
-            let colour = outcome == "fill" ? colours[2] : outcome == "no_fill" ? "#9a9a9a" : colours[3]
+            let colour =
+                switch outcome {
+                case "fill": colours[2]
+                case "no_fill": "#9a9a9a"
+                case "skipped": "#c9c9c9"
+                default: colours[3]
+                }
             return (label, colour)
         case let name where name.hasPrefix("HTTP "):
             // The path, not the host: every request of a line goes to its network's one origin.
@@ -123,7 +169,9 @@ extension Reports {
         bids: [[String: Any]]
     ) -> String {
         var body = "<section id=\"result\"><p data-field=\"result\">\(escape(result))</p></section>\n"
-        body += "<section id=\"timeline\"><div class=\"charts\">" + svgGantt(timelineRows(spans)) + "</div></section>\n"
+        body +=
+            "<section id=\"timeline\"><div class=\"charts\">"
+            + svgGantt(timelineRows(spans, trace: traceLines(trace))) + "</div></section>\n"
         func value(_ entry: [String: Any], _ key: String) -> String {
             switch entry[key] {
             case let number as Double: String(format: "%.2f", number)

@@ -6,6 +6,16 @@ import MediateKit
 /// `--format`: argument-parser lists the values in `--help` and refuses any other.
 enum ReportFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
     case table, json, csv, html
+
+    /// The format a file name's extension names (`.html`/`.htm`, `.json`, `.csv`, any case); nil for any other.
+    init?(extensionOf path: String) {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "html", "htm": self = .html
+        case "json": self = .json
+        case "csv": self = .csv
+        default: return nil
+        }
+    }
 }
 
 /// A run stopped early (Ctrl-C): how many requests ran of how many planned.
@@ -34,6 +44,8 @@ struct RunInfo: Sendable {
     var placements: [String] = []
     /// `--baseline`'s path, when given.
     var baseline: String? = nil
+    /// The privacy options given (`--gdpr 1`), named in the `privacy_blocked` hints.
+    var privacy: [String] = []
 }
 
 enum Reports {
@@ -48,8 +60,9 @@ enum Reports {
         switch format {
         case .table:
             (partial.map { $0.text + "\n" } ?? "") + (wide ? table(reports) : compactTable(reports))
+                + notSent(reports, given: run?.privacy ?? [])
                 + (baseline.map { "\n" + changes(reports, since: $0) } ?? "")
-        case .json: json(reports, partial: partial)
+        case .json: json(reports, partial: partial, given: run?.privacy ?? [])
         case .csv: csv(reports)
         case .html: html(reports, partial: partial, run: run, baseline: baseline)
         }
@@ -74,11 +87,36 @@ enum Reports {
         return lines.map(TerminalText.escaped).joined(separator: "\n")
     }
 
+    /// Under the table, per source whose requests the privacy rules blocked: how many were not sent, the reason, the
+    /// rule's row and the signal it reads (why a waterfall's fill is 0 %), wrapped within ``compactWidth`` columns.
+    /// Empty when nothing was blocked.
+    static func notSent(_ reports: [PlacementReport], given: [String]) -> String {
+        var lines: [String] = []
+        for report in reports {
+            let sources =
+                [("waterfall", report.mediated)] + report.lines.map { ("\($0.network)/\($0.placement)", $0.tally) }
+            for (name, tally) in sources {
+                for hint in PrivacyHint.of(tally) {
+                    let text = "\(report.id) \(name): " + hint.text(of: tally.requests, given: given)
+                    lines += wrapped(TerminalText.escaped(text), width: compactWidth, indent: "    ")
+                }
+            }
+        }
+        return lines.isEmpty ? "" : "\nnot sent (the privacy rules blocked them):\n" + lines.joined(separator: "\n")
+    }
+
     static func revenueJSON(_ tally: Tally) -> [String: Any] {
-        [
+        var object: [String: Any] = [
             "total_usd": round6(tally.revenue), "per_1000_requests_usd": round6(tally.revenuePerMille),
             "fills_by_precision": tally.precisions,
         ]
+        // The 95 % interval of revenue per 1000 requests: a later run's `--baseline` gives its change an interval.
+        if let interval = Statistics.meanInterval(
+            count: tally.requests, sum: tally.revenue, squares: tally.revenueSquares, scale: 1000)
+        {
+            object["per_1000_requests_usd_ci95"] = [round6(interval.low), round6(interval.high)]
+        }
+        return object
     }
 
     /// Requests and fills per second of the run, in order (seconds without requests are left out).
@@ -89,10 +127,12 @@ enum Reports {
         }
     }
 
-    static func jsonObject(_ reports: [PlacementReport]) -> [String: Any] {
+    /// The report's JSON object; `given`: the privacy options, named in each source's `privacy_blocked` object
+    /// (present only on a source whose requests the privacy rules blocked).
+    static func jsonObject(_ reports: [PlacementReport], given: [String] = []) -> [String: Any] {
         [
             "placements": reports.map { report -> [String: Any] in
-                [
+                var placement: [String: Any] = [
                     "id": report.id,
                     "requests": report.mediated.requests,
                     "fills": report.mediated.fills,
@@ -110,7 +150,7 @@ enum Reports {
                         ]
                     },
                     "lines": report.lines.enumerated().map { index, line -> [String: Any] in
-                        [
+                        var object: [String: Any] = [
                             "network": line.network,
                             "placement": line.placement,
                             "requests": line.tally.requests,
@@ -122,14 +162,18 @@ enum Reports {
                             "latency_ms": line.tally.latencyJSON,
                             "revenue": revenueJSON(line.tally),
                         ]
+                        object["privacy_blocked"] = PrivacyHint.json(line.tally, given: given)
+                        return object
                     },
                 ]
+                placement["privacy_blocked"] = PrivacyHint.json(report.mediated, given: given)
+                return placement
             }
         ]
     }
 
-    static func json(_ reports: [PlacementReport], partial: PartialRun? = nil) -> String {
-        var object = jsonObject(reports)
+    static func json(_ reports: [PlacementReport], partial: PartialRun? = nil, given: [String] = []) -> String {
+        var object = jsonObject(reports, given: given)
         if let partial { object["partial"] = ["requests_done": partial.done, "requests_planned": partial.planned] }
         let data =
             (try? JSONSerialization.data(

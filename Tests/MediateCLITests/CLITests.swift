@@ -286,7 +286,7 @@ struct CLITests {
                 + #"{"p": {"format": "tile", "lines": [{"network": "x", "placement": "a", "timeout_ms": -1}]}}}"#),
             "placements.p.lines[0].timeout_ms"
         ),
-        ("not json", "configuration: not a JSON object"),
+        ("not json", "configuration: not valid JSON at line 1, column 2: unexpected \"o\", expected null"),
     ])
     func badConfigurationExitsTwoWithTheFieldAtFault(json: String, message: String) async throws {
         let run = try await mediate(["compare", "--config", try writeConfig(json), "--quiet"])

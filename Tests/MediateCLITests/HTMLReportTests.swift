@@ -88,8 +88,13 @@ struct HTMLReportTests {
             #expect(waterfall["fill_rate"] == String(format: "%.1f%%", Double(fills) / 12 * 100), "\(id)")
             let latency = try #require(placement["latency_ms"] as? [String: Double])
             #expect(waterfall["p50"] == String(format: "%.2f", latency["p50"] ?? -1), "\(id) p50")
-            let revenue = try #require((placement["revenue"] as? [String: Any])?["per_1000_requests_usd"] as? Double)
-            #expect(waterfall["revenue_per_1000"] == String(format: "$%.4f", revenue), "\(id) revenue")
+            let revenueObject = try #require(placement["revenue"] as? [String: Any])
+            let revenue = try #require(revenueObject["per_1000_requests_usd"] as? Double)
+            // A placement that filled without any price shows "—" (issue 47), not $0.0000.
+            let precisions = Set((revenueObject["fills_by_precision"] as? [String: Int] ?? [:]).keys)
+            let unpriced = fills > 0 && precisions.isSubset(of: ["undefined"])
+            #expect(
+                waterfall["revenue_per_1000"] == (unpriced ? "—" : String(format: "$%.4f", revenue)), "\(id) revenue")
             for line in try #require(placement["lines"] as? [[String: Any]]) {
                 let source = "\(line["network"] ?? "")/\(line["placement"] ?? "")"
                 let row = try #require(reader.cells[id]?[source], "\(id): no row for \(source)")

@@ -24,7 +24,10 @@ struct PrivacyGateTests {
     ]
 
     /// Subcommands that ask no network, and why.
-    static let asksNoNetwork: [String: String] = ["sandbox": "serves the demand sandbox; it calls no adapter"]
+    static let asksNoNetwork: [String: String] = [
+        "sandbox": "serves the demand sandbox; it calls no adapter",
+        "list": "prints the configuration; it calls no adapter",
+    ]
 
     /// The subcommands `mediate --help` lists.
     static func subcommands() async throws -> Set<String> {

@@ -74,7 +74,7 @@ struct TerminalSafeOutputTests {
 }
 
 /// The server's own base URL, known only once it listens.
-private final class ServerURL: Sendable {
+final class ServerURL: Sendable {
     private let url = Mutex("")
     var value: String { url.withLock { $0 } }
     func set(_ value: String) { url.withLock { $0 = value } }
