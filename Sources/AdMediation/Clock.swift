@@ -87,7 +87,9 @@ public struct SystemAdClock: AdClock {
 
     /// Sleeps on `ContinuousClock`.
     public func sleep(until deadline: AdInstant) async throws {
+        // No tolerance: with none given, the system timer may fire up to a tenth of the interval late (libdispatch's
+        // default leeway), and a decision's deadline is a promise to the caller.
         try await ContinuousClock().sleep(
-            until: Self.origin.instant + .nanoseconds(deadline.nanoseconds), tolerance: nil)
+            until: Self.origin.instant + .nanoseconds(deadline.nanoseconds), tolerance: .zero)
     }
 }
