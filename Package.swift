@@ -333,7 +333,8 @@ let package = Package(
             name: "MediationFileFormatTests",
             dependencies: ["AdMediation", "AdMediationTesting", "MediationFileFormat"]),
         .testTarget(
-            name: "AdUIModelsTests", dependencies: ["AdUIModels", "AdMediation", "AdPresentation", "AdMediationTesting"]),
+            name: "AdUIModelsTests",
+            dependencies: ["AdUIModels", "AdMediation", "AdPresentation", "AdMediationTesting"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdMediationTesting", "AdNetworkConformance"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["AdMediationTesting", "ObliviousHTTP"]),
         .testTarget(
