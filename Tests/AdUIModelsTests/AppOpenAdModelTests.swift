@@ -5,7 +5,7 @@ import AdUIModels
 import Testing
 
 @MainActor
-@Suite("App-open model", .timeLimit(.minutes(1)))
+@Suite("App-open model", .timeLimit(.minutes(2)))
 struct AppOpenAdModelTests {
     let clock = ManualAdClock()
     let network: ScriptedAdNetwork

@@ -6,7 +6,7 @@ import Observation
 import Testing
 
 @MainActor
-@Suite("Banner slot model", .timeLimit(.minutes(1)))
+@Suite("Banner slot model", .timeLimit(.minutes(2)))
 struct BannerSlotModelTests {
     let clock = ManualAdClock()
     let network: ScriptedAdNetwork

@@ -20,7 +20,7 @@ private func tick(_ clock: ManualAdClock, _ model: FullScreenAdModel, expecting 
 }
 
 @MainActor
-@Suite("Full-screen model", .timeLimit(.minutes(1)))
+@Suite("Full-screen model", .timeLimit(.minutes(2)))
 struct FullScreenAdModelTests {
     @Test func theCountdownTicksEachSecondAndNotifiesItsObservers() async {
         let clock = ManualAdClock()
