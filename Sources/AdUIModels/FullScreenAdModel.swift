@@ -224,7 +224,8 @@ public final class FullScreenAdModel {
         phase = .finished
     }
 
-    /// Assigns only a changed value, so an unchanged refresh notifies no observer.
+    /// Assigns only a changed value, so an unchanged refresh notifies no observer (the `@Observable` expansion of
+    /// Swift 6.3 skips equal values itself; an app built with an older compiler may get one without that check).
     private func set<Value: Equatable>(_ keyPath: ReferenceWritableKeyPath<FullScreenAdModel, Value>, _ value: Value) {
         if self[keyPath: keyPath] != value { self[keyPath: keyPath] = value }
     }

@@ -61,6 +61,29 @@ struct FullScreenAdModelTests {
         _ = await presentation.value
     }
 
+    @Test func aClockTickThatChangesNothingNotifiesNoObserver() async {
+        let clock = ManualAdClock()
+        let (ad, _) = fullScreenAd(TestRules(contract: .standard))
+        let model = FullScreenAdModel(ad: ad, clock: clock)
+        let presentation = await presenting(model)
+        await model.renderBegan()
+        #expect(model.closeVisible)
+        // The presentation's timer and the model's clock task sleep; after the tick both have run and slept again.
+        await clock.waitForSleepers(2)
+        let fired = Fired()
+        withObservationTracking {
+            _ = (model.media, model.sponsoredLabel, model.closeVisible, model.secondsUntilClose)
+            _ = (model.progress, model.reward, model.hasFailed, model.phase)
+        } onChange: {
+            fired.set()
+        }
+        await clock.advance(by: .seconds(1))
+        await clock.waitForSleepers(2)
+        #expect(!fired.value, "an unchanged state was published again (a view would redraw every second)")
+        await model.closeTapped()
+        _ = await presentation.value
+    }
+
     @Test func aCloseTapBeforeTheButtonShowsIsRefused() async {
         let clock = ManualAdClock()
         let (ad, reporter) = fullScreenAd(
