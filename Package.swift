@@ -39,6 +39,7 @@ let package = Package(
         .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
         .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AdPresentation", targets: ["AdPresentation"]),
+        .library(name: "AdUIModels", targets: ["AdUIModels"]),
         .library(name: "AdapterKit", targets: ["AdapterKit"]),
         .library(name: "MediationFileFormat", targets: ["MediationFileFormat"]),
         .library(name: "AppOpenAds", targets: ["AppOpenAds"]),
@@ -142,6 +143,10 @@ let package = Package(
         // Presentation rules that work with any network: the banner slot with refresh and the app-open manager
         // (full-screen rules are in the core, beside the event ledger they feed). No I/O.
         .target(name: "AdPresentation", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+
+        // `@MainActor @Observable` models over the presentation sessions (full screen, banner slot, app open) for an
+        // app's SwiftUI or UIKit views: Observation only (it ships with the toolchain), no rule of their own.
+        .target(name: "AdUIModels", dependencies: ["AdMediation", "AdPresentation"]),
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
@@ -332,6 +337,9 @@ let package = Package(
         .testTarget(
             name: "MediationFileFormatTests",
             dependencies: ["AdMediation", "AdMediationTesting", "MediationFileFormat"]),
+        .testTarget(
+            name: "AdUIModelsTests",
+            dependencies: ["AdUIModels", "AdMediation", "AdPresentation", "AdMediationTesting"]),
         .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdMediationTesting", "AdNetworkConformance"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["AdMediationTesting", "ObliviousHTTP"]),
         .testTarget(

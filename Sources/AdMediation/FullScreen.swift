@@ -371,7 +371,18 @@ struct FullScreenDriver {
         FullScreenState(
             showsSponsoredLabel: label, closeVisible: ledger.isCloseAvailable(at: now),
             closeAvailableAt: ledger.closeExpectedAt(now: now), reward: nil, isClosed: ledger.isClosed,
-            creative: ledger.contract.creative, hasFailed: ledger.failure != nil)
+            creative: ledger.contract.creative, hasFailed: ledger.failure != nil,
+            offersReward: ledger.contract.reward != nil, rewardClaimed: ledger.rewardClaimed,
+            progress: progress(ledger))
+    }
+
+    /// The played fraction of a video (1 at its real end); nil for an image or a video of unknown length.
+    static func progress(_ ledger: FullScreenLedger) -> Double? {
+        guard ledger.contract.isVideo else { return nil }
+        if ledger.endedAt != nil { return 1 }
+        guard let length = ledger.videoLength, length > .zero else { return nil }
+        let fraction = ledger.played.seconds / length.seconds
+        return fraction.isFinite ? min(1, max(0, fraction)) : nil
     }
 
     static func wake(_ ledger: FullScreenLedger, _ now: AdInstant) -> AdInstant {

@@ -97,6 +97,14 @@ public struct FullScreenState: Hashable, Sendable {
     public var creative: FullScreenContract.Creative = .image
     /// Whether the creative failed (``FullScreenControls/playbackFailed(_:)``).
     public var hasFailed = false
+    /// Whether the ad offers a reward (its network's contract states a reward condition).
+    public var offersReward = false
+    /// Whether the reward's condition was met and its claim went to the network for validation
+    /// (``FullScreenLedger/rewardClaimed``); the network's answer is ``reward``.
+    public var rewardClaimed = false
+    /// How much of a video was played, 0…1: the furthest position played over the media's length (1 at its real
+    /// end); nil for an image, or for a video whose length neither the renderer nor the network gave.
+    public var progress: Double? = nil
 }
 
 /// One step of a presentation, in order, with the instant it happened.

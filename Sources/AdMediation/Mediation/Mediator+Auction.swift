@@ -1,7 +1,8 @@
 /// The A/B arm a request runs (the auction itself is decided by ``DecisionEngine``).
 extension Mediator {
     /// The key of the arm a request runs: of its plan and optimizer state (`placement`, or `placement#label` for an
-    /// arm). With a user id the choice is sticky: an FNV-1a hash of placement and user picks the arm, so a user sees one arm.
+    /// arm). With a user id the choice is sticky: an FNV-1a hash of placement and user picks the arm, so a user sees
+    /// one arm.
     static func arm(of placement: PlacementConfiguration, id: String, userID: String?) -> String {
         guard !placement.arms.isEmpty else { return id }
         let total = placement.arms.reduce(0) { $0 + $1.weight }
