@@ -1,6 +1,6 @@
+import AdMediation
 import Foundation
 import MediateKit
-import Synchronization
 
 /// Progress on stderr (results go to stdout). Quiet when `enabled` is false. `live` (stderr is a terminal, unless
 /// `--progress plain`): each phase has one line, redrawn in place; otherwise (a pipe, a CI log) a phase prints one
@@ -36,7 +36,7 @@ final class ProgressCounter: Sendable {
         var done = 0
         var lastShown: ContinuousClock.Instant
     }
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
     private let total: Int
     private let label: String
     private let progress: Progress
@@ -46,7 +46,7 @@ final class ProgressCounter: Sendable {
         self.total = total
         self.label = phase.map { "phase \($0.index) of \($0.count) · " + label } ?? label
         self.progress = progress
-        state = Mutex(State(lastShown: start))
+        state = LockedValue(State(lastShown: start))
     }
 
     func tick() {

@@ -3,7 +3,6 @@ import AdMediationTesting
 import CurlTransport
 import Foundation
 import MARSAds
-import Synchronization
 import Testing
 
 /// Issue 42: reporting an event never waits for tracking. MARS's callbacks were sent inline, so a callback endpoint
@@ -16,8 +15,8 @@ struct MarsCallbackLaneTests {
         /// What the server's handler shares with the test.
         final class Shared: Sendable {
             let gate = DispatchSemaphore(value: 0)
-            let answered = Mutex<[String]>([])
-            let port = Mutex(0)
+            let answered = LockedValue<[String]>([])
+            let port = LockedValue(0)
         }
 
         let server: LoopbackHTTPServer
