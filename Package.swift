@@ -337,6 +337,9 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
+        // A deliberate data race and its locked twin for `make tsan-selfcheck` (proof that ThreadSanitizer sees the
+        // project's lock); skipped unless TSAN_FIXTURE=1, so the plain suite never runs the race.
+        .testTarget(name: "TSanFixture", dependencies: ["AdMediation"]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(
             name: "TimingTests",
