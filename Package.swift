@@ -26,9 +26,9 @@ let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", packa
 let package = Package(
     name: "AdMediation",
     // Apple platforms at what the code needs: the core and the adapters use the standard library's `Synchronization`
-    // (`Mutex`, `Atomic`), which starts at iOS 18, macOS 15 and tvOS 18. The dependencies need less (GRDB 7: iOS 13,
-    // swift-crypto, swift-log, swift-metrics, swift-distributed-tracing: iOS 13 or older). libcurl (CurlTransport)
-    // is for macOS and Linux; an iOS or tvOS app uses URLSessionTransport.
+    // (`Atomic`; the locks are the core's `LockedValue`), which starts at iOS 18, macOS 15 and tvOS 18. The
+    // dependencies need less (GRDB 7: iOS 13, swift-crypto, swift-log, swift-metrics, swift-distributed-tracing: iOS 13
+    // or older). libcurl (CurlTransport) is for macOS and Linux; an iOS or tvOS app uses URLSessionTransport.
     platforms: [.iOS(.v18), .macOS(.v15), .tvOS(.v18)],
     products: [
         .library(name: "AdMediation", targets: ["AdMediation"]),
@@ -350,6 +350,9 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
+        // A deliberate data race and its locked twin for `make tsan-selfcheck` (proof that ThreadSanitizer sees the
+        // project's lock); skipped unless TSAN_FIXTURE=1, so the plain suite never runs the race.
+        .testTarget(name: "TSanFixture", dependencies: ["AdMediation"]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(
             name: "TimingTests",

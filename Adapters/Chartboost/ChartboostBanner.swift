@@ -1,6 +1,5 @@
 import AdMediation
 import AdPresentation
-import Synchronization
 
 /// What a banner event is about.
 public struct BannerAdEvent: Sendable, Hashable {
@@ -15,7 +14,7 @@ public struct BannerAdEvent: Sendable, Hashable {
 /// Decides a paused click: call it once with true (the click goes ahead) or false (no click).
 public final class ClickConfirmationHandler: Sendable {
     private let action: @Sendable (Bool) -> Void
-    private let answered = Mutex(false)
+    private let answered = LockedValue(false)
 
     init(_ action: @escaping @Sendable (Bool) -> Void) { self.action = action }
 

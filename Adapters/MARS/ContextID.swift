@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import Synchronization
 
 /// The default context id: a UUID v4 per client, rotated once it is 3 days old; on rotation the old id is sent
 /// to `DELETE {base}/delete_user` (fire and forget; errors ignored).
@@ -10,7 +9,7 @@ final class RotatingContextID: MozAdsContextIDProvider {
         var id: String
         var createdAt: Date
     }
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
     private let environment: MozAdsEnvironment
     private let http: any HTTPClient
     private let now: @Sendable () -> Date
@@ -19,7 +18,7 @@ final class RotatingContextID: MozAdsContextIDProvider {
         self.environment = environment
         self.http = http
         self.now = now
-        self.state = Mutex(State(id: UUID().uuidString.lowercased(), createdAt: now()))
+        self.state = LockedValue(State(id: UUID().uuidString.lowercased(), createdAt: now()))
     }
 
     func contextID() async -> String {

@@ -1,3 +1,4 @@
+import AdMediation
 import AdStorage
 import Foundation
 import Synchronization
@@ -19,9 +20,9 @@ final class MarsHTTPCache: Sendable {
     /// Called once when the file cannot be opened (the builder reports it to telemetry).
     private let onOpenFailure: @Sendable (BuildFailure) -> Void
     /// The opened store; nil until the first use opens it (or when it could not be opened: see `unusable`).
-    private let opened = Mutex<HTTPCacheStore?>(nil)
+    private let opened = LockedValue<HTTPCacheStore?>(nil)
     /// Held, on a Dispatch thread only, while the file is opened, so concurrent first uses open it once.
-    private let opening = Mutex<Void>(())
+    private let opening = LockedValue<Void>(())
     private let unusable = Atomic<Bool>(false)
 
     private init(

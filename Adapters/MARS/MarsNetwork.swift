@@ -1,7 +1,6 @@
 import AdMediation
 import AdapterSupport
 import Foundation
-import Synchronization
 
 /// MARS as an ``AdNetwork``: `tile`, `spoc` and `image` placements become formats the mediator can request.
 /// Events map to the callbacks: impression, click, and `reported(reason:)` (a ``MozAdsReportReason`` wire value).
@@ -134,7 +133,7 @@ public struct MarsNetwork: AdNetwork {
 
         /// Fired once the ad's latest queued callback was attempted (or dropped): the next one waits for it, so MARS
         /// sees one ad's callbacks in the order they were reported.
-        let latest = Mutex(OnceSignal.fired)
+        let latest = LockedValue(OnceSignal.fired)
 
         func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
             let (client, options) = (client, options)

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What a presenter calls while the ad is on screen: the renderer's real signals (``renderBegan()``,
 /// ``playbackStarted()``, ``playbackProgressed(to:of:)``, ``playbackStalled()``, ``playbackResumed()``,
 /// ``playbackFailed(_:)``, ``playbackEnded()``) and the user's taps (``tapped()``, ``closeTapped()``). Every call first
@@ -31,14 +29,14 @@ public final class FullScreenControls: Sendable {
         var closed = false
     }
 
-    private let mailbox = Mutex(Mailbox())
-    private let current: Mutex<FullScreenState>
+    private let mailbox = LockedValue(Mailbox())
+    private let current: LockedValue<FullScreenState>
     /// When the driver's timer wakes next.
-    let nextWake: Mutex<AdInstant>
+    let nextWake: LockedValue<AdInstant>
 
     init(state: FullScreenState, nextWake: AdInstant) {
-        self.current = Mutex(state)
-        self.nextWake = Mutex(nextWake)
+        self.current = LockedValue(state)
+        self.nextWake = LockedValue(nextWake)
     }
 
     /// What to show, as of the last call (or the last timed change).
@@ -394,7 +392,7 @@ struct FullScreenDriver {
 
 /// The first of several outcomes, awaited once: later ones are ignored.
 final class FirstOutcome<Value: Sendable>: Sendable {
-    private let state = Mutex<(value: Value?, done: Bool, waiter: CheckedContinuation<Value, Never>?)>(
+    private let state = LockedValue<(value: Value?, done: Bool, waiter: CheckedContinuation<Value, Never>?)>(
         (nil, false, nil))
 
     /// Settles the outcome unless it was settled before.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What a loaded ad shows. Rendering is the app's job; these are the fields it needs.
 public struct AdCreative: Hashable, Sendable {
     /// The network's id for the ad or creative.
@@ -175,7 +173,7 @@ public final class LoadedAd: Sendable, CustomStringConvertible {
     private let networkPrecision: RevenuePrecision
     private let reporter: any AdEventReporter
     private let rules: (any FullScreenRules)?
-    private let state = Mutex(EventState())
+    private let state = LockedValue(EventState())
 
     private struct EventState {
         var reported: Set<AdEvent> = []

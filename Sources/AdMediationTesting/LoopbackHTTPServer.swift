@@ -1,3 +1,4 @@
+import AdMediation
 import Foundation
 import Synchronization
 
@@ -102,7 +103,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// The port the server listens on.
     public let port: Int
     private let handler: @Sendable (Request) -> Action
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let accepted = Atomic<Int>(0)
     private let requests = Atomic<Int>(0)
 

@@ -1,5 +1,4 @@
 import AdMediation
-import Synchronization
 
 /// A clock that moves only when told to. Sleepers wake, in deadline order, when ``advance(by:)`` passes
 /// their deadline. Use ``waitForSleepers(_:)`` to know a driver has reached its sleep before advancing.
@@ -17,11 +16,11 @@ public final class ManualAdClock: AdClock {
         var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// Creates a clock at `start`.
     public init(start: AdInstant = .zero) {
-        state = Mutex(State(now: start))
+        state = LockedValue(State(now: start))
     }
 
     /// The current instant.

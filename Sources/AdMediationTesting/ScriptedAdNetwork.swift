@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import Synchronization
 
 /// An in-process `AdNetwork` that answers from a script: fills, no fills, errors and latencies, on an injected
 /// clock. Use it in your own tests, and to drive mediators without a server. It is also its own wire probe for the
@@ -36,7 +35,7 @@ public final class ScriptedAdNetwork: AdNetwork {
     public let capabilities: AdNetworkCapabilities
     private let clock: any AdClock
     private let fallback: Step
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Creates a network. `script` maps placement ids to answers consumed in order (the last one repeats);
     /// placements without a script answer `fallback`.

@@ -1,7 +1,6 @@
 import AdMediation
 import AdMediationTesting
 import Foundation
-import Synchronization
 
 /// What reached a network's wire, as the conformance kit sees it.
 public protocol WireProbe: Sendable {
@@ -31,7 +30,7 @@ public final class RecordingHTTPClient: HTTPClient, WireProbe {
     }
 
     private let base: any HTTPClient
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Wraps `base`.
     public init(wrapping base: any HTTPClient) {

@@ -1,6 +1,6 @@
+import AdMediation
 import Crypto
 import Foundation
-import Synchronization
 
 /// Creative files on disk. File names come from a SHA-256 of the URL (never from anything the server names), each
 /// file has its own expiry, writes are atomic (a reader never sees half a file), and the whole cache is bounded:
@@ -38,7 +38,7 @@ public final class MediaCache: Sendable {
 
     /// What the cache knows without reading the directory: the bytes on disk after its last scan plus what it stored
     /// since (nil: not scanned yet), and when it last swept.
-    private let tally = Mutex<(bytes: Int?, lastSweep: Int64?)>((nil, nil))
+    private let tally = LockedValue<(bytes: Int?, lastSweep: Int64?)>((nil, nil))
 
     /// How often (in the caller's seconds) ``store(_:for:expiresAt:now:)`` sweeps expired files.
     static let sweepInterval: Int64 = 60

@@ -1,6 +1,5 @@
 import AdMediation
 import Observation
-import Synchronization
 
 /// A full-screen ad (interstitial, rewarded) as an observable model: the app's view draws ``creative`` with the
 /// countdown, the close button, the "Sponsored" label, the progress and the reward state this model publishes, and
@@ -249,7 +248,7 @@ private struct ModelPresenter: FullScreenPresenter {
 
 /// Opened once, when the ad may leave the screen (or the presenter's task is cancelled); one waiter.
 final class ScreenGate: Sendable {
-    private let state = Mutex<(open: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let state = LockedValue<(open: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     /// Lets the waiter go (now or when it comes).
     func open() {

@@ -1,5 +1,4 @@
 import AdMediation
-import Synchronization
 
 /// Sends fire-and-forget pings (OpenRTB win, loss and billing notices; impression and click tracking) in the
 /// background as a bounded service: at most ``Limits/queue`` pings wait, at most ``Limits/concurrency`` are in
@@ -57,7 +56,7 @@ package final class BackgroundSender: Sendable {
     private let continuation: AsyncStream<Job>.Continuation
     /// The sending task, started by the first ping (nothing starts in `init`); `finished` once the queue has ended
     /// (no task is started after that).
-    private let task: Mutex<(running: Task<Void, Never>?, finished: Bool)>
+    private let task: LockedValue<(running: Task<Void, Never>?, finished: Bool)>
     private let start: @Sendable () -> Task<Void, Never>
     private let counts = Counts()
     private let clock: any AdClock
@@ -65,7 +64,7 @@ package final class BackgroundSender: Sendable {
 
     /// Shared with the sending task, which outlives no `BackgroundSender` method but needs the counts.
     private final class Counts: Sendable {
-        let value = Mutex((pending: 0, dropped: 0, failed: 0))
+        let value = LockedValue((pending: 0, dropped: 0, failed: 0))
         func withLock<T>(_ body: (inout (pending: Int, dropped: Int, failed: Int)) -> T) -> T {
             value.withLock { body(&$0) }
         }
@@ -90,7 +89,7 @@ package final class BackgroundSender: Sendable {
         self.grace = limits.shutdownGrace
         let counts = self.counts
         let concurrency = max(1, limits.concurrency)
-        self.task = Mutex((running: nil, finished: false))
+        self.task = LockedValue((running: nil, finished: false))
         self.start = {
             Task {
                 await withTaskGroup(of: Void.self) { group in
@@ -220,7 +219,7 @@ package final class BackgroundSender: Sendable {
 /// A one-shot signal a background job waits on (a click's ping waits for its ad's impression ping to have been
 /// attempted, so a tracker sees them in order). Waiting ends when it fires or the waiting task is cancelled.
 package final class OnceSignal: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = LockedValue<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// A signal not fired yet.
     package init() {}

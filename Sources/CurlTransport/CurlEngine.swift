@@ -12,7 +12,7 @@ import Synchronization
 /// `@unchecked Sendable` is safe because the multi handle, `active`, `returned` and `resumes` are used only on the
 /// engine thread (after the first request created the multi handle, under the inbox lock and before it started the
 /// thread, and before the thread's exit cleaned them up); every cross-thread
-/// hand-over goes through `inbox` (a `Mutex`). A caller that hands something over also claims the wake-up under the
+/// hand-over goes through `inbox` (a lock). A caller that hands something over also claims the wake-up under the
 /// lock (at most one until the engine drains the inbox, so a burst of requests costs one) and then, outside the lock,
 /// signals the engine's eventfd, which `curl_multi_poll` watches. The eventfd lives as long as the engine object, so
 /// a late signal after shutdown is harmless.
@@ -65,7 +65,7 @@ final class CurlEngine: @unchecked Sendable {
     private var multi: UnsafeMutableRawPointer?
     /// The engine's wake-up eventfd (-1 when the engine could not start); closed in `deinit`.
     private let wakeFD: Int32
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedValue(Inbox())
     private let liveHandles = Atomic<Int>(0)
     private let activeCount = Atomic<Int>(0)
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]

@@ -247,11 +247,11 @@ final class SandboxState: Sendable {
     }
 
     let configuration: SandboxConfiguration
-    let mutable: Mutex<Mutable>
+    let mutable: LockedValue<Mutable>
 
     init(scenario: SandboxScenario, configuration: SandboxConfiguration) {
         self.configuration = configuration
-        self.mutable = Mutex(Mutable(scenario: scenario, rng: SeededGenerator(seed: scenario.seed)))
+        self.mutable = LockedValue(Mutable(scenario: scenario, rng: SeededGenerator(seed: scenario.seed)))
     }
 
     var records: SandboxRecords { mutable.withLock { $0.records } }

@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import Synchronization
 
 /// An ``AdMediation/HTTPClient`` that sends every request through an Oblivious HTTP relay (RFC 9458): each request
 /// is encoded as binary HTTP, encapsulated for the gateway's key, and POSTed to the relay; the encapsulated answer
@@ -13,7 +12,7 @@ public final class ObliviousHTTPRelayClient: HTTPClient {
     private let transport: any HTTPClient
     private let relayURL: String
     private let keyConfigurationURL: String
-    private let keys = Mutex<ObliviousHTTPKeyConfiguration?>(nil)
+    private let keys = LockedValue<ObliviousHTTPKeyConfiguration?>(nil)
 
     /// A client that reaches the relay and the key configuration through `transport`.
     public init(relayURL: String, keyConfigurationURL: String, transport: any HTTPClient) {

@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -19,7 +18,7 @@ final class TransferState: Sendable {
 
     let label: String
     let timeout: Duration
-    private let inner = Mutex(Inner())
+    private let inner = LockedValue(Inner())
 
     init(label: String, timeout: Duration) {
         self.label = label
@@ -91,14 +90,14 @@ final class TransferState: Sendable {
 /// The session's delegate: routes each task's callbacks to its ``TransferState``, refuses URLSession's own redirect
 /// following, and applies the size caps as bytes arrive.
 ///
-/// Sendable: its only stored state is immutable or inside a `Mutex`.
+/// Sendable: its only stored state is immutable or inside a `LockedValue`.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Registry {
         var states: [Int: TransferState] = [:]
         var shutDown = false
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = LockedValue(Registry())
     let maxBytes: Int
     let maxHeaderCount: Int
     let maxHeaderBytes: Int

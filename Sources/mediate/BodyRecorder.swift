@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import Synchronization
 
 /// `load --bodies` (issue 47 item 4): the HTTP client the networks of one `load` send through, recording each
 /// exchange — method, URL, status or transport error, request and response bodies, each cut at ``maxBodyBytes`` —
@@ -23,7 +22,7 @@ final class BodyRecorder: HTTPClient {
     static let maxExchanges = 64
 
     private let inner: any HTTPClient
-    private let exchanges = Mutex<(kept: [Exchange], dropped: Int)>(([], 0))
+    private let exchanges = LockedValue<(kept: [Exchange], dropped: Int)>(([], 0))
 
     /// Records what goes through `inner`.
     init(_ inner: any HTTPClient) { self.inner = inner }

@@ -1,6 +1,6 @@
+import AdMediation
 import Foundation
 import MediateKit
-import Synchronization
 
 /// Progress on stderr (results go to stdout). Quiet when `enabled` is false. `live` (stderr is a terminal, unless
 /// `--progress plain`): each phase has one line, redrawn in place; otherwise (a pipe, a CI log) a phase prints one
@@ -78,7 +78,7 @@ final class ProgressCounter: Sendable {
         var done = 0
         var lastShown: ContinuousClock.Instant
     }
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
     private let total: Int
     private let label: String
     private let progress: Progress
@@ -99,7 +99,7 @@ final class ProgressCounter: Sendable {
         name = label
         self.run = run
         self.progress = progress
-        state = Mutex(State(lastShown: start))
+        state = LockedValue(State(lastShown: start))
     }
 
     func tick() {

@@ -1,5 +1,4 @@
 import AdMediation
-import Synchronization
 import Testing
 
 /// The per-ad record every format reports through (``LoadedAd``): banners, tiles and app-open ads count a click only
@@ -7,7 +6,7 @@ import Testing
 @Suite("LoadedAd: one event record per ad")
 struct EventRecordTests {
     final class Recorder: AdEventReporter {
-        let sent = Mutex<[AdEvent]>([])
+        let sent = LockedValue<[AdEvent]>([])
         func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
             sent.withLock { $0.append(record.event) }
             return .delivered

@@ -1,6 +1,5 @@
 import AdMediation
 import AdMediationTesting
-import Synchronization
 import Testing
 
 /// Rules with a rewarded image: the close button and the reward 15 s after it rendered.
@@ -16,7 +15,7 @@ private struct RewardedImageRules: FullScreenRules {
 /// Rules given as a contract, with the claims they were asked to validate.
 private final class ContractRules: FullScreenRules {
     let contract: FullScreenContract
-    let claims = Mutex<[RewardClaim]>([])
+    let claims = LockedValue<[RewardClaim]>([])
     init(_ contract: FullScreenContract) { self.contract = contract }
     var showsSponsoredLabel: Bool { true }
     func validateReward(_ claim: RewardClaim) async throws(AdError) -> AdReward? {
@@ -29,7 +28,7 @@ private final class ContractRules: FullScreenRules {
 private final class RulesReporter: AdEventReporter {
     let rules: (any FullScreenRules)?
     let delivery: @Sendable (AdEvent) -> AdEventDelivery
-    let events = Mutex<[AdEvent]>([])
+    let events = LockedValue<[AdEvent]>([])
     init(
         rules: (any FullScreenRules)?, delivery: @escaping @Sendable (AdEvent) -> AdEventDelivery = { _ in .delivered }
     ) {
@@ -92,8 +91,8 @@ struct FullScreenTests {
     /// not taken a single event yet.
     @Test func thePresenterIsCalledAtOnceAndNeverWaitsForEventReporting() async throws {
         let gate = Gate()
-        let presenterCalled = Mutex(false)
-        let reportedBeforePresenter = Mutex(false)
+        let presenterCalled = LockedValue(false)
+        let reportedBeforePresenter = LockedValue(false)
         let reporter = GatedReporter(gate: gate) {
             if presenterCalled.withLock({ $0 }) { return true }
             reportedBeforePresenter.withLock { $0 = true }
@@ -282,7 +281,7 @@ struct FullScreenTests {
 
     @Test func callsAfterThePresentationEndedAnswerAtOnce() async throws {
         let (ad, _) = makeAd(nil)
-        let kept = Mutex<FullScreenControls?>(nil)
+        let kept = LockedValue<FullScreenControls?>(nil)
         _ = try await ad.presentFullScreen(
             on: ScriptedPresenter { controls in
                 kept.withLock { $0 = controls }
@@ -311,7 +310,7 @@ private struct StillQueuedRules: FullScreenRules {
 
 /// A gate the test opens; waiting on it never blocks a thread.
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = LockedValue<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     func open() {
         let waiters = state.withLock { s in
             s.open = true
@@ -337,7 +336,7 @@ final class Gate: Sendable {
 private final class GatedReporter: AdEventReporter {
     let gate: Gate
     let hold: @Sendable () -> Bool
-    let delivered = Mutex<[AdEvent]>([])
+    let delivered = LockedValue<[AdEvent]>([])
     init(gate: Gate, hold: @escaping @Sendable () -> Bool) {
         self.gate = gate
         self.hold = hold
@@ -352,7 +351,7 @@ private final class GatedReporter: AdEventReporter {
 /// Holds every delivery until the gate opens, and records each event with the age the core gave it.
 private final class AgeRecordingReporter: AdEventReporter {
     let gate: Gate
-    let ages = Mutex<[(AdEvent, Duration)]>([])
+    let ages = LockedValue<[(AdEvent, Duration)]>([])
     init(gate: Gate) { self.gate = gate }
     func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         await gate.wait()

@@ -1,6 +1,5 @@
 import AdMediation
 import Foundation
-import Synchronization
 import Testing
 
 /// A model-based test of what a banner slot or a tile reports through its ads' event records (``LoadedAd``), against a
@@ -12,8 +11,8 @@ import Testing
 @Suite("Banner and tile event records against a reference model")
 struct InlineAdModelTests {
     final class Recorder: AdEventReporter {
-        let sent = Mutex<[(String, AdEvent)]>([])
-        let failNext = Mutex(false)
+        let sent = LockedValue<[(String, AdEvent)]>([])
+        let failNext = LockedValue(false)
         func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
             let (event, ad) = (record.event, record.ad)
             let fail = failNext.withLock { flag in

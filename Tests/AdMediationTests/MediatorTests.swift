@@ -1,7 +1,6 @@
 import AdMediationTesting
 import AdNetworkConformance
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -427,7 +426,7 @@ struct MediatorTests {
 
 /// Counts answers from many tasks.
 final class AnswerCount: Sendable {
-    private let count = Mutex(0)
+    private let count = LockedValue(0)
     func add() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }

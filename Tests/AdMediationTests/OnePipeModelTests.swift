@@ -1,6 +1,5 @@
 import AdMediationTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import AdMediation
@@ -96,7 +95,7 @@ struct OnePipeModelTests {
         let price: Double
         let failing: Set<AdEvent>
         let gate: Gate?
-        private let state = Mutex<(records: [AdEventRecord], settled: [AuctionResult])>(([], []))
+        private let state = LockedValue<(records: [AdEventRecord], settled: [AuctionResult])>(([], []))
 
         init(id: String, price: Double, failing: Set<AdEvent>, gate: Gate?) {
             self.id = id
@@ -186,7 +185,7 @@ struct OnePipeModelTests {
         var problems: [String] = []
         guard let ad = try await load(s, a: a, b: b, clock: clock) else { return ["no fill"] }
         if ad.networkID != model.winner { problems.append("winner \(ad.networkID), expected \(model.winner)") }
-        let scriptEnded = Mutex(false)
+        let scriptEnded = LockedValue(false)
         _ = try await ad.presentFullScreen(
             on: ScriptedPresenter { controls in
                 await controls.renderBegan()

@@ -1,5 +1,4 @@
 import AdMediationTesting
-import Synchronization
 import TestSupport
 import Testing
 
@@ -19,7 +18,7 @@ final class RecordingNetwork: AdNetwork {
     let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
     let gate = Gate()
     let ecpm: Double?
-    private let state = Mutex<(records: [AdEventRecord], settled: [AuctionResult], serial: Int)>(([], [], 0))
+    private let state = LockedValue<(records: [AdEventRecord], settled: [AuctionResult], serial: Int)>(([], [], 0))
 
     init(id: String, ecpm: Double? = nil) {
         self.id = id
@@ -57,7 +56,7 @@ final class RecordingNetwork: AdNetwork {
 /// The answer of `task` if it comes within `limit` (real time: a bound far above what the scenario needs, which only
 /// a caller held by a load it should not wait for would exceed); nil otherwise.
 func answer<T: Sendable>(of task: Task<T, Never>, within limit: Duration = .seconds(20)) async -> T? {
-    let box = Mutex<T?>(nil)
+    let box = LockedValue<T?>(nil)
     let watcher = Task {
         let value = await task.value
         box.withLock { $0 = value }

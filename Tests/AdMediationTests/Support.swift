@@ -1,6 +1,5 @@
 import AdMediation
 import AdNetworkConformance
-import Synchronization
 import Testing
 
 /// A network whose loads wait until the test answers them, so tests control exactly when and in which order lines
@@ -10,10 +9,10 @@ final class GateNetwork: AdNetwork {
     let id: String
     let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases))
     private let honoursCancellation: Bool
-    private let pending = Mutex<
+    private let pending = LockedValue<
         [(id: Int, request: AdRequest, continuation: CheckedContinuation<AdLoadResult, any Error>)]
     >([])
-    private let counters = Mutex((loads: 0, cancellations: 0, cancelledIDs: Set<Int>()))
+    private let counters = LockedValue((loads: 0, cancellations: 0, cancelledIDs: Set<Int>()))
 
     init(id: String, honoursCancellation: Bool = false) {
         self.id = id
@@ -102,7 +101,7 @@ enum RequestTag {
 final class TaskLocalReadingNetwork: AdNetwork {
     let id: String
     let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases))
-    private let observed = Mutex<(tags: [String?], priorities: [TaskPriority])>(([], []))
+    private let observed = LockedValue<(tags: [String?], priorities: [TaskPriority])>(([], []))
 
     init(id: String) { self.id = id }
 

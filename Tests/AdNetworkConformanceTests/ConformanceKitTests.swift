@@ -2,7 +2,6 @@ import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
 import Foundation
-import Synchronization
 import Testing
 
 /// A deliberately broken adapter: wraps a good scripted network and breaks one rule.
@@ -14,7 +13,7 @@ final class BrokenNetwork: AdNetwork, WireProbe {
 
     let inner: ScriptedAdNetwork
     let fault: Fault
-    private let extra = Mutex<[String]>([])
+    private let extra = LockedValue<[String]>([])
     var id: String { inner.id }
     var capabilities: AdNetworkCapabilities { inner.capabilities }
 

@@ -1,12 +1,11 @@
 import AdMediation
 import AdMediationTesting
 import Observation
-import Synchronization
 import Testing
 
 /// Set by an observation's `onChange`.
 final class Fired: Sendable {
-    private let flag = Mutex(false)
+    private let flag = LockedValue(false)
     /// Records the change.
     func set() { flag.withLock { $0 = true } }
     /// Whether a change was recorded.
@@ -15,7 +14,7 @@ final class Fired: Sendable {
 
 /// Opened once (by a change or the deadline); one waiter.
 final class Wake: Sendable {
-    private let state = Mutex<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let state = LockedValue<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     func fire() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
@@ -80,7 +79,7 @@ struct TestRules: FullScreenRules {
 
 /// Records the events that reach the network.
 final class RecordingReporter: AdEventReporter {
-    let events = Mutex<[AdEvent]>([])
+    let events = LockedValue<[AdEvent]>([])
 
     func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
         events.withLock { $0.append(record.event) }

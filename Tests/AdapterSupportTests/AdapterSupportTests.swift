@@ -2,7 +2,6 @@ import AdMediation
 import AdMediationTesting
 import CurlTransport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import AdapterSupport
@@ -65,7 +64,7 @@ struct AdapterSupportTests {
     }
 
     @Test func trackingQueuesTheImpressionAndClickURLsAndSendsThemInTheBackground() async throws {
-        let paths = Mutex<[String]>([])
+        let paths = LockedValue<[String]>([])
         let server = try LoopbackHTTPServer { request in
             paths.withLock { $0.append(request.target) }
             return .respond(.init(status: 204))
@@ -93,7 +92,7 @@ struct AdapterSupportTests {
     /// `invalid_state` error and no click was tracked. What the user saw is local truth: the click goes through at
     /// once, each tap is tracked, and the impression ping is retried with back-off in the background until it lands.
     @Test func aFailedImpressionPingIsRetriedInTheBackgroundAndNeverBlocksTheClicks() async throws {
-        let paths = Mutex<[String]>([])
+        let paths = LockedValue<[String]>([])
         let server = try LoopbackHTTPServer { request in
             let earlier = paths.withLock { list in
                 defer { list.append(request.target) }

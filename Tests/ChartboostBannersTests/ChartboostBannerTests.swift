@@ -3,14 +3,13 @@ import AdMediationTesting
 import AdNetworkConformance
 import ChartboostBanners
 import Foundation
-import Synchronization
 import Testing
 
 /// Records delegate calls; optionally pauses clicks for confirmation.
 final class RecordingDelegate: ChartboostBannerDelegate {
-    let calls = Mutex<[String]>([])
+    let calls = LockedValue<[String]>([])
     let confirm: Bool
-    let handler = Mutex<ClickConfirmationHandler?>(nil)
+    let handler = LockedValue<ClickConfirmationHandler?>(nil)
 
     init(confirmClicks: Bool = false) { confirm = confirmClicks }
 

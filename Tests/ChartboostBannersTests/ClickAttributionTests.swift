@@ -4,7 +4,6 @@ import AdPresentation
 import ChartboostBanners
 import CurlTransport
 import Foundation
-import Synchronization
 import Testing
 
 /// A Chartboost-style server on loopback: every load fills with `ad1`, `ad2`…, tracking is recorded, and click
@@ -19,8 +18,8 @@ final class HeldClickServer: Sendable {
 
     /// Shared by the server's connection threads and the test.
     private final class Shared: Sendable {
-        let state: Mutex<State>
-        init(_ state: State) { self.state = Mutex(state) }
+        let state: LockedValue<State>
+        init(_ state: State) { self.state = LockedValue(state) }
     }
 
     private let shared: Shared
@@ -90,7 +89,7 @@ final class ClickRecorder: ChartboostBannerDelegate {
         var error: AdError?
     }
 
-    private let state = Mutex<(calls: [Call], handler: ClickConfirmationHandler?)>(([], nil))
+    private let state = LockedValue<(calls: [Call], handler: ClickConfirmationHandler?)>(([], nil))
     let confirmClicks: Bool
 
     init(confirmClicks: Bool = false) { self.confirmClicks = confirmClicks }

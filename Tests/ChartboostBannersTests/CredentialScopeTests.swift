@@ -3,12 +3,11 @@ import AdMediationTesting
 import ChartboostBanners
 import CurlTransport
 import Foundation
-import Synchronization
 import Testing
 
 /// Requests a server received, shared with its handler.
 final class RecordingLog: Sendable {
-    let list = Mutex<[LoopbackHTTPServer.Request]>([])
+    let list = LockedValue<[LoopbackHTTPServer.Request]>([])
 }
 
 /// The app id and signature go to the configured host only; URLs from fills obey the destination policy (issue 31
@@ -74,7 +73,7 @@ struct CredentialScopeTests {
     }
 
     @Test func aTrackingURLOnTheConfiguredHostIsStillSigned() async throws {
-        let seen = Mutex<[LoopbackHTTPServer.Request]>([])
+        let seen = LockedValue<[LoopbackHTTPServer.Request]>([])
         let server = try LoopbackHTTPServer { request in
             seen.withLock { $0.append(request) }
             return .respond(.init(status: 204))

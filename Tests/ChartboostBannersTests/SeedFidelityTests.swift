@@ -4,7 +4,6 @@ import AdNetworkConformance
 import AdPresentation
 import ChartboostBanners
 import Foundation
-import Synchronization
 import Testing
 
 /// A network whose impressions are held until released, or fail.
@@ -12,7 +11,8 @@ final class GatedImpressionNetwork: AdNetwork {
     let id = "gated"
     let capabilities = AdNetworkCapabilities(formats: [.banner], reportsPrice: false)
     let failImpressions: Bool
-    private let state = Mutex<(serial: Int, released: Bool, pending: Int, impressions: [String])>((0, false, 0, []))
+    private let state = LockedValue<(serial: Int, released: Bool, pending: Int, impressions: [String])>(
+        (0, false, 0, []))
 
     init(failImpressions: Bool = false) { self.failImpressions = failImpressions }
 
@@ -101,7 +101,7 @@ struct BannerSeedFidelityTests {
     /// dismissed."
     @Test func inAutoRefreshModeDidFinishHandlingClickCarriesTheClickedAdsID() async throws {
         final class IDs: ChartboostBannerDelegate {
-            let finished = Mutex<[String?]>([])
+            let finished = LockedValue<[String?]>([])
             func didFinishHandlingClick(_ event: BannerAdEvent, error: AdError?) {
                 finished.withLock { $0.append(event.adID) }
             }

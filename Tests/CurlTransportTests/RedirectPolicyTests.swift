@@ -2,7 +2,6 @@ import AdMediation
 import AdMediationTesting
 import CurlTransport
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -10,7 +9,7 @@ import Testing
 final class RecordingTarget: Sendable {
     /// The requests received, shared with the server's handler.
     final class Log: Sendable {
-        let list = Mutex<[LoopbackHTTPServer.Request]>([])
+        let list = LockedValue<[LoopbackHTTPServer.Request]>([])
     }
 
     let server: LoopbackHTTPServer
@@ -118,7 +117,7 @@ struct RedirectPolicyTests {
 
     @Test(arguments: TransportKind.allCases)
     func aRedirectWithinTheSameOriginKeepsHeadersAndA307KeepsTheBody(kind: TransportKind) async throws {
-        let seen = Mutex<[LoopbackHTTPServer.Request]>([])
+        let seen = LockedValue<[LoopbackHTTPServer.Request]>([])
         try await withServer(
             kind, .init(),
             { request in
@@ -198,7 +197,7 @@ struct RedirectPolicyTests {
 
     @Test(arguments: TransportKind.allCases)
     func a303ContinuesAsAGetWithoutTheBody(kind: TransportKind) async throws {
-        let seen = Mutex<[LoopbackHTTPServer.Request]>([])
+        let seen = LockedValue<[LoopbackHTTPServer.Request]>([])
         try await withServer(
             kind, .init(),
             { request in

@@ -3,7 +3,6 @@ import AdMediationTesting
 import AdStorage
 import CurlTransport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import GrowthCatAds
@@ -12,8 +11,8 @@ import Testing
 final class AssetServer: Sendable {
     /// A value shared between the server's handler and the test.
     final class Shared<Value: Sendable>: Sendable {
-        let value: Mutex<Value>
-        init(_ value: Value) { self.value = Mutex(value) }
+        let value: LockedValue<Value>
+        init(_ value: Value) { self.value = LockedValue(value) }
         func withLock<R>(_ body: (inout Value) -> R) -> R { value.withLock { body(&$0) } }
     }
 

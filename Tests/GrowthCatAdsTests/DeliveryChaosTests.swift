@@ -5,7 +5,6 @@ import CurlTransport
 import Foundation
 import GRDB
 import MetricsTestKit
-import Synchronization
 import TestSupport
 import Testing
 
@@ -28,8 +27,8 @@ final class ChaosGrowthCat: Sendable {
     }
 
     final class Shared: Sendable {
-        let state: Mutex<State>
-        init(seed: UInt64) { state = Mutex(State(rng: SplitMix64(seed: seed))) }
+        let state: LockedValue<State>
+        init(seed: UInt64) { state = LockedValue(State(rng: SplitMix64(seed: seed))) }
     }
 
     let tag: String

@@ -382,7 +382,7 @@ struct GrowthCatNetworkTests {
 @Suite("GrowthCat media cache", .timeLimit(.minutes(2)))
 struct GrowthCatMediaTests {
     final class Wall: Sendable {
-        let seconds = Synchronization.Mutex<Double>(1_800_000_000)
+        let seconds = LockedValue<Double>(1_800_000_000)
         var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
     }
 
@@ -480,7 +480,7 @@ struct GrowthCatBootstrapRuleTests {
 struct GrowthCatDeliveryTests {
     /// What an event server received, and the status it answers.
     final class EventLog: Sendable {
-        private let state: Synchronization.Mutex<(batches: [[String]], status: Int)>
+        private let state: LockedValue<(batches: [[String]], status: Int)>
         init(status: Int) { state = .init(([], status)) }
         func record(_ ids: [String]) -> Int {
             state.withLock {

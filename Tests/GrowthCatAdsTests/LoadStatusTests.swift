@@ -2,15 +2,14 @@ import AdMediation
 import AdMediationTesting
 import CurlTransport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import GrowthCatAds
 
 /// The catalog answers a scripted server gives (a status per request, then 200), and the requests it saw.
 final class CatalogScript: Sendable {
-    private let state: Mutex<(statuses: [Int], targets: [String])>
-    init(_ statuses: [Int]) { state = Mutex((statuses, [])) }
+    private let state: LockedValue<(statuses: [Int], targets: [String])>
+    init(_ statuses: [Int]) { state = LockedValue((statuses, [])) }
     func next(_ target: String) -> Int {
         state.withLock { s in
             s.targets.append(target)
@@ -22,7 +21,7 @@ final class CatalogScript: Sendable {
 
 /// A flag set once.
 final class Flag: Sendable {
-    private let state = Mutex(false)
+    private let state = LockedValue(false)
     func set() { state.withLock { $0 = true } }
     var isSet: Bool { state.withLock { $0 } }
 }

@@ -46,7 +46,7 @@ final class ScriptedGrowthCat: Sendable {
     }
 
     private final class Shared: Sendable {
-        let state = Mutex(State())
+        let state = LockedValue(State())
     }
 
     private let shared: Shared
@@ -311,7 +311,7 @@ struct NothingLostTests {
     /// attempt rides on a reused connection (which libcurl would send again by itself).
     @Test(arguments: ["reset", "closed without an answer"])
     func aValidationWhoseAnswerWasLostAfterTheServerGrantedItIsRetriedAndRewarded(loss: String) async throws {
-        let validations = Mutex<[String]>([])
+        let validations = LockedValue<[String]>([])
         let server = try LoopbackHTTPServer { request in
             func answer(_ body: String) -> LoopbackHTTPServer.Response {
                 .init(status: 200, body: Array(body.utf8), closeDelimited: true)

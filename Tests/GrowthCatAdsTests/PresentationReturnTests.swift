@@ -1,7 +1,6 @@
 import AdMediation
 import AdMediationTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import GrowthCatAds
@@ -40,7 +39,7 @@ struct PresentationReturnTests {
         } else {
             ad = try #require(try await network.load(request).ad)
         }
-        let done = Mutex(false)
+        let done = LockedValue(false)
         let presentation = Task {
             defer { done.withLock { $0 = true } }
             return try await ad.presentFullScreen(

@@ -4,7 +4,6 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import Logging
-import Synchronization
 import TestSupport
 import Testing
 
@@ -207,7 +206,7 @@ struct RewardChaosTests {
 
     /// Whether the viewer reached the minimum; nil while the viewer is still on the ad.
     final class ViewerOutcome: Sendable {
-        let value = Mutex<Bool?>(nil)
+        let value = LockedValue<Bool?>(nil)
     }
 
     /// One lane: a client of its own (its own queue file and catalog cache) on its own presentation clock.

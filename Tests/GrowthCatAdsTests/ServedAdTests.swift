@@ -2,14 +2,13 @@ import AdMediation
 import AdMediationTesting
 import CurlTransport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import GrowthCatAds
 
 /// What the server saw: serves so far and the tokens reward validations carried.
 final class ServeLog: Sendable {
-    private let state = Mutex<(serves: Int, tokens: [String])>((0, []))
+    private let state = LockedValue<(serves: Int, tokens: [String])>((0, []))
     func nextServe() -> Int {
         state.withLock {
             $0.serves += 1

@@ -3,7 +3,6 @@ import AdMediationTesting
 import CurlTransport
 import Foundation
 import MARSAds
-import Synchronization
 import Testing
 
 /// Issue 42: reporting an event never waits for tracking. MARS's callbacks were sent inline, so a callback endpoint
@@ -16,8 +15,8 @@ struct MarsCallbackLaneTests {
         /// What the server's handler shares with the test.
         final class Shared: Sendable {
             let gate = DispatchSemaphore(value: 0)
-            let answered = Mutex<[String]>([])
-            let port = Mutex(0)
+            let answered = LockedValue<[String]>([])
+            let port = LockedValue(0)
         }
 
         let server: LoopbackHTTPServer
@@ -84,7 +83,13 @@ struct MarsCallbackLaneTests {
         #expect(try await ad.deliver(.click) == .queued)
         #expect(server.answered.isEmpty, "no callback was answered yet: nothing waited for one")
         server.open()
-        await network.shutdown()  // sends what was queued (the 2 s grace is far above two loopback answers)
+        // The queue sends both once the server answers; read the outcome once both were answered (or at a deadline
+        // far above two loopback answers on a busy machine), then end the sender.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while server.answered.count < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await network.shutdown()
         #expect(server.answered == ["/cb/impression", "/cb/click"], "both sent once, the impression first")
         await curl.shutdown()
     }

@@ -14,7 +14,6 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import MARSAds
-import Synchronization
 import Testing
 
 /// A stand-in for one Glean labeled metric: `metric[label].set(value)` (a labeled string) and `metric[label].add()`
@@ -28,8 +27,8 @@ final class GleanLabeledMetricStandIn: Sendable {
         func add() { metric.counts.withLock { $0[label, default: 0] += 1 } }
     }
 
-    let values = Mutex<[String: String]>([:])
-    let counts = Mutex<[String: Int]>([:])
+    let values = LockedValue<[String: String]>([:])
+    let counts = LockedValue<[String: Int]>([:])
     subscript(label: String) -> Label { Label(metric: self, label: label) }
     func count(_ label: String) -> Int { counts.withLock { $0[label] ?? 0 } }
     func value(_ label: String) -> String? { values.withLock { $0[label] } }

@@ -3,14 +3,13 @@ import AdMediationTesting
 import CurlTransport
 import DemandSandbox
 import Foundation
-import Synchronization
 import Testing
 
 @testable import MARSAds
 
 /// Records telemetry calls as `"kind:label"` strings.
 final class RecordingTelemetry: MozAdsTelemetry {
-    let calls = Mutex<[String]>([])
+    let calls = LockedValue<[String]>([])
     var log: [String] { calls.withLock { $0 } }
     func cacheOutcomes() -> [String] { log.filter { $0.hasPrefix("cache:") }.map { String($0.dropFirst(6)) } }
     func recordBuildCacheError(label: String, value: String) { calls.withLock { $0.append("build:\(label)") } }
@@ -22,7 +21,7 @@ final class RecordingTelemetry: MozAdsTelemetry {
 
 /// A settable wall clock.
 final class WallClock: Sendable {
-    let seconds = Mutex<Double>(1_800_000_000)
+    let seconds = LockedValue<Double>(1_800_000_000)
     var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
     func advance(_ by: Double) { seconds.withLock { $0 += by } }
 }
@@ -93,7 +92,7 @@ func tileJSON(_ id: String, report: String? = "\"https://t.example/r\"") -> Stri
 
 /// Requests a crafted server received.
 final class RequestLog: Sendable {
-    private let list = Mutex<[LoopbackHTTPServer.Request]>([])
+    private let list = LockedValue<[LoopbackHTTPServer.Request]>([])
     func append(_ request: LoopbackHTTPServer.Request) { list.withLock { $0.append(request) } }
     var requests: [LoopbackHTTPServer.Request] { list.withLock { $0 } }
 }

@@ -5,7 +5,6 @@ import DemandSandbox
 import Foundation
 import GrowthCatAds
 import MediateKit
-import Synchronization
 import Testing
 
 @Suite("mediate configuration file under hostile input", .timeLimit(.minutes(2)))
@@ -120,7 +119,7 @@ struct DurableQueueTests {
 /// Passes requests through until `offline` is set, then fails them as a dropped connection would.
 final class GateHTTPClient: HTTPClient {
     private let inner: any HTTPClient
-    private let flag = Mutex(false)
+    private let flag = LockedValue(false)
     init(wrapping inner: any HTTPClient) { self.inner = inner }
     var offline: Bool {
         get { flag.withLock { $0 } }

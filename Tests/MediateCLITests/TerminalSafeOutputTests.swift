@@ -1,6 +1,6 @@
+import AdMediation
 import AdMediationTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Terminal-safe output (issue 31, item 6): text from a server reaches the human output of `mediate load` and
@@ -75,7 +75,7 @@ struct TerminalSafeOutputTests {
 
 /// The server's own base URL, known only once it listens.
 final class ServerURL: Sendable {
-    private let url = Mutex("")
+    private let url = LockedValue("")
     var value: String { url.withLock { $0 } }
     func set(_ value: String) { url.withLock { $0 = value } }
 }

@@ -5,7 +5,6 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import OpenRTBBidder
-import Synchronization
 import Testing
 
 /// A loopback bidder that answers each auction with `answer(requestJSON)` and records every request.
@@ -14,8 +13,8 @@ final class ScriptedBidder: Sendable {
     private let seen = Seen()
 
     private final class Seen: Sendable {
-        let requests = Mutex<[LoopbackHTTPServer.Request]>([])
-        let port = Mutex(0)
+        let requests = LockedValue<[LoopbackHTTPServer.Request]>([])
+        let port = LockedValue(0)
     }
 
     init(_ answer: @escaping @Sendable (_ request: [String: Any], _ base: String) -> (status: Int, body: String)) throws
@@ -248,7 +247,7 @@ struct BiddingNetworkTests {
     }
 
     @Test func noBidAnswersAreNoFillsAndErrorsMapToTheTaxonomy() async throws {
-        let statuses = Mutex([204, 200, 400, 503])
+        let statuses = LockedValue([204, 200, 400, 503])
         let bidder = try ScriptedBidder { request, _ in
             let status = statuses.withLock { $0.removeFirst() }
             return (status, status == 200 ? #"{"id":"\#(request["id"] as? String ?? "")","nbr":2}"# : "")
@@ -289,7 +288,7 @@ struct BiddingNetworkTests {
     }
 
     @Test func aWinNoticeAnsweredWith5xxIsRetriedWithBackoffUntilItGoesThrough() async throws {
-        let answers = Mutex([503, 502, 204])
+        let answers = LockedValue([503, 502, 204])
         let notices = try LoopbackHTTPServer { _ in
             .respond(.init(status: answers.withLock { $0.isEmpty ? 204 : $0.removeFirst() }))
         }

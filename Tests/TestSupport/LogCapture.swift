@@ -1,5 +1,5 @@
+import AdMediation
 import Logging
-import Synchronization
 
 /// Every log record a logger produced, for assertions. The logger is injected, so no global bootstrap is needed and
 /// parallel tests do not see each other's records.
@@ -14,7 +14,7 @@ public final class LogCapture: Sendable {
         public var metadata: [String: String]
     }
 
-    private let records = Mutex<[Record]>([])
+    private let records = LockedValue<[Record]>([])
 
     /// An empty capture.
     public init() {}

@@ -2,7 +2,6 @@ import AdMediation
 import AdMediationTesting
 import CurlTransport
 import Foundation
-import Synchronization
 
 // Wire fixtures in Prebid Server's exemplary/supplemental style: a JSON file per case holds the ad request, the HTTP
 // exchange(s) the adapter must make (what it sends, what the mock server answers) and the outcome it must reach.
@@ -146,8 +145,8 @@ public struct WireFixtures: Sendable {
 
     /// What the mock server saw, shared with its handler.
     private final class Recorder: Sendable {
-        let requests = Mutex<[LoopbackHTTPServer.Request]>([])
-        let base = Mutex("")
+        let requests = LockedValue<[LoopbackHTTPServer.Request]>([])
+        let base = LockedValue("")
     }
 
     static func substitute(_ text: String, base: String, request: LoopbackHTTPServer.Request) -> String {

@@ -4,7 +4,6 @@ import AdNetworkConformance
 import AdStorage
 import Foundation
 import GRDB
-import Synchronization
 import Testing
 
 /// In the timing target: the mediation must answer within its wall-clock deadline.
@@ -59,7 +58,7 @@ struct SlowDiskTests {
 
 /// A flag set on GRDB's queue, read by the test; `stillHeld` is true until the holder's transaction ends.
 private final class Latched: Sendable {
-    private let state = Mutex((set: false, setAt: ContinuousClock.Instant?.none))
+    private let state = LockedValue((set: false, setAt: ContinuousClock.Instant?.none))
     func set() { state.withLock { $0 = (true, ContinuousClock.now) } }
     var value: Bool { state.withLock { $0.set } }
     var stillHeld: Bool {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Where a mediator keeps what it learned across launches (the self-ordering waterfall's statistics). `AdStorage`'s
 /// `SQLiteStateStore` is the durable one; ``InMemoryStateStore`` keeps state for one process. Implementations must
@@ -13,7 +12,7 @@ public protocol MediationStateStore: Sendable {
 
 /// A ``MediationStateStore`` in memory, for one process (tests, short-lived tools).
 public final class InMemoryStateStore: MediationStateStore {
-    private let values = Mutex<[String: Data]>([:])
+    private let values = LockedValue<[String: Data]>([:])
 
     /// Creates an empty store.
     public init() {}

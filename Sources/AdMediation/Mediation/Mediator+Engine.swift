@@ -1,4 +1,3 @@
-import Synchronization
 import Tracing
 
 /// How many mediators decide around the current task: above zero inside a line of another mediator, whose decision
@@ -336,7 +335,7 @@ final class Inbox: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Posts `input`, waking the reader if it waits. Returns nil, or, when the inbox was closed (the request was
     /// decided), the instant it closed: nothing was posted, the sender handles its own input.
@@ -393,7 +392,7 @@ final class BackgroundLoads: Sendable {
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// `count` more loads run on after their decision.
     func add(_ count: Int) { state.withLock { $0.count += count } }

@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import Logging
-import Synchronization
 import Tracing
 
 /// A waterfall over other networks, and itself an ``AdNetwork``: waterfalls nest, and anything that takes a
@@ -27,7 +26,7 @@ public final class Mediator: AdNetwork {
     let breakers: [String: Guarded<CircuitBreaker>]
     let pacing: [String: Guarded<PlacementPacing>]
     /// The self-ordering waterfalls' statistics, by placement (or placement and arm).
-    let optimizers: Mutex<[String: WaterfallOptimizer]>
+    let optimizers: LockedValue<[String: WaterfallOptimizer]>
     let logger: Logger
     let metrics: MetricHandles
     /// The tracer its spans go to: the one given, else the system's (`InstrumentationSystem.tracer`) when the
@@ -94,7 +93,7 @@ public final class Mediator: AdNetwork {
                 }
             }
         }
-        self.optimizers = Mutex(optimizers)
+        self.optimizers = LockedValue(optimizers)
     }
 
     /// The breaker state of a network, for diagnostics.

@@ -1,5 +1,4 @@
 import CoreMetrics
-import Synchronization
 
 /// The mediator's counters and timers, made once per label and dimensions and reused: swift-metrics handles are meant
 /// to be kept, and making them per decision allocated a handle and its dimension array for every line of every
@@ -17,9 +16,9 @@ package final class MetricHandles: Sendable {
     package static let limit = 10_000
 
     private let factory: any MetricsFactory
-    private let counters = Mutex<[Key: Counter]>([:])
-    private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
-    private let placements = Mutex<[String: DecisionMetrics]>([:])
+    private let counters = LockedValue<[Key: Counter]>([:])
+    private let timers = LockedValue<[Key: CoreMetrics.Timer]>([:])
+    private let placements = LockedValue<[String: DecisionMetrics]>([:])
 
     /// Whether handles record anything: false for swift-metrics' no-op factory (the default when no backend is
     /// bootstrapped), so callers can skip building dimensions that nothing would keep.
@@ -88,7 +87,7 @@ final class DecisionMetrics: Sendable {
     /// `admediation_decision_latency`.
     let decisionLatency: CoreMetrics.Timer
     private let factory: any MetricsFactory
-    private let tables = Mutex(Tables())
+    private let tables = LockedValue(Tables())
 
     init(placement: String, factory: any MetricsFactory) {
         self.placement = placement

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// The consent strings decoded so far, keyed by the strings themselves (issue 44 item 5): a TC string, a GPP string or
 /// a US Privacy string is decoded once when it changes, not for every request and every network — a 22 KB TC string
@@ -17,13 +16,13 @@ package final class ConsentDecodeCache: Sendable {
     /// The strings of each kind kept.
     package let capacity: Int
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// A cache keeping `capacity` strings of each kind, logging malformed ones to `logger`.
     package init(capacity: Int = 8, logger: Logger = Logger(label: "admediation.privacy")) {
         self.capacity = max(1, capacity)
         self.logger = logger
-        state = Mutex(State())
+        state = LockedValue(State())
     }
 
     /// The TC string `text`, decoded.

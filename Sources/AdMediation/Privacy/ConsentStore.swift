@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A value as a consent management platform stores it under an IAB key.
 public enum ConsentStoreValue: Hashable, Sendable {
@@ -46,11 +45,11 @@ public protocol ConsentStore: Sendable {
 
 /// A consent store in memory, for tests and for apps that keep consent themselves.
 public final class InMemoryConsentStore: ConsentStore {
-    private let values: Mutex<[String: ConsentStoreValue]>
+    private let values: LockedValue<[String: ConsentStoreValue]>
 
     /// A store holding `values`.
     public init(_ values: [String: ConsentStoreValue] = [:]) {
-        self.values = Mutex(values)
+        self.values = LockedValue(values)
     }
 
     /// The value stored under `key`, if any.
@@ -207,7 +206,7 @@ package final class ConsentWarningMemory: Sendable {
         ConsentStoreKey.gppSectionIDs, ConsentStoreKey.usPrivacy,
     ]
 
-    private let reported = Mutex<[String: Int]>([:])
+    private let reported = LockedValue<[String: Int]>([:])
 
     /// An empty memory: the first malformation of each key is reported.
     package init() {}
