@@ -1,6 +1,7 @@
 import AdMediation
 import Foundation
 import MediateKit
+import Synchronization
 
 /// Progress on stderr (results go to stdout). Quiet when `enabled` is false. `live` (stderr is a terminal, unless
 /// `--progress plain`): each phase has one line, redrawn in place; otherwise (a pipe, a CI log) a phase prints one
