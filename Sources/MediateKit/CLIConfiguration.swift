@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationServices
 import AppOpenAds
 import ChartboostBanners
 import CurlTransport
@@ -7,7 +8,6 @@ import GrowthCatAds
 import MARSAds
 import MediationFileFormat
 import OpenRTBBidder
-import AdMediationServices
 import ServiceLifecycle
 
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes

@@ -1,4 +1,5 @@
 import AdMediation
+import AdMediationServices
 import AdNetworkConformance
 import AdStorage
 import ArgumentParser
@@ -8,7 +9,6 @@ import Foundation
 import GrowthCatAds
 import Logging
 import MediateKit
-import AdMediationServices
 import ServiceLifecycle
 import Tracing
 

@@ -1,9 +1,9 @@
 import AdMediation
+import AdMediationServices
 import AdMediationTesting
 import CurlTransport
 import Foundation
 import Logging
-import AdMediationServices
 import ServiceLifecycle
 import Testing
 

@@ -1,8 +1,8 @@
 import AdMediation
+import AdMediationServices
 import AdMediationTesting
 import Foundation
 import Logging
-import AdMediationServices
 import ServiceLifecycle
 import Testing
 
