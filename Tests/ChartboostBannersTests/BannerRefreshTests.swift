@@ -169,6 +169,12 @@ struct BannerRefreshTests {
         await clock.advance(by: .seconds(30))
         await waitForShown(c, 2)
         #expect(await c.history.contains(.shown(adID: "b-b1-2", network: "b")))
+        // The second ad's impression goes down its event lane after it was shown: read the count once it is there (or
+        // at a deadline far above it), not at the instant of the show.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while b.reportedEvents.filter({ $0.event == .impression }).count < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(b.reportedEvents.filter { $0.event == .impression }.count == 2)
     }
 }
