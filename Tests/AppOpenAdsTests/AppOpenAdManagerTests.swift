@@ -247,7 +247,13 @@ struct AppOpenAdManagerTests {
         }
         #expect(ad.networkID == "appopen")
         await m.adDidPresent()
-        await appOpen.shutdown()  // the ping is queued: the shutdown sends it
+        // The pings are sent in the background: read the wire once they were (a deadline far above it), not at
+        // the end of shutdown's 2 s grace, which a busy machine can exceed.
+        let drained = ContinuousClock.now + .seconds(30)
+        while appOpen.pendingTracking > 0 && ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await appOpen.shutdown()
         #expect(sandbox.records.trackingHits.map { $0.query["e"] } == ["impression"])
         await curl.shutdown()
         await sandbox.shutdown()

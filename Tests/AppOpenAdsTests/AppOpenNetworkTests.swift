@@ -143,7 +143,13 @@ struct AppOpenNetworkTests {
             try await ad.report(.impression)
             try await ad.report(.impression)
             try await ad.report(.click)
-            await network.shutdown()  // the pings are queued: the shutdown sends them
+            // The pings are sent in the background: read the wire once they were (a deadline far above it), not at
+            // the end of shutdown's 2 s grace, which a busy machine can exceed.
+            let drained = ContinuousClock.now + .seconds(30)
+            while network.pendingTracking > 0 && ContinuousClock.now < drained {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            await network.shutdown()
             let hits = sandbox.records.trackingHits.map { $0.query["e"] ?? "" }
             #expect(hits == ["impression", "click"])
             #expect(sandbox.records.trackingHits.allSatisfy { $0.query["ad"] == ad.creative.id })

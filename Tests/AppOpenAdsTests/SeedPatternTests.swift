@@ -134,7 +134,13 @@ struct AppOpenSeedPatternTests {
             await app.didBecomeActive()
         }
         await m.shutdown()
-        await network.shutdown()  // the tracking pings are queued: the shutdown sends them
+        // The pings are sent in the background: read the wire once they were (a deadline far above it), not at
+        // the end of shutdown's 2 s grace, which a busy machine can exceed.
+        let drained = ContinuousClock.now + .seconds(30)
+        while network.pendingTracking > 0 && ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await network.shutdown()
         await curl.shutdown()
         await sandbox.shutdown()
         #expect(app.shows == 3)

@@ -65,7 +65,13 @@ struct CredentialScopeTests {
         let network = f.network()
         let ad = try #require(try await network.load(AdRequest(placement: "Main", format: .banner(.standard))).ad)
         try await ad.report(.impression)
-        await network.shutdown()  // the ping is queued: the shutdown sends it
+        // The pings are sent in the background: read the wire once they were (a deadline far above it), not at
+        // the end of shutdown's 2 s grace, which a busy machine can exceed.
+        let drained = ContinuousClock.now + .seconds(30)
+        while network.pendingTracking > 0 && ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await network.shutdown()
         let hit = try #require(f.otherRequests.first)
         #expect(hit.header("X-CB-Signature") == nil)
         #expect(hit.header("X-CB-App-Id") == nil)
@@ -90,7 +96,13 @@ struct CredentialScopeTests {
             Data(body.utf8), request: AdRequest(placement: "Main", format: .banner(.standard)), size: .standard)
         let ad = try #require(result.ad)
         try await ad.report(.impression)
-        await network.shutdown()  // the ping is queued: the shutdown sends it
+        // The pings are sent in the background: read the wire once they were (a deadline far above it), not at
+        // the end of shutdown's 2 s grace, which a busy machine can exceed.
+        let drained = ContinuousClock.now + .seconds(30)
+        while network.pendingTracking > 0 && ContinuousClock.now < drained {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await network.shutdown()
         let hit = try #require(seen.withLock { $0.first })
         #expect(hit.header("X-CB-App-Id") == "app-123")
         #expect(hit.header("X-CB-Signature") != nil)
