@@ -37,9 +37,10 @@ extension PrivacyConfiguration {
         tcfVendorIDs[id] ?? declared
     }
 
-    /// The one privacy gate every path to an adapter goes through (the ``Mediator``'s lines and bidders, and
-    /// ``PrivacyGatedNetwork`` for a network asked alone): the rules' verdict for network `id` (declaring `declared`)
-    /// under the request's decoded signals. When the network may be asked, `request` is restricted to what the verdict
+    /// The one privacy gate every path to an adapter goes through (``PrivacyGatedNetwork`` for a network asked alone;
+    /// the ``Mediator``'s lines and bidders take the same verdict, with the vendor id resolved once in their plan, and
+    /// the same ``restrict(_:to:)``): the rules' verdict for network `id` (declaring `declared`) under the request's
+    /// decoded signals. When the network may be asked, `request` is restricted to what the verdict
     /// allows (``PrivacySignals/permissions`` set, no advertising id where device ids are not allowed, no user id where
     /// user ids are not allowed — a reward's validation
     /// keeps the app's account id, ``AdRequest/rewardUserID``); when it may not, `request` is left as it was and must
