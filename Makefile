@@ -1,7 +1,11 @@
 # The two set-up commands of the README: `make demo` (the main job) and `make test` (the tests).
+# Two packages: the library at the root, the tools (the `mediate` CLI, the demand sandbox, the examples that use it,
+# the fuzzers and the tests that need the sandbox) in Tools/, which depends on the root by path.
 SWIFT ?= swift
-# Plain `swift test` runs everything in parallel and passes; `make test` runs the TimingTests target (wall-clock
-# bounds: the contract plus the measured scheduler slack) after the rest, so its bounds stay close to the contract.
+TOOLS := --package-path Tools
+# Plain `swift test` runs everything in parallel and passes, in each package; `make test` runs the library's suite,
+# then the tools' suite, then the TimingTests target (wall-clock bounds: the contract plus the measured scheduler
+# slack) alone, so its bounds stay close to the contract.
 
 .PHONY: demo test deps build fuzz docs lint tsan report-check portable-check privacy-check api-check
 
@@ -10,14 +14,17 @@ deps:
 
 build: deps
 	SWIFT=$(SWIFT) ./scripts/build-strict.sh
+	SWIFT=$(SWIFT) ./scripts/build-strict.sh $(TOOLS)
 
 demo: deps
-	$(SWIFT) run mediate compare
+	$(SWIFT) run $(TOOLS) mediate compare
 
 test: deps
 	SWIFT=$(SWIFT) ./scripts/build-strict.sh
-	$(SWIFT) test --skip-build --skip TimingTests
-	$(SWIFT) test --skip-build --filter TimingTests
+	SWIFT=$(SWIFT) ./scripts/build-strict.sh $(TOOLS)
+	$(SWIFT) test --skip-build
+	$(SWIFT) test $(TOOLS) --skip-build --skip TimingTests
+	$(SWIFT) test $(TOOLS) --skip-build --filter TimingTests
 
 
 # libFuzzer over every decoder of outside input (scripts/fuzz.sh); FUZZ_RUNS inputs per target (default 20000).
@@ -40,8 +47,10 @@ privacy-check:
 
 # `swift format lint --strict` with the committed .swift-format (4-space indent, 120 columns, the rules it enables).
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Adapters Tests Examples Benchmarks Package.swift
-	@find Sources Adapters Tests Examples Benchmarks Package.swift -name '*.swift' -not -path '*/.build*' -print0 \
+	$(SWIFT) format lint --strict --recursive Sources Adapters Tests Examples Benchmarks Package.swift \
+		Tools/Package.swift
+	@find Sources Adapters Tests Examples Benchmarks Package.swift Tools/Package.swift -name '*.swift' \
+		-not -path '*/.build*' -print0 \
 		| xargs -0 env LC_ALL=C awk '{ s = $$0; gsub(/[\200-\277]/, "", s) } length(s) > 120 { print FILENAME ":" FNR \
 		": over 120 characters"; bad = 1 } END { exit bad }'
 
@@ -67,11 +76,8 @@ WaterfallStateMachineTests|BannerRefreshTests|AppOpenAdManagerTests|HandleReuseT
 BiddingNetworkTests|InlineAdModelTests|CurlLifetimeTests|OnePipeTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan-suppressions.txt halt_on_error=0" $(SWIFT) test --skip-build \
-		--sanitize=thread --scratch-path .build-tsan --no-parallel --filter '$(TSAN_TESTS)' >.build-tsan/tsan.log 2>&1; \
-		status=$$?; cat .build-tsan/tsan.log; reports=$$(grep -c 'WARNING: ThreadSanitizer' .build-tsan/tsan.log); \
-		echo "tsan: exit status $$status, $$reports ThreadSanitizer report(s) (log: .build-tsan/tsan.log)"; \
-		[ "$$status" -eq 0 ] && [ "$$reports" -eq 0 ]
+	$(SWIFT) build $(TOOLS) --build-tests --sanitize=thread --scratch-path .build-tsan-tools
+	SWIFT=$(SWIFT) TSAN_TESTS='$(TSAN_TESTS)' ./scripts/tsan.sh
 	SWIFT=$(SWIFT) ./scripts/tsan-selfcheck.sh
 
 # The proof that ThreadSanitizer sees the project's code (scripts/tsan-selfcheck.sh), on the build `make tsan` uses.

@@ -1,10 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// `make fuzz` builds with ADMEDIATION_FUZZ=1 (in its own scratch folder): the project's own modules get
-// AddressSanitizer
-// and libFuzzer's coverage instrumentation, and `fuzz-decoders` links libFuzzer's driver (its path in
-// ADMEDIATION_FUZZER_LIB). A normal build has none of it, and `fuzz-decoders` then replays corpus files.
+// The library package: only what an app links (the core, the transports, the adapters, storage, presentation, the
+// UI models, the adapter and conformance kits) and their tests. The `mediate` CLI, the demand sandbox, MediateKit, the
+// examples that run against the sandbox, the fuzzers and the tests that need the sandbox are declared by the tools
+// package in Tools/ (their sources stay in Sources/, Tests/ and Examples/), so an app that adds this package fetches
+// none of the tools' dependencies (Hummingbird, SwiftNIO, ArgumentParser, HdrHistogram).
+
+// `make fuzz` builds the tools package with ADMEDIATION_FUZZ=1 (in its own scratch folder): this package's modules get
+// AddressSanitizer and libFuzzer's coverage instrumentation too.
 let fuzzing = Context.environment["ADMEDIATION_FUZZ"] == "1"
 let fuzzSettings: [SwiftSetting] =
     fuzzing
@@ -14,13 +18,14 @@ let fuzzSettings: [SwiftSetting] =
         ]),
         .define("FUZZING"),
     ] : []
-let fuzzLinkerSettings: [LinkerSetting] =
-    fuzzing
-    ? [
-        .unsafeFlags(["-sanitize=address", "-Xlinker", Context.environment["ADMEDIATION_FUZZER_LIB"] ?? "", "-lstdc++"])
-    ] : []
 
-/// Background work (the transports, GrowthCat's delivery, a bidder's notices, the sandbox) runs as a `Service`.
+// `make docs` sets ADMEDIATION_DOCS=1 for `swift package generate-documentation`: the DocC plugin is a development
+// tool, so an app's package graph does not fetch it.
+let docsPlugin: [Package.Dependency] =
+    Context.environment["ADMEDIATION_DOCS"] == "1"
+    ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")] : []
+
+/// The opt-in `AdMediationServices` module (and the tests of its conformances) use swift-service-lifecycle.
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 let package = Package(
@@ -37,7 +42,6 @@ let package = Package(
         .library(name: "AdMediationServices", targets: ["AdMediationServices"]),
         .library(name: "AdNetworkConformance", targets: ["AdNetworkConformance"]),
         .library(name: "AdMediationTesting", targets: ["AdMediationTesting"]),
-        .library(name: "DemandSandbox", targets: ["DemandSandbox"]),
         .library(name: "AdPresentation", targets: ["AdPresentation"]),
         .library(name: "AdUIModels", targets: ["AdUIModels"]),
         .library(name: "AdapterKit", targets: ["AdapterKit"]),
@@ -50,22 +54,15 @@ let package = Package(
         .library(name: "GrowthCatAds", targets: ["GrowthCatAds"]),
         .library(name: "OpenRTBBidder", targets: ["OpenRTBBidder"]),
         .executable(name: "transport-demo", targets: ["transport-demo"]),
-        .executable(name: "mediate", targets: ["mediate"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
-        // `swift package generate-documentation` (DocC catalogs in Sources/*/*.docc); a plugin, nothing is linked.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-    ],
+    ] + docsPlugin,
     targets: [
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
         // swift-log and swift-metrics are API-only: the app chooses the backends.
@@ -128,18 +125,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ], swiftSettings: fuzzSettings),
 
-        // Local servers speaking the four wire contracts, with scenarios, faults and records.
-        .target(
-            name: "DemandSandbox",
-            dependencies: [
-                "AdMediation", "AdapterSupport", "ObliviousHTTP",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"), serviceLifecycle,
-            ], swiftSettings: fuzzSettings),
-
         // Presentation rules that work with any network: the banner slot with refresh and the app-open manager
         // (full-screen rules are in the core, beside the event ledger they feed). No I/O.
         .target(name: "AdPresentation", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
@@ -179,50 +164,6 @@ let package = Package(
             path: "Adapters/OpenRTB",
             swiftSettings: fuzzSettings),
 
-        // The CLI's configuration file (parsed and validated; builds the adapters), apart so the fuzzer can reach it.
-        .target(
-            name: "MediateKit",
-            dependencies: [
-                "AdMediation", "MediationFileFormat", "CurlTransport", "AppOpenAds", "ChartboostBanners", "MARSAds",
-                "GrowthCatAds", "OpenRTBBidder", "AdMediationServices", serviceLifecycle,
-            ], swiftSettings: fuzzSettings),
-
-        // The CLI.
-        .executableTarget(
-            name: "mediate",
-            dependencies: [
-                "AdMediation", "AdMediationTesting", "AdNetworkConformance", "AdStorage", "CurlTransport",
-                "DemandSandbox", "AppOpenAds", "ChartboostBanners", "MARSAds", "GrowthCatAds", "MediateKit",
-                "AdMediationServices",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"), serviceLifecycle,
-            ]),
-
-        .executableTarget(
-            name: "app-open-day",
-            dependencies: ["AdMediationTesting", "AdPresentation", "AppOpenAds", "CurlTransport", "DemandSandbox"],
-            path: "Examples/app-open-day"
-        ),
-        .executableTarget(
-            name: "banner-timeline",
-            dependencies: [
-                "AdMediationTesting", "AdPresentation", "ChartboostBanners", "CurlTransport", "DemandSandbox",
-            ],
-            path: "Examples/banner-timeline"
-        ),
-        .executableTarget(
-            name: "rewarded-flow",
-            dependencies: ["AdMediationTesting", "GrowthCatAds", "CurlTransport", "DemandSandbox"],
-            path: "Examples/rewarded-flow"
-        ),
-        .executableTarget(
-            name: "mars-newtab",
-            dependencies: ["MARSAds", "CurlTransport", "DemandSandbox"],
-            path: "Examples/mars-newtab"
-        ),
         // The iOS article's sample view model (no UIKit: compiled and run headless here).
         .executableTarget(
             name: "ios-view-model", dependencies: ["AdMediation", "AdPresentation", "AdMediationTesting"],
@@ -232,20 +173,6 @@ let package = Package(
             name: "transport-demo",
             dependencies: ["CurlTransport", "AdMediationTesting"],
             path: "Examples/transport-demo"
-        ),
-
-        // libFuzzer targets for every decoder (`make fuzz`); in a normal build, a corpus replayer.
-        .executableTarget(
-            name: "fuzz-decoders",
-            dependencies: [
-                "AdMediationTesting",
-                "AdMediation", "GrowthCatAds", "MARSAds", "ChartboostBanners", "AppOpenAds", "DemandSandbox",
-                "MediateKit", "MediationFileFormat", "ObliviousHTTP", "OpenRTBBidder",
-            ],
-            path: "Tests/Fuzz",
-            exclude: ["Corpus"],
-            swiftSettings: fuzzSettings,
-            linkerSettings: fuzzLinkerSettings
         ),
 
         // Test helpers: child processes watched off the cooperative pool, the measured scheduler slack, loopback
@@ -267,73 +194,8 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
         .testTarget(
-            name: "DemandSandboxTests",
-            dependencies: [
-                "AdMediationTesting", "DemandSandbox", "CurlTransport", "AdMediation", "AdNetworkConformance",
-                "TestSupport",
-            ]),
-        .testTarget(
-            name: "AppOpenAdsTests",
-            dependencies: [
-                "AppOpenAds", "AdPresentation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "AdMediationTesting", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-            ], exclude: ["Fixtures"]),
-        .testTarget(
-            name: "ChartboostBannersTests",
-            dependencies: [
-                "ChartboostBanners", "AdPresentation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "AdMediationTesting", "TestSupport",
-            ], exclude: ["Fixtures"]),
-        .testTarget(
-            name: "MARSAdsTests",
-            dependencies: [
-                "MARSAds", "AdStorage", "ObliviousHTTP", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "AdMediationTesting", "TestSupport",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-            ], exclude: ["Fixtures"]),
-        .testTarget(
-            name: "MediateCLITests",
-            dependencies: [
-                "AdMediationTesting",
-                "mediate", "DemandSandbox", "AdStorage", "MediateKit", "AdMediation", "AdNetworkConformance",
-                "CurlTransport", "GrowthCatAds", "TestSupport",
-            ]),
-        .executableTarget(
-            name: "growthcat-crash-child", dependencies: ["GrowthCatAds", "CurlTransport"], path: "Tests/CrashChild"),
-        .testTarget(
-            name: "GrowthCatAdsTests",
-            dependencies: [
-                "GrowthCatAds", "AdStorage", .product(name: "Logging", package: "swift-log"), "AdNetworkConformance",
-                "DemandSandbox", "CurlTransport", "AdMediationTesting", "TestSupport", "growthcat-crash-child",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "GRDB", package: "GRDB.swift"), serviceLifecycle, "AdMediationServices",
-            ], exclude: ["Fixtures"]),
-        .testTarget(
             name: "AdapterSupportTests",
             dependencies: ["AdapterSupport", "AdapterKit", "AdMediation", "CurlTransport", "AdMediationTesting"]),
-        .testTarget(
-            name: "OpenRTBBidderTests",
-            dependencies: [
-                "OpenRTBBidder", "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport",
-                "AdMediationTesting", "TestSupport",
-            ], exclude: ["Fixtures"]),
-        .testTarget(
-            name: "FaultMatrixTests",
-            dependencies: [
-                "AdMediationTesting",
-                "AdMediation", "AdNetworkConformance", "DemandSandbox", "CurlTransport", "GrowthCatAds", "MARSAds",
-                "ChartboostBanners", "AppOpenAds", "OpenRTBBidder", "TestSupport",
-            ]),
-        // A sixth, toy network in a folder of its own: proves docs/ARCHITECTURE.md's "Adding a network" checklist.
-        .testTarget(
-            name: "AddANetworkTests",
-            dependencies: [
-                "AdMediation", "AdapterKit", "AdMediationTesting", "AdNetworkConformance", "CurlTransport",
-                "DemandSandbox", "MediateKit",
-            ]),
         .testTarget(
             name: "MediationFileFormatTests",
             dependencies: ["AdMediation", "AdMediationTesting", "MediationFileFormat"]),
@@ -353,14 +215,6 @@ let package = Package(
         // A deliberate data race and its locked twin for `make tsan-selfcheck` (proof that ThreadSanitizer sees the
         // project's lock); skipped unless TSAN_FIXTURE=1, so the plain suite never runs the race.
         .testTarget(name: "TSanFixture", dependencies: ["AdMediation"]),
-        // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
-        .testTarget(
-            name: "TimingTests",
-            dependencies: [
-                "AdMediation", "AdNetworkConformance", "AdStorage", "CurlTransport", "AdMediationTesting",
-                "TestSupport", "DemandSandbox",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "AdMediation", path: ".."),
+        // The demand sandbox (and, for `make bench-check`, the `mediate` CLI) is in the tools package.
+        .package(name: "AdMediationTools", path: "../Tools"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -37,7 +39,7 @@ let package = Package(
             dependencies: [
                 .product(name: "CurlTransport", package: "AdMediation"),
                 .product(name: "AdMediationTesting", package: "AdMediation"),
-                .product(name: "DemandSandbox", package: "AdMediation"),
+                .product(name: "DemandSandbox", package: "AdMediationTools"),
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "AdStorage", package: "AdMediation"),
             ]
@@ -49,7 +51,7 @@ let package = Package(
                 .product(name: "AdMediation", package: "AdMediation"),
                 .product(name: "AdMediationTesting", package: "AdMediation"),
                 .product(name: "CurlTransport", package: "AdMediation"),
-                .product(name: "DemandSandbox", package: "AdMediation"),
+                .product(name: "DemandSandbox", package: "AdMediationTools"),
                 .product(name: "OpenRTBBidder", package: "AdMediation"),
                 .product(name: "ChartboostBanners", package: "AdMediation"),
                 .product(name: "AppOpenAds", package: "AdMediation"),

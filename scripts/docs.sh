@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
 
-"$SWIFT" package generate-documentation --target AdMediation --target AdNetworkConformance --target AdMediationTesting \
+ADMEDIATION_DOCS=1 "$SWIFT" package generate-documentation --target AdMediation --target AdNetworkConformance --target AdMediationTesting \
     --target MediationFileFormat --target AdUIModels \
     --warnings-as-errors
 

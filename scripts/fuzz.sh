@@ -18,7 +18,7 @@ fi
 
 echo "fuzz: building (AddressSanitizer + libFuzzer coverage) in .build-fuzz" >&2
 ADMEDIATION_FUZZ=1 ADMEDIATION_FUZZER_LIB="$fuzzer_lib" \
-    "$SWIFT" build --scratch-path .build-fuzz --product fuzz-decoders >&2
+    "$SWIFT" build --package-path Tools --scratch-path .build-fuzz --product fuzz-decoders >&2
 binary=".build-fuzz/debug/fuzz-decoders"
 
 work=".build-fuzz/run"

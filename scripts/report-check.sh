@@ -28,8 +28,8 @@ if [ -z "$browser" ]; then
 fi
 scratch=()
 if [ -n "${SCRATCH_PATH:-}" ]; then scratch=(--scratch-path "$SCRATCH_PATH"); fi
-"$SWIFT" build --product mediate "${scratch[@]}" >&2
-mediate="$("$SWIFT" build --show-bin-path "${scratch[@]}")/mediate"
+"$SWIFT" build --package-path Tools --product mediate "${scratch[@]}" >&2
+mediate="$("$SWIFT" build --package-path Tools --show-bin-path "${scratch[@]}")/mediate"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # A short seeded run of two demo placements (long source names, errors, a winner per line) against a baseline run with

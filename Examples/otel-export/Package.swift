@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "AdMediation", path: "../.."),
+        // The demand sandbox is in the tools package.
+        .package(name: "AdMediationTools", path: "../../Tools"),
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -18,7 +20,7 @@ let package = Package(
             dependencies: [
                 .product(name: "AdMediation", package: "AdMediation"),
                 .product(name: "CurlTransport", package: "AdMediation"),
-                .product(name: "DemandSandbox", package: "AdMediation"),
+                .product(name: "DemandSandbox", package: "AdMediationTools"),
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "ChartboostBanners", package: "AdMediation"),
                 .product(name: "AdMediationTesting", package: "AdMediation"),

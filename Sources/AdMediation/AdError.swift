@@ -60,10 +60,10 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let noFill = Code(.noFill)
         /// The privacy rules forbid asking this network for this request (``PrivacyRules``); the message says why.
         /// A network asked alone behind the privacy gate throws it; a ``Mediator`` skips the line instead.
-        package static let privacyBlocked = Code(.privacyBlocked)
+        public static let privacyBlocked = Code(.privacyBlocked)
         /// Every line's circuit breaker was open: the request was refused without being sent (the networks had
         /// failed before). For reports (`mediate compare`); a ``Mediator`` skips such lines.
-        package static let breakerOpen = Code(.breakerOpen)
+        public static let breakerOpen = Code(.breakerOpen)
 
         /// Whether this is a rate limit, whatever its delay.
         public var isRateLimited: Bool { base == .rateLimited }

@@ -11,7 +11,7 @@ extension Decoder {
 
     /// ``rejectUnknownKeys(_:besides:)`` with the valid keys as strings; `what` starts the message (`unknown key for
     /// type chartboost`).
-    package func rejectUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
+    public func rejectUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
         guard let object = try? container(keyedBy: ConfigurationKey.self) else { return }
         let known = Set(valid)
         let unknown = object.allKeys.map(\.stringValue).filter { !known.contains($0) }.sorted()
@@ -24,14 +24,18 @@ extension Decoder {
 }
 
 /// Any key of a configuration object (for objects keyed by names the file chooses, and for error paths).
-package struct ConfigurationKey: CodingKey, Hashable, Sendable {
-    package let stringValue: String
-    package var intValue: Int? { nil }
+public struct ConfigurationKey: CodingKey, Hashable, Sendable {
+    /// The key as the file spells it.
+    public let stringValue: String
+    /// Always nil: configuration objects are keyed by name.
+    public var intValue: Int? { nil }
 
     /// The key `name`.
-    package init(_ name: String) { stringValue = name }
-    package init?(stringValue: String) { self.stringValue = stringValue }
-    package init?(intValue: Int) { nil }
+    public init(_ name: String) { stringValue = name }
+    /// The key `stringValue`.
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    /// Nil: configuration objects are keyed by name.
+    public init?(intValue: Int) { nil }
 }
 
 /// The messages for an unknown key: the nearest valid key by edit distance, or the list of valid keys.

@@ -2,7 +2,7 @@
 // with futex system calls on Linux, which ThreadSanitizer does not intercept, so under it every access made inside a
 // `Mutex` looks unsynchronised. This lock is a `pthread_mutex_t` on Linux (intercepted by ThreadSanitizer, as
 // swift-nio's `NIOLock` is) and an `os_unfair_lock` on Apple platforms (intercepted there too). Everything in the
-// package that needs a lock uses this type, with the call shape of `Mutex` (`withLock { value in … }`).
+// project that needs a lock uses this type, with the call shape of `Mutex` (`withLock { value in … }`).
 
 #if canImport(Darwin)
     import Darwin
@@ -16,8 +16,9 @@
     import Synchronization
 #endif
 
-/// A value behind a lock: the package's replacement for `Synchronization.Mutex`, with the same call shape
-/// (`LockedValue(initial)`, `withLock { value in … }`), that ThreadSanitizer can see.
+/// A value behind a lock that ThreadSanitizer can see, with the call shape of `Synchronization.Mutex`
+/// (`LockedValue(initial)`, `withLock { value in … }`). Public so that an adapter, a tool or a test outside this
+/// package locks as the library does and stays visible to ThreadSanitizer.
 ///
 /// The lock is a `pthread_mutex_t` on Linux and an `os_unfair_lock` on Apple platforms; ThreadSanitizer intercepts
 /// both, so it sees the happens-before edge between two holders of the same lock (it sees none through
@@ -30,12 +31,12 @@
 // `@unchecked Sendable` is safe: the value is reached only through `withLock`, which holds the lock for the whole
 // access, and it goes in and comes out only as `sending` (the contract that makes `Synchronization.Mutex` Sendable);
 // the lock pointer is set once in `init` and freed only in `deinit`.
-package final class LockedValue<Value>: @unchecked Sendable {
+public final class LockedValue<Value>: @unchecked Sendable {
     private var value: Value
     private let lock: UnsafeMutablePointer<LockPrimitive>
 
     /// A lock holding `initialValue`.
-    package init(_ initialValue: consuming sending Value) {
+    public init(_ initialValue: consuming sending Value) {
         value = initialValue
         lock = UnsafeMutablePointer.allocate(capacity: 1)
         #if canImport(Darwin)
@@ -59,7 +60,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, holding the lock for the whole call, and returns what `body` returns.
-    package func withLock<Result: ~Copyable, E: Error>(
+    public func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if canImport(Darwin)

@@ -1,4 +1,4 @@
-import AdapterSupport
+import AdapterKit
 import Crypto
 import Foundation
 import Hummingbird

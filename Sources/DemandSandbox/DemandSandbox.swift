@@ -1,5 +1,5 @@
 import AdMediation
-import AdapterSupport
+import AdapterKit
 import Foundation
 import HTTPTypes
 import Hummingbird

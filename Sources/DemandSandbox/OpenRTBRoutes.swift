@@ -1,4 +1,4 @@
-import AdapterSupport
+import AdapterKit
 import Foundation
 import Hummingbird
 

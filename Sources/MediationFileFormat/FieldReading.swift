@@ -43,9 +43,9 @@ extension Duration {
 }
 
 /// How configuration errors name their field: a `DecodingError` as `a.b[2].c: problem`.
-package enum ConfigurationPath {
+public enum ConfigurationPath {
     /// The error as `path: problem` (`placements.home.lines[1].timeout_ms: expected a number`).
-    package static func describe(_ error: DecodingError) -> String {
+    public static func describe(_ error: DecodingError) -> String {
         switch error {
         case .typeMismatch(let type, let context):
             return "\(path(context.codingPath)): expected \(typeName(type)) (\(context.debugDescription))"

@@ -5,26 +5,26 @@ import AdMediation
 /// privacy rules check the user's TCF consent for this vendor (vendor consent, legitimate interest, publisher
 /// restrictions, disclosed vendors) as well as for the purposes; without it, the purposes alone
 /// (``PrivacyConfiguration/tcfVendorIDs``).
-package struct NetworkPrivacySettings: Codable, Hashable, Sendable {
+public struct NetworkPrivacySettings: Codable, Hashable, Sendable {
     /// The keys, as the file spells them.
-    package enum CodingKeys: String, CodingKey, CaseIterable {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case tcfVendorID = "tcf_vendor_id"
     }
 
     /// The highest vendor id a TC string can name (its vendor fields are 16 bits, TCF v2 core segment).
-    package static let maxTCFVendorID = 65_535
+    public static let maxTCFVendorID = 65_535
 
     /// `tcf_vendor_id`: the network's Global Vendor List id, 1…65535 (nil: not declared).
-    package var tcfVendorID: Int?
+    public var tcfVendorID: Int?
 
     /// Creates the settings.
-    package init(tcfVendorID: Int? = nil) {
+    public init(tcfVendorID: Int? = nil) {
         self.tcfVendorID = tcfVendorID
     }
 
     /// Reads the keys from a network's object, ignoring its other keys (the caller checks those): `tcf_vendor_id`, when
     /// present, must be a whole number 1…65535; an error names its field path (`networks.cb.tcf_vendor_id: …`).
-    package init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         guard c.contains(.tcfVendorID) else {
             tcfVendorID = nil
@@ -44,7 +44,7 @@ package struct NetworkPrivacySettings: Codable, Hashable, Sendable {
     }
 
     /// Writes `tcf_vendor_id` when declared.
-    package func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(tcfVendorID, forKey: .tcfVendorID)
     }

@@ -1,3 +1,4 @@
+import AdapterKit
 import AdapterSupport
 import Foundation
 import Testing

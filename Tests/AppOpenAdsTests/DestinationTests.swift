@@ -1,7 +1,8 @@
 import AdMediation
-import AppOpenAds
 import Foundation
 import Testing
+
+@testable import AppOpenAds
 
 /// URLs in an app-open answer come from outside: tracking and creative URLs must pass the network's destination
 /// policy (issue 31 items 4 and 7), or the ad is not served.

@@ -1,9 +1,10 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import AppOpenAds
 import Foundation
 import Testing
+
+@testable import AppOpenAds
 
 /// An HTTP client that is never called: the decoder tests feed bodies straight to the parser.
 struct UnusedHTTPClient: HTTPClient {

@@ -1,9 +1,10 @@
 import AdMediation
 import AdMediationTesting
-import ChartboostBanners
 import DemandSandbox
 import Foundation
 import Testing
+
+@testable import ChartboostBanners
 
 /// A load failure the sandbox can be made to answer, and the code the delegate must see for it.
 enum SandboxLoadFailure: String, CaseIterable, Sendable, CustomTestStringConvertible {

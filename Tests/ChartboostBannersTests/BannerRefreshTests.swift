@@ -1,10 +1,11 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import AdPresentation
-import ChartboostBanners
 import Foundation
 import Testing
+
+@testable import AdPresentation
+@testable import ChartboostBanners
 
 func shownIDs(_ events: [BannerRefreshController.Event]) -> [String] {
     events.compactMap { if case .shown(let id, _) = $0 { id } else { nil } }

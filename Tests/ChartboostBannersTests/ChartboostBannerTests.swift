@@ -1,9 +1,10 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import ChartboostBanners
 import Foundation
 import Testing
+
+@testable import ChartboostBanners
 
 /// Records delegate calls; optionally pauses clicks for confirmation.
 final class RecordingDelegate: ChartboostBannerDelegate {

@@ -1,12 +1,13 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import AdPresentation
-import ChartboostBanners
 import CurlTransport
 import DemandSandbox
 import Foundation
 import Testing
+
+@testable import AdPresentation
+@testable import ChartboostBanners
 
 let secret = "cb_sig_demo_secret"
 

@@ -1,10 +1,11 @@
 import AdMediation
 import AdMediationTesting
 import AdPresentation
-import ChartboostBanners
 import CurlTransport
 import Foundation
 import Testing
+
+@testable import ChartboostBanners
 
 /// A Chartboost-style server on loopback: every load fills with `ad1`, `ad2`…, tracking is recorded, and click
 /// tracking can be held in flight until ``releaseClicks()`` (or 10 s at most).

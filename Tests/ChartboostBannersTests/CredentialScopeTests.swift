@@ -1,9 +1,10 @@
 import AdMediation
 import AdMediationTesting
-import ChartboostBanners
 import CurlTransport
 import Foundation
 import Testing
+
+@testable import ChartboostBanners
 
 /// Requests a server received, shared with its handler.
 final class RecordingLog: Sendable {

@@ -1,9 +1,10 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import ChartboostBanners
 import Foundation
 import Testing
+
+@testable import ChartboostBanners
 
 /// An HTTP client that is never called: the decoder tests feed bodies straight to the parser.
 struct UnusedHTTPClient: HTTPClient {

@@ -1,10 +1,11 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import AdPresentation
-import ChartboostBanners
 import Foundation
 import Testing
+
+@testable import AdPresentation
+@testable import ChartboostBanners
 
 /// Waits until `condition` holds, failing the test after `seconds` (never loops forever).
 func eventually(_ what: String, within seconds: Int = 10, _ condition: () async -> Bool) async throws {

@@ -1,9 +1,10 @@
 import AdMediation
 import AdMediationTesting
-import AdPresentation
-import ChartboostBanners
 import Foundation
 import Testing
+
+@testable import AdPresentation
+@testable import ChartboostBanners
 
 /// Refresh hygiene (issue 31, item 3): fills that arrive already expired never make the slot reload back to back.
 @Suite("Banner refresh hygiene", .timeLimit(.minutes(2)))

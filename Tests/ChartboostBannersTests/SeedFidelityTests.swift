@@ -1,10 +1,11 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import AdPresentation
-import ChartboostBanners
 import Foundation
 import Testing
+
+@testable import AdPresentation
+@testable import ChartboostBanners
 
 /// A network whose impressions are held until released, or fail.
 final class GatedImpressionNetwork: AdNetwork {

@@ -1,18 +1,21 @@
-// libFuzzer targets for every decoder of outside input. Built by `make fuzz` (ADMEDIATION_FUZZ=1), the binary runs
-// libFuzzer on the target named by FUZZ_TARGET; in a normal build it replays files: `fuzz-decoders TARGET FILE…`.
-import AdMediation
 import AdMediationTesting
-import AppOpenAds
-import ChartboostBanners
 import DemandSandbox
 import Foundation
-import GrowthCatAds
 import Logging
-import MARSAds
 import MediateKit
 import MediationFileFormat
 import ObliviousHTTP
-import OpenRTBBidder
+
+// libFuzzer targets for every decoder of outside input. Built by `make fuzz` (ADMEDIATION_FUZZ=1), the binary runs
+// libFuzzer on the target named by FUZZ_TARGET; in a normal build it replays files: `fuzz-decoders TARGET FILE…`.
+// The parsers are the library's own (`package` access), reached with `@testable import` as tests reach them: this
+// target is built in debug only, where SwiftPM compiles the library for testing.
+@testable import AdMediation
+@testable import AppOpenAds
+@testable import ChartboostBanners
+@testable import GrowthCatAds
+@testable import MARSAds
+@testable import OpenRTBBidder
 
 /// An HTTP client that is never called: the adapters' parsers are fed bodies directly.
 struct NoHTTPClient: HTTPClient {

@@ -1,10 +1,11 @@
-import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
 import CurlTransport
 import Foundation
 import MediateKit
 import Testing
+
+@testable import AdMediation
 
 /// A network type from outside the built-in adapters: a scripted network that always fills at `ecpm`.
 enum EchoFactory: AdNetworkFactory {

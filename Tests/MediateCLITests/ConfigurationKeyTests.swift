@@ -60,7 +60,8 @@ struct ConfigurationKeyTests {
 
     /// docs/CONFIG.md's example is the reference for the format: it must load as written.
     @Test func theDocumentedExampleFileLoads() throws {
-        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let docs = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/CONFIG.md")
         let text = try String(contentsOf: docs, encoding: .utf8)
         let start = try #require(text.range(of: "```json\n"))

@@ -8,7 +8,8 @@ import Testing
 @Suite("Examples: every network goes through the privacy gate", .timeLimit(.minutes(1)))
 struct ExamplePrivacyGateTests {
     /// The examples folder, from this file's path.
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let examples = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Examples")
 
     /// The networks an example builds: `…Network(` constructions of an adapter or a scripted network.

@@ -9,7 +9,8 @@ import Testing
 struct ScenarioDocsTests {
     /// The section of docs/CONFIG.md, from its heading to the next one.
     static func section() throws -> String {
-        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let docs = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/CONFIG.md")
         let text = try String(contentsOf: docs, encoding: .utf8)
         let start = try #require(text.range(of: "## Scenario files"), "the section exists")

@@ -128,13 +128,15 @@ extension LineStatistics {
     }
 }
 
-/// SplitMix64 — small, fast, seedable — with the samplers the optimizer needs. `package`: the demand sandbox draws
-/// its seeded answers from it too.
-package struct SplitMix64: RandomNumberGenerator, Sendable {
+/// SplitMix64 — small, fast, seedable — with the samplers the optimizer needs. Public so that a tool (the demand
+/// sandbox) or a simulation draws the same values from the same seed as the optimizer does.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    package init(seed: UInt64) { state = seed }
+    /// A generator whose draws are fixed by `seed`.
+    public init(seed: UInt64) { state = seed }
 
-    package mutating func next() -> UInt64 {
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -143,7 +145,7 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in [0, 1).
-    package mutating func nextUnit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+    public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
 
     /// Standard normal (Box–Muller).
     mutating func nextGaussian() -> Double {

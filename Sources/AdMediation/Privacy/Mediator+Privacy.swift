@@ -33,7 +33,7 @@ extension PrivacyConfiguration {
 
     /// The TCF vendor id of network `id`: this configuration's, else `declared` (the network's own
     /// ``AdNetworkCapabilities/tcfVendorID``).
-    package func tcfVendorID(of id: String, declared: Int?) -> Int? {
+    public func tcfVendorID(of id: String, declared: Int?) -> Int? {
         tcfVendorIDs[id] ?? declared
     }
 
@@ -116,7 +116,7 @@ extension Mediator {
 /// ```
 public struct PrivacyGatedNetwork: AdNetwork {
     /// The network behind the gate.
-    package let network: any AdNetwork
+    public let network: any AdNetwork
     /// How consent is read (the consent store) and which TCF vendor id the network has.
     package let configuration: PrivacyConfiguration
     /// Signals that win over each request's own (the CLI's privacy options); the request's fill in what they leave
@@ -128,8 +128,9 @@ public struct PrivacyGatedNetwork: AdNetwork {
         self.init(network, configuration: configuration, signals: nil)
     }
 
-    /// `network` behind the gate of `configuration`, with `signals` winning over each request's.
-    package init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals?) {
+    /// `network` behind the gate of `configuration`, with `signals` winning over each request's (a tool that states the
+    /// user's choices on its command line, a server that decides for each request).
+    public init(_ network: any AdNetwork, configuration: PrivacyConfiguration, signals: PrivacySignals?) {
         self.network = network
         self.configuration = configuration
         self.signals = signals
@@ -151,7 +152,7 @@ public struct PrivacyGatedNetwork: AdNetwork {
 
     /// The gate's verdict for `request` (with the stored consent and ``signals`` applied), and the request as the
     /// network would receive it when the verdict lets it be asked.
-    package func gate(_ request: inout AdRequest) -> PrivacyVerdict {
+    public func gate(_ request: inout AdRequest) -> PrivacyVerdict {
         request = configuration.withStoredConsent(request)
         if let signals { request.privacy = signals.filling(from: request.privacy) }
         return configuration.gate(

@@ -11,10 +11,10 @@ import Foundation
 /// lower case first on a tie. Keys with other characters come after those letters, by their UTF-8 bytes (Foundation
 /// orders them by locale); every key this project writes is ASCII. Numbers are written as Foundation writes them
 /// (`1` for `1.0`, `1e-05`, `1e+22`).
-package enum JSONWriter {
+public enum JSONWriter {
     /// The JSON text of `value`. A value holding another type (another integer width, `NSNumber`, …) is left to
     /// `JSONSerialization` with the same options; nil when neither can write it (a non-finite number, say).
-    package static func data(_ value: Any) -> Data? {
+    public static func data(_ value: Any) -> Data? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
         guard write(value, into: &bytes, depth: 0) else {
