@@ -10,6 +10,10 @@ import MediationFileFormat
 import OpenRTBBidder
 import ServiceLifecycle
 
+/// Every problem a configuration file's reading found (``CLIConfiguration/check(_:factories:)``), for the CLI, which
+/// does not import the file format's module itself.
+package typealias ConfigurationProblems = MediationFileFormat.ConfigurationProblems
+
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes
 /// from an adapter's ``AdNetworkFactory`` in ``factories``: this file has no code of its own per network.
 package struct CLIConfiguration: Sendable {
@@ -98,36 +102,66 @@ package struct CLIConfiguration: Sendable {
 
     /// Reads and checks a configuration file, decoding it once (``FileForm``): bounded JSON, each network's type, base
     /// URL and typed settings (its factory's `Settings`), then the placements against the networks' formats. Errors
-    /// name the field; an unknown key names the nearest valid one.
+    /// name the field; an unknown key names the nearest valid one. Every problem found is in the error's message, one
+    /// per line (``check(_:factories:)``).
     package static func parse(_ data: Data, factories: [any AdNetworkFactory.Type] = factories) throws(AdError)
         -> CLIConfiguration
+    {
+        do throws(ConfigurationProblems) {
+            return try check(data, factories: factories)
+        } catch {
+            throw error.error
+        }
+    }
+
+    /// ``parse(_:factories:)`` with every problem of the file listed, not only the first (issue 47): each problem
+    /// found while decoding (every network, placement, line and field is read even after one failed), else, once
+    /// the file reads, each placement's first problem against the networks (``MediationConfiguration/validate``).
+    /// A file that is not JSON, or not an object, is one problem (with its line and column).
+    package static func check(_ data: Data, factories: [any AdNetworkFactory.Type] = factories)
+        throws(ConfigurationProblems) -> CLIConfiguration
     {
         if let violation = JSONLimits(maxBytes: maxFileBytes, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000)
             .violation(in: data)
         {
-            throw AdError(.configuration, "configuration: \(violation)")
+            throw ConfigurationProblems(["configuration: \(violation)"])
         }
         let decoder = JSONDecoder()
         if let key = FileForm.factoriesKey { decoder.userInfo[key] = FileForm.Factories(list: factories) }
         let file: FileForm
         do {
-            file = try decoder.decode(FileForm.self, from: data)
+            file = try ProblemCollector.decode(FileForm.self, from: data, with: decoder)
+        } catch let problems as ConfigurationProblems {
+            throw problems
         } catch let error as DecodingError {
             // At the root: unreadable JSON, or not an object.
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 // Not JSON at all: where it stops being JSON (a truncated file, a stray comma), by line and column.
                 if let syntax = JSONSyntax.firstError(in: Array(data)) {
-                    throw AdError(.configuration, "configuration: not valid JSON at \(syntax.description)")
+                    throw ConfigurationProblems(["configuration: not valid JSON at \(syntax.description)"])
                 }
-                throw AdError(.configuration, "configuration: not a JSON object")
+                throw ConfigurationProblems(["configuration: not a JSON object"])
             }
-            throw AdError(.configuration, ConfigurationPath.describe(error))
+            throw ConfigurationProblems([ConfigurationPath.describe(error)])
         } catch {
-            throw AdError(.configuration, "configuration: \(error)")
+            throw ConfigurationProblems(["configuration: \(error)"])
         }
         var formats: [String: Set<AdFormat.Kind>] = [:]
         for (id, network) in file.networks { formats[id] = network.factory.formats }
-        try file.mediation.validate(networks: formats)
+        do throws(AdError) {
+            try file.mediation.validate(networks: formats)
+        } catch {
+            // The first problem (the breaker's, or the first placement's), then each other placement's first.
+            var messages = [error.message]
+            for (id, placement) in file.mediation.placements.sorted(by: { $0.key < $1.key }) {
+                do throws(AdError) {
+                    try MediationConfiguration(placements: [id: placement]).validate(networks: formats)
+                } catch {
+                    if !messages.contains(error.message) { messages.append(error.message) }
+                }
+            }
+            throw ConfigurationProblems(messages)
+        }
         return CLIConfiguration(networks: file.networks, mediation: file.mediation, factories: factories)
     }
 

@@ -52,14 +52,30 @@ struct FileForm: Decodable {
         case circuitBreaker = "circuit_breaker"
     }
 
+    /// Reads the file; when the decoder collects problems (``ProblemCollector``), each network's and each field's is
+    /// recorded and reading goes on, so every problem of the file is found in one pass.
     init(from decoder: any Decoder) throws {
         guard (try? decoder.container(keyedBy: ConfigurationKey.self)) != nil else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a JSON object"))
         }
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let factories =
             Self.factoriesKey.flatMap { decoder.userInfo[$0] as? Factories }?.list ?? CLIConfiguration.factories
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        networks = try decoder.recovering([:]) { try Self.readNetworks(c, factories: factories, decoder: decoder) }
+        mediation = MediationConfiguration(
+            placements: try decoder.recovering([:]) {
+                try c.decodeNamed(PlacementConfiguration.self, forKey: .placements, in: decoder)
+            },
+            circuitBreaker: try decoder.recovering(.init()) {
+                try c.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init()
+            })
+    }
+
+    /// `networks`: each read apart (a network with a problem is left out, its problem recorded when collecting).
+    private static func readNetworks(
+        _ c: KeyedDecodingContainer<CodingKeys>, factories: [any AdNetworkFactory.Type], decoder: any Decoder
+    ) throws -> [String: ConfiguredNetwork] {
         let required = DecodingError.dataCorrupted(
             .init(codingPath: [CodingKeys.networks], debugDescription: "required, an object of named networks"))
         guard let object = try? c.nestedContainer(keyedBy: ConfigurationKey.self, forKey: .networks),
@@ -67,18 +83,17 @@ struct FileForm: Decodable {
         else { throw required }
         var networks: [String: ConfiguredNetwork] = [:]
         for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
-            networks[key.stringValue] = try Self.network(
-                id: key.stringValue, from: try object.superDecoder(forKey: key), factories: factories)
+            let network: ConfiguredNetwork? = try decoder.recovering(nil) {
+                try Self.network(id: key.stringValue, from: try object.superDecoder(forKey: key), factories: factories)
+            }
+            if let network { networks[key.stringValue] = network }
         }
-        self.networks = networks
-        mediation = MediationConfiguration(
-            placements: try c.decode([String: PlacementConfiguration].self, forKey: .placements),
-            circuitBreaker: try c.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init())
+        return networks
     }
 
     /// `networks.<id>`: its `type` chooses the factory, which reads the rest.
     private static func network(id: String, from decoder: any Decoder, factories: [any AdNetworkFactory.Type]) throws
-        -> ConfiguredNetwork
+        -> ConfiguredNetwork?
     {
         guard let object = try? decoder.container(keyedBy: ConfigurationKey.self) else {
             throw DecodingError.dataCorrupted(
@@ -103,22 +118,31 @@ struct FileForm: Decodable {
     /// The network's keys checked against `Factory.Settings.Key` and the keys every network has (`type`, `base_url`,
     /// ``NetworkPrivacySettings``'s), its base URL, its privacy keys, then its settings.
     private static func read<Factory: AdNetworkFactory>(_ factory: Factory.Type, id: String, from decoder: any Decoder)
-        throws -> ConfiguredNetwork
+        throws -> ConfiguredNetwork?
     {
-        try decoder.rejectUnknownKeys(
+        try decoder.rejectingUnknownKeys(
             allowing: ["type", "base_url"] + NetworkPrivacySettings.CodingKeys.allCases.map(\.stringValue)
                 + Factory.Settings.Key.allCases.map(\.stringValue),
             what: "unknown key for type \(Factory.type)")
         let object = try decoder.container(keyedBy: ConfigurationKey.self)
         let baseKey = ConfigurationKey("base_url")
-        guard let base = try? object.decode(String.self, forKey: baseKey), let url = URL(string: base),
-            url.scheme != nil, url.host != nil
-        else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath + [baseKey], debugDescription: "required, an absolute URL"))
+        // Each part read even when one before it failed (when collecting), so its problems are found too.
+        let base: String? = try decoder.recovering(nil) {
+            guard let base = try? object.decode(String.self, forKey: baseKey), let url = URL(string: base),
+                url.scheme != nil, url.host != nil
+            else {
+                let shown = (try? object.decode(String.self, forKey: baseKey)).map { ", got \"\($0.prefix(64))\"" }
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [baseKey],
+                        debugDescription: "required, an absolute URL" + (shown ?? "")))
+            }
+            return base
         }
-        let privacy = try NetworkPrivacySettings(from: decoder)
-        let settings = try Factory.Settings(from: decoder)
+        let privacy: NetworkPrivacySettings? = try decoder.recovering(nil) { try NetworkPrivacySettings(from: decoder) }
+        let settings: Factory.Settings? = try decoder.recovering(nil) { try Factory.Settings(from: decoder) }
+        // Nil only when collecting: each problem is recorded, the network left out and the file refused.
+        guard let base, let privacy, let settings else { return nil }
         return ConfiguredNetwork(
             factory, NetworkConfiguration(id: id, baseURL: base, settings: settings), tcfVendorID: privacy.tcfVendorID)
     }

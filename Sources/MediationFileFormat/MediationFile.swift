@@ -15,12 +15,15 @@ extension MediationConfiguration: Codable {
 
     /// Decodes the file form, with defaults for missing optional fields.
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            placements: try container.decode([String: PlacementConfiguration].self, forKey: .placements),
-            circuitBreaker: try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker)
-                ?? .init())
+            placements: try decoder.recovering([:]) {
+                try container.decodeNamed(PlacementConfiguration.self, forKey: .placements, in: decoder)
+            },
+            circuitBreaker: try decoder.recovering(.init()) {
+                try container.decodeIfPresent(CircuitBreakerConfiguration.self, forKey: .circuitBreaker) ?? .init()
+            })
     }
 
     /// Encodes the file form.
@@ -32,13 +35,16 @@ extension MediationConfiguration: Codable {
 
     /// Decodes the JSON file form, bounded by `JSONLimits`' defaults, turning decoding failures into a
     /// `configuration` `AdError` that names the field path (`placements.home.lines[1].timeout_ms: expected a
-    /// number`). Call `validate(networks:)` next.
+    /// number`): every problem found, one per line (the first 20, then how many more). Call `validate(networks:)`
+    /// next.
     public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
         if let violation = JSONLimits().violation(in: json) {
             throw AdError(.configuration, "configuration: \(violation)")
         }
         do {
-            return try JSONDecoder().decode(MediationConfiguration.self, from: json)
+            return try ProblemCollector.decode(MediationConfiguration.self, from: json, with: JSONDecoder())
+        } catch let problems as ConfigurationProblems {
+            throw problems.error
         } catch let error as DecodingError {
             throw AdError(.configuration, ConfigurationPath.describe(error))
         } catch {
@@ -55,11 +61,13 @@ extension CircuitBreakerConfiguration: Codable {
 
     /// Decodes the file form (`failure_threshold`, `cool_down_s`), with defaults.
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            failureThreshold: try c.decodeWholeIfPresent(forKey: .failureThreshold) ?? 5,
-            coolDown: try c.decodeSecondsIfPresent(forKey: .coolDownS, zeroAllowed: true) ?? .seconds(30))
+            failureThreshold: try decoder.recovering(5) { try c.decodeWholeIfPresent(forKey: .failureThreshold) ?? 5 },
+            coolDown: try decoder.recovering(.seconds(30)) {
+                try c.decodeSecondsIfPresent(forKey: .coolDownS, zeroAllowed: true) ?? .seconds(30)
+            })
     }
 
     /// Encodes the file form (`cool_down_s`).

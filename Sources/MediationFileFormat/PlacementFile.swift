@@ -13,32 +13,48 @@ extension PlacementConfiguration: Codable {
         case lossNotices = "loss_notices"
     }
 
-    /// Decodes the file form (`format` and a banner's `size`, times in `_ms` and `_s` fields), with defaults.
+    /// Decodes the file form (`format` and a banner's `size`, times in `_ms` and `_s` fields), with defaults. When
+    /// the decoder collects problems (``ProblemCollector``), each field's is recorded and decoding goes on.
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let format = try Self.decodeFormat(c)
-        let mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel
-        let bidders = try c.decodeIfPresent([BidderLine].self, forKey: .bidders) ?? []
-        let lines =
-            try bidders.isEmpty
-            ? c.decode([WaterfallLine].self, forKey: .lines)
-            : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
-        let auction = try c.decodeIfPresent(AuctionType.self, forKey: .auction) ?? .firstPrice
-        let optimizer = try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
-        let arms = try c.decodeIfPresent([PlacementArm].self, forKey: .arms) ?? []
-        let maxInFlight = try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4
-        let deadline = try c.decodeMillisecondsIfPresent(forKey: .deadlineMs) ?? .seconds(5)
-        let frequencyCap = try c.decodeWholeIfPresent(forKey: .frequencyCap)
-        let frequencyWindow =
+        let format = try decoder.recovering(.interstitial) { try Self.decodeFormat(c) }
+        let mode = try decoder.recovering(.parallel) { try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel }
+        // Nil when `bidders` is there but unreadable: `lines` is then not required (no second, false problem).
+        let bidders: [BidderLine]? = try decoder.recovering(nil) {
+            try c.decodeIfPresent([BidderLine].self, forKey: .bidders) ?? []
+        }
+        let lines = try decoder.recovering([]) {
+            try bidders == []
+                ? c.decode([WaterfallLine].self, forKey: .lines)
+                : c.decodeIfPresent([WaterfallLine].self, forKey: .lines) ?? []
+        }
+        let auction = try decoder.recovering(.firstPrice) {
+            try c.decodeIfPresent(AuctionType.self, forKey: .auction) ?? .firstPrice
+        }
+        let optimizer = try decoder.recovering(nil) {
+            try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
+        }
+        let arms = try decoder.recovering([]) { try c.decodeIfPresent([PlacementArm].self, forKey: .arms) ?? [] }
+        let maxInFlight = try decoder.recovering(4) { try c.decodeWholeIfPresent(forKey: .maxInFlight) ?? 4 }
+        let deadline = try decoder.recovering(.seconds(5)) {
+            try c.decodeMillisecondsIfPresent(forKey: .deadlineMs) ?? .seconds(5)
+        }
+        let frequencyCap = try decoder.recovering(nil) { try c.decodeWholeIfPresent(forKey: .frequencyCap) }
+        let frequencyWindow = try decoder.recovering(.seconds(3600)) {
             try c.decodeSecondsIfPresent(forKey: .frequencyWindowS, zeroAllowed: false) ?? .seconds(3600)
-        let minInterval = try c.decodeSecondsIfPresent(forKey: .minIntervalS, zeroAllowed: true)
-        let abLabel = try c.decodeIfPresent(String.self, forKey: .abLabel)
-        let lossNotices = try c.decodeIfPresent(LossNoticeContent.self, forKey: .lossNotices) ?? .reasonAndPrice
+        }
+        let minInterval = try decoder.recovering(nil) {
+            try c.decodeSecondsIfPresent(forKey: .minIntervalS, zeroAllowed: true)
+        }
+        let abLabel = try decoder.recovering(nil) { try c.decodeIfPresent(String.self, forKey: .abLabel) }
+        let lossNotices = try decoder.recovering(.reasonAndPrice) {
+            try c.decodeIfPresent(LossNoticeContent.self, forKey: .lossNotices) ?? .reasonAndPrice
+        }
         self.init(
             format: format, mode: mode, lines: lines, maxInFlight: maxInFlight, deadline: deadline,
             frequencyCap: frequencyCap, frequencyWindow: frequencyWindow, minInterval: minInterval, abLabel: abLabel,
-            bidders: bidders, auction: auction, optimizer: optimizer, arms: arms)
+            bidders: bidders ?? [], auction: auction, optimizer: optimizer, arms: arms)
         self.lossNotices = lossNotices
     }
 
@@ -96,17 +112,19 @@ extension LossNoticeContent: Codable {}
 extension PlacementArm: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable { case label, weight, lines, bidders, auction, optimizer }
 
-    /// Decodes the file form, with defaults.
+    /// Decodes the file form, with defaults (each field's problem recorded when the decoder collects them).
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            label: try c.decode(String.self, forKey: .label),
-            weight: try c.decodeIfPresent(Double.self, forKey: .weight) ?? 1,
-            lines: try c.decodeIfPresent([WaterfallLine].self, forKey: .lines),
-            bidders: try c.decodeIfPresent([BidderLine].self, forKey: .bidders),
-            auction: try c.decodeIfPresent(AuctionType.self, forKey: .auction),
-            optimizer: try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer))
+            label: try decoder.recovering("") { try c.decode(String.self, forKey: .label) },
+            weight: try decoder.recovering(1) { try c.decodeIfPresent(Double.self, forKey: .weight) ?? 1 },
+            lines: try decoder.recovering(nil) { try c.decodeIfPresent([WaterfallLine].self, forKey: .lines) },
+            bidders: try decoder.recovering(nil) { try c.decodeIfPresent([BidderLine].self, forKey: .bidders) },
+            auction: try decoder.recovering(nil) { try c.decodeIfPresent(AuctionType.self, forKey: .auction) },
+            optimizer: try decoder.recovering(nil) {
+                try c.decodeIfPresent(OptimizerConfiguration.self, forKey: .optimizer)
+            })
     }
 
     /// Encodes the file form.
@@ -128,15 +146,18 @@ extension BidderLine: Codable {
         case timeoutMs = "timeout_ms"
     }
 
-    /// Decodes the file form (`floor_ecpm`, `timeout_ms`), with defaults.
+    /// Decodes the file form (`floor_ecpm`, `timeout_ms`), with defaults (each field's problem recorded when the
+    /// decoder collects them).
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            network: try c.decode(String.self, forKey: .network),
-            placement: try c.decode(String.self, forKey: .placement),
-            floorEcpm: try c.decodeIfPresent(Double.self, forKey: .floorEcpm),
-            timeout: try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .milliseconds(500))
+            network: try decoder.recovering("") { try c.decode(String.self, forKey: .network) },
+            placement: try decoder.recovering("") { try c.decode(String.self, forKey: .placement) },
+            floorEcpm: try decoder.recovering(nil) { try c.decodeIfPresent(Double.self, forKey: .floorEcpm) },
+            timeout: try decoder.recovering(.milliseconds(500)) {
+                try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .milliseconds(500)
+            })
     }
 
     /// Encodes the file form (`timeout_ms`).
@@ -155,15 +176,20 @@ extension OptimizerConfiguration: Codable {
         case halfLifeRequests = "half_life_requests"
     }
 
-    /// Decodes the file form (`half_life_requests`), with defaults.
+    /// Decodes the file form (`half_life_requests`), with defaults (each field's problem recorded when the decoder
+    /// collects them).
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            exploration: try c.decodeIfPresent(Double.self, forKey: .exploration) ?? 0.1,
-            pinned: try c.decodeIfPresent([Int].self, forKey: .pinned) ?? [],
-            halfLifeRequests: try c.decodeIfPresent(Double.self, forKey: .halfLifeRequests) ?? 2000,
-            seed: try c.decodeIfPresent(UInt64.self, forKey: .seed))
+            exploration: try decoder.recovering(0.1) {
+                try c.decodeIfPresent(Double.self, forKey: .exploration) ?? 0.1
+            },
+            pinned: try decoder.recovering([]) { try c.decodeIfPresent([Int].self, forKey: .pinned) ?? [] },
+            halfLifeRequests: try decoder.recovering(2000) {
+                try c.decodeIfPresent(Double.self, forKey: .halfLifeRequests) ?? 2000
+            },
+            seed: try decoder.recovering(nil) { try c.decodeIfPresent(UInt64.self, forKey: .seed) })
     }
 
     /// Encodes the file form.
@@ -184,16 +210,19 @@ extension WaterfallLine: Codable {
         case ecpm
     }
 
-    /// Decodes the file form (`floor_ecpm`, `timeout_ms`), with defaults.
+    /// Decodes the file form (`floor_ecpm`, `timeout_ms`), with defaults (each field's problem recorded when the
+    /// decoder collects them).
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
+        try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            network: try c.decode(String.self, forKey: .network),
-            placement: try c.decode(String.self, forKey: .placement),
-            floorEcpm: try c.decodeIfPresent(Double.self, forKey: .floorEcpm),
-            timeout: try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .seconds(1),
-            ecpm: try c.decodeIfPresent(Double.self, forKey: .ecpm))
+            network: try decoder.recovering("") { try c.decode(String.self, forKey: .network) },
+            placement: try decoder.recovering("") { try c.decode(String.self, forKey: .placement) },
+            floorEcpm: try decoder.recovering(nil) { try c.decodeIfPresent(Double.self, forKey: .floorEcpm) },
+            timeout: try decoder.recovering(.seconds(1)) {
+                try c.decodeMillisecondsIfPresent(forKey: .timeoutMs) ?? .seconds(1)
+            },
+            ecpm: try decoder.recovering(nil) { try c.decodeIfPresent(Double.self, forKey: .ecpm) })
     }
 
     /// Encodes the file form (`timeout_ms`).

@@ -260,7 +260,10 @@ struct CompareRunner {
             let mediatedRequest = AdRequest(placement: id, format: format, privacy: privacy, testMode: true)
             phase += 1
             let mediated = await measure(label: "\(id) (waterfall)", phase: (phase, phases)) { () async -> Sample in
-                Sample(await mediator.loadWithTrace(mediatedRequest))
+                let outcome = await mediator.loadWithTrace(mediatedRequest)
+                var sample = Sample(outcome)
+                if sample.winner != nil { sample.winner = Self.baseLine(wonIn: outcome.trace, of: placement) }
+                return sample
             }
             var lines: [(String, String, Tally)] = []
             guard mediated.requests > 0 else { continue }
@@ -286,6 +289,20 @@ struct CompareRunner {
             reports.append(PlacementReport(id: id, mediated: mediated, lines: lines))
         }
         return reports
+    }
+
+    /// The line of `placement`'s own waterfall (its index in `lines`, the rows of the report) that won the request
+    /// `trace` records. The trace's index counts the lines the request ran: the placement's own, or an A/B arm's
+    /// when the arm has lines of its own, whose index 0 may be another network. That line is the first of the
+    /// placement's own with its network and ad unit; nil when there is none (its win is counted on no row).
+    static func baseLine(wonIn trace: MediationTrace, of placement: PlacementConfiguration) -> Int? {
+        guard let index = trace.winnerIndex else { return nil }
+        guard let label = trace.abLabel, placement.arms.first(where: { $0.label == label })?.lines != nil else {
+            return index
+        }
+        guard trace.lines.indices.contains(index) else { return nil }
+        let winner = trace.lines[index]
+        return placement.lines.firstIndex { $0.network == winner.network && $0.placement == winner.placement }
     }
 
     /// Runs `requests` calls of `call` with `concurrency` workers, recording latency, fill, errors and winners.

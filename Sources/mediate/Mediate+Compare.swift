@@ -288,12 +288,15 @@ struct Compare: AsyncParsableCommand {
 
     /// The likely cause of a run where every request failed, from the evidence (the error codes and the run's
     /// concurrency), so a slow server, a bad configuration and a run that overloads this machine are not given the
-    /// same hint.
-    static func likelyCause(_ codes: [String: Int], _ concurrency: Int) -> String {
+    /// same hint. Overload: at least 90 % of the errors are timeouts and `concurrency` is over 4 per core of
+    /// `cores` (this machine's, unless a test gives its own).
+    static func likelyCause(
+        _ codes: [String: Int], _ concurrency: Int, cores: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) -> String {
         let total = codes.values.reduce(0, +)
         let dominant = codes.max { $0.value < $1.value }?.key ?? ""
         let timeouts = codes[AdError.Code.timeout.name, default: 0]
-        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let cores = max(1, cores)
         if total > 0, timeouts * 10 >= total * 9 {
             return concurrency > 4 * cores
                 ? "every request timed out at --concurrency \(concurrency) on \(cores) cores: the run likely overloads "

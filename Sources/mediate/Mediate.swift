@@ -219,7 +219,14 @@ struct Environment {
         _ data: Data, sandbox: RunningSandbox?, demo: DemoOptions?, tracer: (any Tracer)?, seed: UInt64?,
         recordBodies: Bool, checks: @Sendable (CLIConfiguration) -> [String], _ body: (Environment) async throws -> T
     ) async throws -> T {
-        var configuration = try CLIConfiguration.parse(data)
+        var configuration: CLIConfiguration
+        do throws(ConfigurationProblems) {
+            configuration = try CLIConfiguration.check(data)
+        } catch {
+            // Every problem the file's reading found, at once (the first 20): a user fixes them in one pass.
+            try refuse(error.messages, total: error.total)
+            throw error.error
+        }
         try refuse(configuration.problems + checks(configuration))
         if let seed {
             for (id, placement) in configuration.mediation.placements where placement.optimizer != nil {
@@ -257,11 +264,17 @@ struct Environment {
     }
 
     /// Prints every problem (`error: …`, one line each) and exits 2 when there is any: a configuration is checked
-    /// once, up front, and all its problems are listed together, not one per run.
-    static func refuse(_ problems: [String]) throws {
+    /// once, up front, and all its problems are listed together, not one per run. `total`: how many were found, when
+    /// `problems` holds only the first of them.
+    static func refuse(_ problems: [String], total: Int? = nil) throws {
         guard !problems.isEmpty else { return }
         for problem in problems { warn("error: " + problem) }
-        if problems.count > 1 { warn("error: \(problems.count) problems in the configuration; nothing was sent") }
+        let total = max(total ?? problems.count, problems.count)
+        if total > problems.count {
+            warn("error: \(total) problems in the configuration (the first \(problems.count) shown); nothing was sent")
+        } else if total > 1 {
+            warn("error: \(total) problems in the configuration; nothing was sent")
+        }
         throw ExitCode(2)
     }
 

@@ -52,10 +52,13 @@ struct Progress: Sendable {
 final class RunProgress: Sendable {
     private let done = Atomic<Int>(0)
     private let planned: Int
-    private let start = ContinuousClock.now
+    private let start: ContinuousClock.Instant
 
-    /// A run of `planned` requests in all, starting now.
-    init(planned: Int) { self.planned = planned }
+    /// A run of `planned` requests in all, started at `start` (now by default; a test gives its own instant).
+    init(planned: Int, start: ContinuousClock.Instant = .now) {
+        self.planned = planned
+        self.start = start
+    }
 
     /// One more request of the run finished.
     func tick() { done.add(1, ordering: .relaxed) }

@@ -85,7 +85,9 @@ extension Reports {
                 "</div><div class=\"scroll\"><table><tr><th>source</th><th>requests</th><th>fills</th>"
                 + "<th>fill rate</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th>"
             // A line's fills are its network's alone; its wins are the waterfall's requests it won (another run).
-            body += "<th>wins in the waterfall</th><th>rev/1000 req</th><th>won revenue</th><th>errors</th></tr>\n"
+            body +=
+                "<th title=\"\(escape(winsMeaning))\">wins in the waterfall</th><th>rev/1000 req</th>"
+                + "<th>won revenue</th><th>errors</th></tr>\n"
             for source in sources {
                 let t = source.tally
                 body +=
@@ -102,7 +104,9 @@ extension Reports {
                     + cell("won_revenue", source.wonRevenue.map(usd) ?? "-")
                 body += cell("errors", errorShares(t.errors, requests: t.requests)) + "</tr>\n"
             }
-            body += "</table></div></section>\n"
+            body += "</table></div>"
+            // Said under every table: a line's wins may exceed its fills, and that is no miscount.
+            body += "<p class=\"note\" data-field=\"wins_meaning\">\(escape(winsMeaning))</p></section>\n"
         }
         let partialNote = partial.map { "<p class=\"partial\"><strong>\(escape($0.text))</strong></p>\n" } ?? ""
         return page(
@@ -111,6 +115,13 @@ extension Reports {
                 + "<script type=\"application/json\" id=\"report-data\">"
                 + "\(embeddedJSON(reports, given: run?.privacy ?? []))</script>\n")
     }
+
+    /// What a line's `fills` and `wins in the waterfall` count, stated under each table: two runs, so a line may
+    /// show more wins than fills.
+    static let winsMeaning =
+        "A line's fills are its network's, asked alone in requests of its own; its wins in the waterfall are the "
+        + "waterfall's requests it won, a separate run of the same number of requests. The two runs are not bounded "
+        + "by each other: a line may win more requests in the waterfall than it filled alone."
 
     /// The page around a report's body: the one style sheet (charts in a grid of 440 px columns, each chart scaled
     /// down to the width it is given; tables in boxes that scroll sideways on a narrow screen), no external asset.
@@ -136,6 +147,7 @@ extension Reports {
         td[data-field=errors],td[data-field=source],td[data-field=best_source],td[data-field=best_line]\
         {white-space:normal;overflow-wrap:anywhere;min-width:8em}
         .not-sent{background:#fff4e5;border-left:4px solid #d0762a;padding:0.4em 0.8em}
+        .note{color:#555;font-size:0.9em;max-width:60em}
         @media (max-width:600px){body{margin:1em}}
         </style>
         </head><body><h1>\(escape(title))</h1>

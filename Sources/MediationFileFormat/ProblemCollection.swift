@@ -1,0 +1,169 @@
+import AdMediation
+import Foundation
+
+/// Every problem a configuration file's decoding found, not only the first (issue 47): a user fixing a file sees them
+/// all at once. Each is `path: problem`, naming the field and, where the problem is its value, the value
+/// (`placements.home.lines[1].timeout_ms: must be 1…600000, got 0`). The first ``limit`` are kept; ``total`` counts
+/// them all.
+package struct ConfigurationProblems: Error, Hashable, Sendable {
+    /// The most problems kept (and shown): a file with hundreds of broken entries is not printed whole.
+    package static let limit = 20
+
+    /// Always ``AdError/Code/configuration``.
+    package var code: AdError.Code { .configuration }
+    /// The problems found, in the file's order (networks, placements, then circuit_breaker), at most ``limit``.
+    package var messages: [String]
+    /// How many problems were found (``messages`` holds the first ``limit``).
+    package var total: Int
+
+    /// `messages`, found `total` in all.
+    package init(_ messages: [String], total: Int? = nil) {
+        self.messages = Array(messages.prefix(Self.limit))
+        self.total = max(total ?? messages.count, self.messages.count)
+    }
+
+    /// The lines a user reads: each problem, then `… and 5 more problems` when some were left out.
+    package var lines: [String] {
+        total > messages.count ? messages + ["… and \(total - messages.count) more problems"] : messages
+    }
+
+    /// One ``AdError/Code/configuration`` error listing them, one per line (a single problem is its message alone).
+    package var error: AdError { AdError(.configuration, lines.joined(separator: "\n")) }
+}
+
+/// Collects the `DecodingError`s of one decoding (``ConfigurationProblems``) instead of stopping at the first. It sits
+/// in the decoder's `userInfo`; the file form's types ask for it through ``Swift/Decoder/recovering(_:_:)`` and, when
+/// it is absent (a plain `JSONDecoder`), throw at the first problem as any `Decodable` does.
+package final class ProblemCollector: Sendable {
+    private struct State {
+        var errors: [DecodingError] = []
+        var total = 0
+        /// The paths of absent keys an unknown key was taken for (`networks.ao.base_url` for `baseurl`): their
+        /// absence is the same problem, not a second one.
+        var misspelt: Set<String> = []
+    }
+    private let state = LockedValue(State())
+
+    /// Where the collector sits in a decoder's `userInfo`.
+    static let key: CodingUserInfoKey? = CodingUserInfoKey(rawValue: "mediation.problems")
+
+    /// An empty collector.
+    package init() {}
+
+    /// The collector `decoder` carries, if any.
+    static func of(_ decoder: any Decoder) -> ProblemCollector? {
+        key.flatMap { decoder.userInfo[$0] as? ProblemCollector }
+    }
+
+    /// Records `error` (the first ``ConfigurationProblems/limit`` are kept, all are counted), unless it is at the
+    /// path of an absent key already reported as misspelt (``expectAbsent(_:)``).
+    func record(_ error: DecodingError) {
+        let path = Self.path(of: error)
+        state.withLock { state in
+            guard !state.misspelt.contains(path) else { return }
+            state.total += 1
+            if state.errors.count < ConfigurationProblems.limit { state.errors.append(error) }
+        }
+    }
+
+    /// The key at `path` is absent because an unknown key, reported already, was meant for it.
+    func expectAbsent(_ path: [any CodingKey]) {
+        let path = ConfigurationPath.path(path)
+        state.withLock { _ = $0.misspelt.insert(path) }
+    }
+
+    /// The field `error` is at, as ``ConfigurationPath`` writes it.
+    private static func path(of error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, let context): ConfigurationPath.path(context.codingPath + [key])
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            ConfigurationPath.path(context.codingPath)
+        @unknown default: ""
+        }
+    }
+
+    /// The problems recorded so far, nil when there is none.
+    var problems: ConfigurationProblems? {
+        let (errors, total) = state.withLock { ($0.errors, $0.total) }
+        guard total > 0 else { return nil }
+        return ConfigurationProblems(errors.map(ConfigurationPath.describe), total: total)
+    }
+
+    /// Decodes `type` from `data` with every problem collected: throws ``ConfigurationProblems`` when any was found
+    /// (an error decoding could not go past, such as a root that is not an object, is the last of them). A root
+    /// that is not JSON or not an object is thrown as the `DecodingError` it is, for the caller to describe.
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, with decoder: JSONDecoder) throws -> T {
+        let collector = ProblemCollector()
+        if let key { decoder.userInfo[key] = collector }
+        let value: T
+        do {
+            value = try decoder.decode(type, from: data)
+        } catch let error as DecodingError {
+            guard collector.problems != nil else { throw error }
+            collector.record(error)
+            throw collector.problems ?? ConfigurationProblems([ConfigurationPath.describe(error)])
+        }
+        if let problems = collector.problems { throw problems }
+        return value
+    }
+}
+
+extension Decoder {
+    /// `body`'s value. When this decoder collects problems (``ProblemCollector``), a `DecodingError` that `body`
+    /// throws is recorded and `fallback` is returned instead, so decoding goes on to find the next problem; the
+    /// value decoded is thrown away in the end. Without a collector the error is thrown.
+    package func recovering<T>(_ fallback: @autoclosure () -> T, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DecodingError {
+            guard let collector = ProblemCollector.of(self) else { throw error }
+            collector.record(error)
+            return fallback()
+        }
+    }
+
+    /// ``Swift/Decoder/rejectUnknownKeys(_:besides:)``, recording every unknown key when this decoder collects
+    /// problems (each naming the nearest valid key), not only the first.
+    package func rejectingUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
+        try rejectingUnknownKeys(allowing: keys.allCases.map(\.stringValue))
+    }
+
+    /// ``rejectingUnknownKeys(_:)`` with the valid keys as strings; `what` starts each message.
+    package func rejectingUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
+        guard let collector = ProblemCollector.of(self) else {
+            try rejectUnknownKeys(allowing: valid, what: what)
+            return
+        }
+        guard let object = try? container(keyedBy: ConfigurationKey.self) else { return }
+        let known = Set(valid)
+        let present = Set(object.allKeys.map(\.stringValue))
+        for key in present.filter({ !known.contains($0) }).sorted() {
+            // A misspelt key (`baseurl`) leaves the key it was meant for absent: that is this problem, not another.
+            if let meant = ConfigurationKeys.nearest(to: key, in: valid), !present.contains(meant) {
+                collector.expectAbsent(codingPath + [ConfigurationKey(meant)])
+            }
+            let shown = key.count <= 64 ? key : key.prefix(64) + "…"
+            collector.record(
+                .dataCorrupted(
+                    .init(
+                        codingPath: codingPath + [ConfigurationKey(shown)],
+                        debugDescription: ConfigurationKeys.unknownKey(key, valid: valid, what: what))))
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// The object at `key` whose keys the file names (`placements`, `networks`): each entry decoded apart, so that,
+    /// with problems collected, one bad entry does not hide the next. Entries that fail are left out.
+    package func decodeNamed<T: Decodable>(_ type: T.Type, forKey key: Key, in decoder: any Decoder) throws
+        -> [String: T]
+    {
+        let object = try nestedContainer(keyedBy: ConfigurationKey.self, forKey: key)
+        var values: [String: T] = [:]
+        for name in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+            let value: T? = try decoder.recovering(nil) { try object.decode(type, forKey: name) }
+            if let value { values[name.stringValue] = value }
+        }
+        return values
+    }
+}
