@@ -5,36 +5,36 @@ import Foundation
 /// all at once. Each is `path: problem`, naming the field and, where the problem is its value, the value
 /// (`placements.home.lines[1].timeout_ms: must be 1…600000, got 0`). The first ``limit`` are kept; ``total`` counts
 /// them all.
-package struct ConfigurationProblems: Error, Hashable, Sendable {
+public struct ConfigurationProblems: Error, Hashable, Sendable {
     /// The most problems kept (and shown): a file with hundreds of broken entries is not printed whole.
-    package static let limit = 20
+    public static let limit = 20
 
     /// Always ``AdError/Code/configuration``.
-    package var code: AdError.Code { .configuration }
+    public var code: AdError.Code { .configuration }
     /// The problems found, in the file's order (networks, placements, then circuit_breaker), at most ``limit``.
-    package var messages: [String]
+    public var messages: [String]
     /// How many problems were found (``messages`` holds the first ``limit``).
-    package var total: Int
+    public var total: Int
 
     /// `messages`, found `total` in all.
-    package init(_ messages: [String], total: Int? = nil) {
+    public init(_ messages: [String], total: Int? = nil) {
         self.messages = Array(messages.prefix(Self.limit))
         self.total = max(total ?? messages.count, self.messages.count)
     }
 
     /// The lines a user reads: each problem, then `… and 5 more problems` when some were left out.
-    package var lines: [String] {
+    public var lines: [String] {
         total > messages.count ? messages + ["… and \(total - messages.count) more problems"] : messages
     }
 
     /// One ``AdError/Code/configuration`` error listing them, one per line (a single problem is its message alone).
-    package var error: AdError { AdError(.configuration, lines.joined(separator: "\n")) }
+    public var error: AdError { AdError(.configuration, lines.joined(separator: "\n")) }
 }
 
 /// Collects the `DecodingError`s of one decoding (``ConfigurationProblems``) instead of stopping at the first. It sits
 /// in the decoder's `userInfo`; the file form's types ask for it through ``Swift/Decoder/recovering(_:_:)`` and, when
 /// it is absent (a plain `JSONDecoder`), throw at the first problem as any `Decodable` does.
-package final class ProblemCollector: Sendable {
+public final class ProblemCollector: Sendable {
     private struct State {
         var errors: [DecodingError] = []
         var total = 0
@@ -48,7 +48,7 @@ package final class ProblemCollector: Sendable {
     static let key: CodingUserInfoKey? = CodingUserInfoKey(rawValue: "mediation.problems")
 
     /// An empty collector.
-    package init() {}
+    public init() {}
 
     /// The collector `decoder` carries, if any.
     static func of(_ decoder: any Decoder) -> ProblemCollector? {
@@ -92,7 +92,7 @@ package final class ProblemCollector: Sendable {
     /// Decodes `type` from `data` with every problem collected: throws ``ConfigurationProblems`` when any was found
     /// (an error decoding could not go past, such as a root that is not an object, is the last of them). A root
     /// that is not JSON or not an object is thrown as the `DecodingError` it is, for the caller to describe.
-    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, with decoder: JSONDecoder) throws -> T {
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, with decoder: JSONDecoder) throws -> T {
         let collector = ProblemCollector()
         if let key { decoder.userInfo[key] = collector }
         let value: T
@@ -112,7 +112,7 @@ extension Decoder {
     /// `body`'s value. When this decoder collects problems (``ProblemCollector``), a `DecodingError` that `body`
     /// throws is recorded and `fallback` is returned instead, so decoding goes on to find the next problem; the
     /// value decoded is thrown away in the end. Without a collector the error is thrown.
-    package func recovering<T>(_ fallback: @autoclosure () -> T, _ body: () throws -> T) throws -> T {
+    public func recovering<T>(_ fallback: @autoclosure () -> T, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as DecodingError {
@@ -124,12 +124,12 @@ extension Decoder {
 
     /// ``Swift/Decoder/rejectUnknownKeys(_:besides:)``, recording every unknown key when this decoder collects
     /// problems (each naming the nearest valid key), not only the first.
-    package func rejectingUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
+    public func rejectingUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
         try rejectingUnknownKeys(allowing: keys.allCases.map(\.stringValue))
     }
 
     /// ``rejectingUnknownKeys(_:)`` with the valid keys as strings; `what` starts each message.
-    package func rejectingUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
+    public func rejectingUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
         guard let collector = ProblemCollector.of(self) else {
             try rejectUnknownKeys(allowing: valid, what: what)
             return
@@ -155,7 +155,7 @@ extension Decoder {
 extension KeyedDecodingContainer {
     /// The object at `key` whose keys the file names (`placements`, `networks`): each entry decoded apart, so that,
     /// with problems collected, one bad entry does not hide the next. Entries that fail are left out.
-    package func decodeNamed<T: Decodable>(_ type: T.Type, forKey key: Key, in decoder: any Decoder) throws
+    public func decodeNamed<T: Decodable>(_ type: T.Type, forKey key: Key, in decoder: any Decoder) throws
         -> [String: T]
     {
         let object = try nestedContainer(keyedBy: ConfigurationKey.self, forKey: key)
