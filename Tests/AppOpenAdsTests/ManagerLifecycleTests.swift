@@ -6,7 +6,7 @@ import AppOpenAds
 import TestSupport
 import Testing
 
-@Suite("App-open manager lifecycle", .timeLimit(.minutes(1)))
+@Suite("App-open manager lifecycle", .timeLimit(.minutes(2)))
 struct AppOpenManagerLifecycleTests {
     func scripted(_ clock: ManualAdClock) -> ScriptedAdNetwork {
         ScriptedAdNetwork(
@@ -20,8 +20,9 @@ struct AppOpenManagerLifecycleTests {
         await manager.applicationDidLaunch()  // starts a load that answers after 2 s
         await clock.waitForSleepers(1)
         await manager.shutdown()
+        #expect(clock.sleeperCount == 0, "the load in flight, sleeping on the clock, ended with the shutdown")
         let loads = network.loadCount
-        await advanceInSteps(clock, .seconds(300))
+        await advanceInSteps(clock, .seconds(300), step: .seconds(10))
         await manager.applicationWillEnterForeground()
         #expect(reason(await manager.showAdIfAvailable()) == .shutDown)
         await manager.loadAd()
@@ -47,10 +48,12 @@ struct AppOpenManagerLifecycleTests {
             await manager.applicationDidLaunch()
             await clock.waitForSleepers(1)
         }
-        for _ in 0..<100 where released != nil { await Task.yield() }
-        #expect(released == nil, "its own load task does not keep the manager alive")
+        // The load was registered with the clock before the release; the release is waited for, not assumed after
+        // some scheduler turns.
+        #expect(await pollUntil { released == nil }, "its own load task does not keep the manager alive")
+        #expect(await pollUntil { clock.sleeperCount == 0 }, "its load in flight ended with it")
         let loads = network.loadCount
-        await advanceInSteps(clock, .seconds(300))
+        await advanceInSteps(clock, .seconds(300), step: .seconds(10))
         #expect(network.loadCount == loads)
     }
 

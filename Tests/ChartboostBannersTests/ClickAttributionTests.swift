@@ -70,8 +70,8 @@ final class HeldClickServer: Sendable {
                 return event == "click" && s.holdClicks
             }
             if hold {
-                // The click request stays in flight until the test releases it (never longer than 10 s).
-                let deadline = ContinuousClock.now + .seconds(10)
+                // The click request stays in flight until the test releases it (never longer than 30 s).
+                let deadline = ContinuousClock.now + .seconds(30)
                 while shared.state.withLock({ $0.holdClicks }) && ContinuousClock.now < deadline {
                     Thread.sleep(forTimeInterval: 0.001)
                 }

@@ -41,7 +41,7 @@ final class GatedImpressionNetwork: AdNetwork {
             guard case .impression = record.event else { return .notSent }
             if network.failImpressions { throw AdError(.server(status: 503), "impression endpoint down") }
             network.state.withLock { $0.pending += 1 }
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)  // a hang guard: the test releases it
             while !network.state.withLock({ $0.released }) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
             }

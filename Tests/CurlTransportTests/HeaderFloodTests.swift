@@ -7,7 +7,8 @@ import TestSupport
 import Testing
 
 /// One server that answers with a flood of response headers must not hold the engine thread: the other requests of
-/// the process keep their latency, and the flood ends with a clear error (issue 31, item 1).
+/// the process keep being answered, and the flood ends with a clear error (issue 31, item 1). Their latency beside
+/// the flood is measured in `TimingTests.NoisyNeighbourTimingTests`.
 @Suite("Header flood isolation", .timeLimit(.minutes(2)))
 struct HeaderFloodTests {
     /// 60 000 headers of 5 bytes (`h: ` and CRLF): 300 000 bytes, just under libcurl's own 300 KiB cap.
@@ -29,22 +30,20 @@ struct HeaderFloodTests {
                     try await client.send(HTTPRequest(url: flood.baseURL, timeout: .seconds(60)))
                 }
             }
-            // Good requests back to back while the flood is received and processed, until it ends or a deadline.
+            // Good requests back to back while the flood is received and processed, until it ends (the 30 s is a
+            // hang guard). Each must be answered within its 30 s timeout, far above a loopback round trip on a busy
+            // machine: the quadratic copy held the engine thread ~45 s, which fails it. Their latency is a wall-clock
+            // figure, bounded in the TimingTests target (NoisyNeighbourTimingTests' header-flood row: within 10 ms
+            // of the good line alone), not here.
             let deadline = ContinuousClock.now + .seconds(30)
-            var worst = Duration.zero
             var sent = 0
             repeat {
-                let start = ContinuousClock.now
                 let response = try await client.send(HTTPRequest(url: good.baseURL + "/", timeout: .seconds(30)))
                 #expect(response.status == 200)
-                worst = max(worst, ContinuousClock.now - start)
                 sent += 1
             } while !floodEnded.isSet && ContinuousClock.now < deadline
             let error = await floodTask.value
             #expect(sent > 0)
-            // The quadratic copy held the engine thread ~45 s; 10 s tells that apart on a busy machine (the tight
-            // bound, within 10 ms of the good line alone, is NoisyNeighbourTimingTests' in the TimingTests target).
-            #expect(worst < .seconds(10), "a good request waited \(worst) while another line's headers were read")
             #expect(error?.code == .responseTooLarge, "the flood ends with a clear error: \(String(describing: error))")
         }
     }

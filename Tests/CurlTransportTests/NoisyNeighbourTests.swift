@@ -6,8 +6,8 @@ import Testing
 
 /// The noisy-neighbour matrix, functional half (issue 31 item 1): beside each hostile server kind, on the same
 /// client, a good line keeps answering, the hostile line ends the way its kind should, and the client shuts down
-/// without waiting for the hostile server. The latency bound (within 10 ms of alone) is in
-/// `TimingTests.NoisyNeighbourTimingTests`.
+/// with a hostile exchange in flight. The wall-clock bounds (the good line within 10 ms of alone, the shutdown within
+/// a second) are in `TimingTests.NoisyNeighbourTimingTests`.
 @Suite("Noisy neighbours", .timeLimit(.minutes(2)))
 struct NoisyNeighbourTests {
     static let expected: [HostileKind: String] = [
@@ -22,6 +22,5 @@ struct NoisyNeighbourTests {
         #expect(row.goodFailures == 0, "\(row)")
         #expect(row.goodBeside >= 5, "good requests while the hostile line was in flight: \(row)")
         #expect(row.hostileOutcome == Self.expected[kind], "\(row)")
-        #expect(row.shutdownMs < 2000, "the client waited for the hostile server at shutdown: \(row)")
     }
 }

@@ -8,7 +8,7 @@ import Testing
 
 @testable import GrowthCatAds
 
-@Suite("GrowthCat client lifecycle", .timeLimit(.minutes(1)))
+@Suite("GrowthCat client lifecycle", .timeLimit(.minutes(2)))
 struct GrowthCatClientLifecycleTests {
     /// A client whose server is unreachable, with a failed impression (offline, so the probe runs) and a queued
     /// batch event (batch timer): both background timers are sleeping on the returned clock.
@@ -33,7 +33,7 @@ struct GrowthCatClientLifecycleTests {
         await client.shutdown()
         #expect(clock.sleeperCount == 0, "no timer of the client is left")
         let requests = http.requestCount
-        await advanceInSteps(clock, .seconds(300))
+        await advanceInSteps(clock, .seconds(300), step: .seconds(10))
         #expect(http.requestCount == requests)
         #expect(await client.pendingEventCount == 2, "the queued events stay for the next client")
         await curl.shutdown()
@@ -49,11 +49,12 @@ struct GrowthCatClientLifecycleTests {
             curl = c
             clock = k
         }
-        for _ in 0..<100 where released != nil || clock.sleeperCount > 0 { await Task.yield() }
-        #expect(released == nil, "its timers do not keep the client alive")
-        #expect(clock.sleeperCount == 0, "its deinit cancelled them")
+        // Both timers were registered with the clock (`offlineClientWithTimers`); the release is waited for, not
+        // assumed after some scheduler turns.
+        #expect(await pollUntil { released == nil }, "its timers do not keep the client alive")
+        #expect(await pollUntil { clock.sleeperCount == 0 }, "its deinit cancelled them")
         let requests = http.requestCount
-        await advanceInSteps(clock, .seconds(300))
+        await advanceInSteps(clock, .seconds(300), step: .seconds(10))
         #expect(http.requestCount == requests)
         await curl.shutdown()
     }
