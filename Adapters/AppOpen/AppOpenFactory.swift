@@ -9,10 +9,10 @@ public enum AppOpenFactory: AdNetworkFactory {
 
     /// An ``AppOpenNetwork`` with the configured id (no settings beyond the base URL).
     public static func make(_ network: NetworkConfiguration<NoNetworkSettings>, context: AdNetworkFactoryContext)
-        throws(AdError) -> any AdNetwork
+        throws(AdError) -> BuiltNetwork
     {
         var configuration = AppOpenNetwork.Configuration(baseURL: network.baseURL)
         configuration.id = network.id
-        return AppOpenNetwork(configuration: configuration, http: context.http, clock: context.clock)
+        return BuiltNetwork(AppOpenNetwork(configuration: configuration, http: context.http, clock: context.clock))
     }
 }

@@ -39,11 +39,11 @@ public enum ChartboostFactory: AdNetworkFactory {
 
     /// A ``ChartboostNetwork`` with the configured id.
     public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
-        throws(AdError) -> any AdNetwork
+        throws(AdError) -> BuiltNetwork
     {
         var configuration = ChartboostNetwork.Configuration(
             baseURL: network.baseURL, appID: network.settings.appID, appSignature: network.settings.appSignature)
         configuration.id = network.id
-        return ChartboostNetwork(configuration: configuration, http: context.http, clock: context.clock)
+        return BuiltNetwork(ChartboostNetwork(configuration: configuration, http: context.http, clock: context.clock))
     }
 }

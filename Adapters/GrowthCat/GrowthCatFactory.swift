@@ -47,7 +47,7 @@ public enum GrowthCatFactory: AdNetworkFactory {
 
     /// A ``GrowthCatNetwork`` over a `GrowthCatClient` with its durable queue.
     public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
-        throws(AdError) -> any AdNetwork
+        throws(AdError) -> BuiltNetwork
     {
         let settings = network.settings
         let queuePath: String
@@ -62,10 +62,11 @@ public enum GrowthCatFactory: AdNetworkFactory {
             apiKey: settings.apiKey, baseURL: network.baseURL, eventQueuePath: queuePath)
         configuration.catalogCaching = settings.catalogCache
         do {
-            return GrowthCatNetwork(
-                id: network.id,
-                client: try GrowthCatClient(configuration: configuration, http: context.http, clock: context.clock),
-                clock: context.clock)
+            return BuiltNetwork(
+                GrowthCatNetwork(
+                    id: network.id,
+                    client: try GrowthCatClient(configuration: configuration, http: context.http, clock: context.clock),
+                    clock: context.clock))
         } catch {
             throw AdError(.configuration, "\(network.path).queue_path: \(error.message)")
         }

@@ -1,8 +1,10 @@
 import AdMediation
+import AdapterSupport
 import Foundation
 
 /// The default context id: a UUID v4 per client, rotated once it is 3 days old; on rotation the old id is sent
-/// to `DELETE {base}/delete_user` (fire and forget; errors ignored).
+/// to `DELETE {base}/delete_user`, one attempt as upstream makes (errors ignored), queued on the client's background
+/// sender: the client's `shutdown()` lets it go out within its grace, and nothing outlives the client.
 final class RotatingContextID: MozAdsContextIDProvider {
     static let rotation: TimeInterval = 3 * 24 * 3600
     private struct State {
@@ -13,11 +15,22 @@ final class RotatingContextID: MozAdsContextIDProvider {
     private let environment: MozAdsEnvironment
     private let http: any HTTPClient
     private let now: @Sendable () -> Date
+    /// Where the retired ids' `DELETE`s wait and go out (owned by the client, which shuts it down).
+    private let sender: BackgroundSender
 
-    init(environment: MozAdsEnvironment, http: any HTTPClient, now: @escaping @Sendable () -> Date) {
+    /// One attempt (upstream sends once), 30 s for it, a few waiting, one at a time, 2 s at shutdown.
+    static let deleteLimits = BackgroundSender.Limits(
+        attempts: 1, timeout: .seconds(30), deadline: .seconds(30), queue: 16, concurrency: 1,
+        shutdownGrace: .seconds(2))
+
+    init(
+        environment: MozAdsEnvironment, http: any HTTPClient, now: @escaping @Sendable () -> Date,
+        sender: BackgroundSender
+    ) {
         self.environment = environment
         self.http = http
         self.now = now
+        self.sender = sender
         self.state = LockedValue(State(id: UUID().uuidString.lowercased(), createdAt: now()))
     }
 
@@ -36,12 +49,13 @@ final class RotatingContextID: MozAdsContextIDProvider {
             let url = environment.baseURL + "/delete_user"
             let body = (try? JSONSerialization.data(withJSONObject: ["context_id": retired])) ?? Data()
             let http = http
-            Task {
-                _ = try? await http.send(
-                    HTTPRequest(
-                        method: .delete, url: url, headers: ["Content-Type": "application/json"], body: body,
-                        timeout: .seconds(30)
-                    ).requiring(.forNetwork(baseURL: url), as: .api))
+            let rule = DestinationRule(policy: .forNetwork(baseURL: url), kind: .api)
+            sender.send(url, meeting: rule) { request in
+                var delete = HTTPRequest(
+                    method: .delete, url: request.url, headers: ["Content-Type": "application/json"], body: body,
+                    timeout: request.timeout)
+                delete.destination = request.destination
+                return try await http.send(delete)
             }
         }
         return id

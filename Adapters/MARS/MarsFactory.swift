@@ -78,7 +78,7 @@ public enum MarsFactory: AdNetworkFactory {
     /// A ``MarsNetwork`` over a `MozAdsClient` with the configured cache and OHTTP mode, recording its telemetry as
     /// swift-metrics counters and logs (``MetricsMozAdsTelemetry``).
     public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
-        throws(AdError) -> any AdNetwork
+        throws(AdError) -> BuiltNetwork
     {
         let settings = network.settings
         // The mediator opts in to telemetry (the builder's default records nothing): the counters are part of the
@@ -94,6 +94,7 @@ public enum MarsFactory: AdNetworkFactory {
         if let ohttp = settings.ohttp {
             builder = builder.ohttp(relayURL: ohttp.relay, keyConfigurationURL: ohttp.config)
         }
-        return MarsNetwork(id: network.id, client: builder.build(), clock: context.clock, ohttp: settings.ohttp != nil)
+        return BuiltNetwork(
+            MarsNetwork(id: network.id, client: builder.build(), clock: context.clock, ohttp: settings.ohttp != nil))
     }
 }

@@ -45,9 +45,13 @@ public struct MarsNetwork: AdNetwork {
         attempts: 1, timeout: .seconds(60), deadline: .seconds(60), queue: 1000, concurrency: 4,
         shutdownGrace: .seconds(2))
 
-    /// Ends the network: sends the queued callbacks for at most 2 s (on the network's clock), then cancels what is
-    /// left and returns once the sender has stopped; callbacks after this are dropped. Idempotent.
-    public func shutdown() async { await callbacks.shutdown() }
+    /// Ends the network and its client: sends the queued callbacks for at most 2 s (on the network's clock), then
+    /// cancels what is left and returns once the sender has stopped, then ends the client
+    /// (``MozAdsClient/shutdown()``: its context-id `DELETE`); callbacks after this are dropped. Idempotent.
+    public func shutdown() async {
+        await callbacks.shutdown()
+        await client.shutdown()
+    }
 
     /// Callbacks queued or in flight.
     public var pendingCallbacks: Int { callbacks.pending }

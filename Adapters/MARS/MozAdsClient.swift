@@ -17,6 +17,8 @@ public actor MozAdsClient {
     /// The OHTTP channel, when configured (requests and callbacks with `ohttp: true` go through it).
     let ohttpHTTP: (any HTTPClient)?
     let now: @Sendable () -> Date
+    /// The client's background work: the retired context ids' `DELETE`s. Ended by ``shutdown()``.
+    let background: BackgroundSender
     var isShutDown = false
     /// Parsed answers of rows that are in the SQLite cache, so a hit skips SQLite and JSON. Kept coherent with the
     /// store: same expiry, emptied when a trim evicts rows or the cache is cleared. Bounded.
@@ -31,7 +33,7 @@ public actor MozAdsClient {
     init(
         environment: MozAdsEnvironment, cache: MarsHTTPCache?, telemetry: any MozAdsTelemetry,
         contextID: any MozAdsContextIDProvider, http: any HTTPClient, ohttp: (any HTTPClient)? = nil,
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date, background: BackgroundSender
     ) {
         self.environment = environment
         self.cache = cache
@@ -40,6 +42,7 @@ public actor MozAdsClient {
         self.http = http
         self.ohttpHTTP = ohttp
         self.now = now
+        self.background = background
     }
 
     /// Whether the SQLite cache is enabled.
@@ -276,12 +279,18 @@ public actor MozAdsClient {
         }
     }
 
-    /// Ends the client, as every component's `shutdown()` does: later work reports to no telemetry sink (the client
-    /// runs nothing in the background of its own; its cache file is closed with the client). Idempotent; never
-    /// throws.
+    /// Ends the client, as every component's `shutdown()` does: a retired context id's `DELETE` still queued goes out
+    /// within 2 s (then it is cancelled), and the method returns once that work has ended; later work reports to no
+    /// telemetry sink (its cache file is closed with the client). Idempotent; never throws.
     public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
         telemetry = NoOpMozAdsTelemetry()
+        await background.shutdown()
     }
+
+    /// Retired context ids' `DELETE`s queued or in flight.
+    public nonisolated var pendingContextDeletes: Int { background.pending }
 }
+
+extension MozAdsClient: BackgroundWork {}

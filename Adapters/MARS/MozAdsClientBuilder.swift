@@ -103,7 +103,9 @@ public struct MozAdsClientBuilder: Sendable {
             case .failure(let failure): telemetry.recordBuildCacheError(label: failure.label, value: failure.message)
             }
         }
-        let provider = contextIDProvider ?? RotatingContextID(environment: environment, http: http, now: now)
+        let lane = BackgroundSender(clock: SystemAdClock(), limits: RotatingContextID.deleteLimits)
+        let provider =
+            contextIDProvider ?? RotatingContextID(environment: environment, http: http, now: now, sender: lane)
         telemetry.recordClientOperationTotal(label: "new")
         let relay = ohttpChannel.map {
             ObliviousHTTPRelayClient(
@@ -111,6 +113,6 @@ public struct MozAdsClientBuilder: Sendable {
         }
         return MozAdsClient(
             environment: environment, cache: cache, telemetry: telemetry, contextID: provider, http: http, ohttp: relay,
-            now: now)
+            now: now, background: lane)
     }
 }

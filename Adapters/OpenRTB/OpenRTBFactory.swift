@@ -52,13 +52,13 @@ public enum OpenRTBFactory: AdNetworkFactory {
 
     /// A ``BiddingNetwork`` with the configured id.
     public static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext)
-        throws(AdError) -> any AdNetwork
+        throws(AdError) -> BuiltNetwork
     {
         var configuration = BiddingNetwork.Configuration(baseURL: network.baseURL)
         configuration.id = network.id
         if let bundle = network.settings.appBundle { configuration.appBundle = bundle }
         configuration.appID = network.settings.appID
         if let auction = network.settings.auction { configuration.auction = auction }
-        return BiddingNetwork(configuration: configuration, http: context.http, clock: context.clock)
+        return BuiltNetwork(BiddingNetwork(configuration: configuration, http: context.http, clock: context.clock))
     }
 }

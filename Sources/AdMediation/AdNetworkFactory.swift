@@ -70,9 +70,33 @@ public protocol AdNetworkFactory: Sendable {
     /// The formats its networks serve (placements are checked against them before anything is built).
     static var formats: Set<AdFormat.Kind> { get }
     /// Builds the network. Throws ``AdError/Code/configuration`` naming the field (`networks.gc.queue_path: …`).
-    /// Starts nothing: a network that works in the background conforms to ``BackgroundWork``, and whoever builds it
-    /// ends that work with its `shutdown()` (`mediate` runs every such network as a service of its `ServiceGroup`,
-    /// beside the HTTP client, and ends it with the group's graceful shutdown).
+    /// Starts nothing. The result carries the network's background work by its type (``BuiltNetwork``): whoever
+    /// builds it ends that work with ``BuiltNetwork/backgroundWork``'s `shutdown()` (`mediate` runs it as a service
+    /// of its `ServiceGroup`, beside the HTTP client, and ends it with the group's graceful shutdown).
     static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+        -> BuiltNetwork
+}
+
+/// A network a factory built, with the background work it owns, known from its type: `BuiltNetwork(network)` of a
+/// type that conforms to ``BackgroundWork`` carries it as ``backgroundWork``, of any other type carries none. No cast
+/// decides it, so a network type that works in the background and says so is never left running, and one that does
+/// not say so cannot be built into a value that claims it.
+public struct BuiltNetwork: Sendable {
+    /// The network.
+    public let network: any AdNetwork
+    /// The network's background work (its delivery loop, its notice or callback sender), which its builder ends;
+    /// nil for a network that works only while asked.
+    public let backgroundWork: (any BackgroundWork)?
+
+    /// A network that works in the background: its ``BackgroundWork`` is carried.
+    public init(_ network: some AdNetwork & BackgroundWork) {
+        self.network = network
+        backgroundWork = network
+    }
+
+    /// A network that works only while asked (no background work).
+    public init(_ network: some AdNetwork) {
+        self.network = network
+        backgroundWork = nil
+    }
 }

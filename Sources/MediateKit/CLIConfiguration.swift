@@ -184,12 +184,11 @@ package struct CLIConfiguration: Sendable {
             stateDirectory: stateDirectory(environment: environment))
     }
 
-    /// The built networks that run work in the background (a GrowthCat client's delivery, a bidder's notices), in
-    /// id order: the services to run beside the HTTP client (see ``withServices(_:logger:_:)``).
-    package static func services(of built: [String: any AdNetwork]) -> [any Service] {
-        built.sorted { $0.key < $1.key }.compactMap {
-            ($0.value as? any BackgroundWork).map(BackgroundWorkService.init)
-        }
+    /// The background work of the built networks (a GrowthCat client's delivery, a bidder's notices), as each
+    /// network's type declares it (``BuiltNetwork/backgroundWork``), in id order: the services to run beside the HTTP
+    /// client (see ``withServices(_:logger:_:)``).
+    package static func services(of built: [String: BuiltNetwork]) -> [any Service] {
+        built.sorted { $0.key < $1.key }.compactMap { $0.value.backgroundWork.map(BackgroundWorkService.init) }
     }
 
     /// Builds every configured network with its factory.
@@ -197,10 +196,10 @@ package struct CLIConfiguration: Sendable {
         http: any HTTPClient,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         clock: any AdClock = SystemAdClock()
-    ) throws(AdError) -> [String: any AdNetwork] {
+    ) throws(AdError) -> [String: BuiltNetwork] {
         let context = AdNetworkFactoryContext(
             http: http, clock: clock, stateDirectory: Self.stateDirectory(environment: environment))
-        var built: [String: any AdNetwork] = [:]
+        var built: [String: BuiltNetwork] = [:]
         for (id, network) in networks {
             built[id] = try network.make(context: context)
         }

@@ -15,7 +15,7 @@ package struct ConfiguredNetwork: Sendable {
     package let factory: any AdNetworkFactory.Type
     /// Its `tcf_vendor_id`, the network's IAB Global Vendor List id (nil: not declared).
     package let tcfVendorID: Int?
-    private let build: @Sendable (AdNetworkFactoryContext) throws(AdError) -> any AdNetwork
+    private let build: @Sendable (AdNetworkFactoryContext) throws(AdError) -> BuiltNetwork
 
     /// A network of `factory`'s type with its typed settings and its TCF vendor id, if declared.
     package init<Factory: AdNetworkFactory>(
@@ -29,8 +29,8 @@ package struct ConfiguredNetwork: Sendable {
         build = { (context) throws(AdError) in try Factory.make(network, context: context) }
     }
 
-    /// Builds the network with its factory.
-    package func make(context: AdNetworkFactoryContext) throws(AdError) -> any AdNetwork { try build(context) }
+    /// Builds the network with its factory (and the background work its type declares).
+    package func make(context: AdNetworkFactoryContext) throws(AdError) -> BuiltNetwork { try build(context) }
 }
 
 /// The configuration file's form, decoded once (docs/CONFIG.md): `networks` (each read by its type's factory),

@@ -79,7 +79,9 @@ struct Conformance: AsyncParsableCommand {
             // The kit asks the network through the privacy gate, as every other path does; the CLI's signals, when
             // given, win over the kit's own.
             let signals = privacy.isSet ? privacy.signals : nil
-            guard let gated = single.gated([network: adapter], signals: signals)[network] else { throw ExitCode(2) }
+            guard let gated = single.gated([network: adapter.network], signals: signals)[network] else {
+                throw ExitCode(2)
+            }
             let subject = ConformanceSubject(
                 network: gated, wire: recording, fillRequest: AdRequest(placement: linePlacement, format: format),
                 privacyFields: Self.privacyFields[base.type] ?? Set(ConformanceSubject.PrivacyField.allCases))
@@ -113,7 +115,7 @@ struct Conformance: AsyncParsableCommand {
                     // without waiting).
                     let clock = ManualAdClock()
                     if let bidder = try single.makeNetworks(http: recording, clock: clock)[network],
-                        let gatedBidder = single.gated([network: bidder], signals: signals)[network]
+                        let gatedBidder = single.gated([network: bidder.network], signals: signals)[network]
                     {
                         let request = AdRequest(placement: linePlacement, format: format, timeout: .seconds(2))
                         results += try await withServices(

@@ -236,11 +236,12 @@ struct Environment {
         let http = CurlHTTPClient(tracer: tracer)
         // The adapters themselves stay here: the mediator gates its own lines, every other path the gated networks.
         let recorder = recordBodies ? BodyRecorder(http) : nil
-        let adapters = try configuration.makeNetworks(http: recorder ?? http)
+        let built = try configuration.makeNetworks(http: recorder ?? http)
+        let adapters = built.mapValues(\.network)
         let mediator = try Mediator(
             networks: Array(adapters.values), configuration: configuration.mediation, tracer: tracer,
             privacy: configuration.privacy)
-        let services: [any Service] = [BackgroundWorkService(http)] + CLIConfiguration.services(of: adapters)
+        let services: [any Service] = [BackgroundWorkService(http)] + CLIConfiguration.services(of: built)
         return try await withServices(services) {
             var store: SQLiteStateStore?
             if let path = demo?.optimizerState {

@@ -48,7 +48,7 @@ struct AddANetworkTests {
             let file = try CLIConfiguration.parse(configuration(sandbox), factories: Self.factories)
             let context = AdNetworkFactoryContext(http: http)
             let networks = try file.networks.values.map { network throws(AdError) in
-                try network.make(context: context)
+                try network.make(context: context).network
             }
             let mediator = try Mediator(networks: networks, configuration: file.mediation)
             let ad = try #require(try await mediator.load(AdRequest(placement: "top", format: .banner(.standard))).ad)

@@ -22,11 +22,12 @@ enum EchoFactory: AdNetworkFactory {
     }
 
     static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+        -> BuiltNetwork
     {
-        ScriptedAdNetwork(
-            id: network.id, formats: formats, clock: context.clock,
-            fallback: .fill(ecpm: Double(network.settings.ecpm ?? 1)))
+        BuiltNetwork(
+            ScriptedAdNetwork(
+                id: network.id, formats: formats, clock: context.clock,
+                fallback: .fill(ecpm: Double(network.settings.ecpm ?? 1))))
     }
 }
 
@@ -44,10 +45,36 @@ struct AdapterRegistryTests {
             Self.file, factories: CLIConfiguration.factories + [EchoFactory.self])
         let http = CurlHTTPClient()
         let networks = try configuration.makeNetworks(http: http)
-        let mediator = try Mediator(networks: Array(networks.values), configuration: configuration.mediation)
+        let mediator = try Mediator(networks: networks.values.map(\.network), configuration: configuration.mediation)
         let ad = try #require(try await mediator.load(AdRequest(placement: "p", format: .interstitial)).ad)
         #expect(ad.networkID == "e" && ad.ecpm == 7)
         #expect(CLIConfiguration.services(of: networks).isEmpty, "the echo network runs nothing in the background")
+        await http.shutdown()
+    }
+
+    @Test func everyBuiltInNetworkCarriesItsBackgroundWorkByItsType() async throws {
+        let queue = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "registry-\(UUID().uuidString).sqlite")
+        defer { try? FileManager.default.removeItem(at: queue) }
+        let base = "http://127.0.0.1:9"
+        let file = Data(
+            """
+            {"networks": {
+              "ao": {"type": "appopen", "base_url": "\(base)/ao"},
+              "cb": {"type": "chartboost", "base_url": "\(base)/cb", "app_id": "a", "app_signature": "s"},
+              "gc": {"type": "growthcat", "base_url": "\(base)/gc", "api_key": "k", "queue_path": "\(queue.path)"},
+              "mars": {"type": "mars", "base_url": "\(base)/mars"},
+              "rtb": {"type": "openrtb", "base_url": "\(base)/rtb"}},
+             "placements": {"p": {"format": "interstitial", "lines": [{"network": "gc", "placement": "x"}]}}}
+            """.utf8)
+        let http = CurlHTTPClient()
+        let built = try CLIConfiguration.parse(file).makeNetworks(http: http)
+        #expect(built.count == 5)
+        // Each built-in network works in the background (tracking, notices, callbacks, its event queue), so each
+        // carries its work, and the CLI runs each as a service; none is found by a cast.
+        #expect(built.filter { $0.value.backgroundWork == nil }.keys.sorted() == [])
+        #expect(CLIConfiguration.services(of: built).count == 5)
+        for work in built.values.compactMap(\.backgroundWork) { await work.shutdown() }
         await http.shutdown()
     }
 

@@ -97,16 +97,17 @@ struct DurableQueueTests {
         let first = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(
             http: gate, environment: environment)
         let ad = try #require(
-            try await first["gc"]?.load(AdRequest(placement: "rewarded_coins", format: .rewarded, userID: "u1")).ad)
+            try await first["gc"]?.network.load(AdRequest(placement: "rewarded_coins", format: .rewarded, userID: "u1"))
+                .ad)
         gate.offline = true
         _ = try await ad.report(.impression)
-        let queued = try #require(first["gc"] as? GrowthCatNetwork).client
+        let queued = try #require(first["gc"]?.network as? GrowthCatNetwork).client
         #expect(await queued.pendingEventCount == 1, "kept on disk while offline")
         #expect(sandbox.records.growthcatEvents.isEmpty)
         // Run 2: a fresh configuration and client over the same default path, online again.
         let second = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(
             http: http, environment: environment)
-        let client = try #require(second["gc"] as? GrowthCatNetwork).client
+        let client = try #require(second["gc"]?.network as? GrowthCatNetwork).client
         #expect(await client.pendingEventCount == 1, "the first run's event is still queued")
         let report = await client.flushAdEvents()
         #expect(report.sent == 1)

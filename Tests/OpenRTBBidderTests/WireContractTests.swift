@@ -157,11 +157,11 @@ struct WireContractTests {
         let curl = CurlHTTPClient()
         let settings = try JSONDecoder().decode(
             OpenRTBFactory.Settings.self, from: Data(#"{"auction": "second_price"}"#.utf8))
-        let network = try OpenRTBFactory.make(
+        let built = try OpenRTBFactory.make(
             NetworkConfiguration(id: "rtb", baseURL: bidder.server.baseURL, settings: settings),
             context: AdNetworkFactoryContext(http: curl))
-        _ = try await network.load(banner)
-        await (network as? BiddingNetwork)?.shutdown()
+        _ = try await built.network.load(banner)
+        await built.backgroundWork?.shutdown()
         await curl.shutdown()
         bidder.server.stop()
         #expect(bidder.auctionBodies.map { $0["at"] as? Int } == [2])

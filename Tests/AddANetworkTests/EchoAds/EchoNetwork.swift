@@ -83,8 +83,8 @@ enum EchoFactory: AdNetworkFactory {
     static let formats: Set<AdFormat.Kind> = [.banner]
 
     static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
-        -> any AdNetwork
+        -> BuiltNetwork
     {
-        EchoNetwork(id: network.id, baseURL: network.baseURL, http: context.http, clock: context.clock)
+        BuiltNetwork(EchoNetwork(id: network.id, baseURL: network.baseURL, http: context.http, clock: context.clock))
     }
 }
