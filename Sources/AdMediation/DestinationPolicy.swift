@@ -3,26 +3,33 @@ import Logging
 
 /// Why a URL was refused: a code and a message naming the host (never the path or query, which may carry ids).
 public struct DestinationRefusal: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Why.
-    public enum Code: String, Sendable, Hashable {
+    /// Why. An open set (a struct, not an enum): a new code is not a breaking change, so a `switch` over
+    /// codes ends with `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code as logs and reports spell it (`insecure_http`).
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+        /// ``rawValue``.
+        public var description: String { rawValue }
+
         /// Not an absolute http(s) URL with a valid host and port.
-        case invalidURL = "invalid_url"
+        public static let invalidURL = Code("invalid_url")
         /// A scheme other than `https` (or `http`): `javascript:`, `file:`, `data:`, …
-        case scheme
+        public static let scheme = Code("scheme")
         /// Plain `http` where the policy allows only `https`.
-        case insecureHTTP = "insecure_http"
+        public static let insecureHTTP = Code("insecure_http")
         /// A loopback host where the policy does not allow loopback.
-        case loopback
+        public static let loopback = Code("loopback")
         /// A private or link-local address where the policy does not allow them.
-        case privateNetwork = "private_network"
+        public static let privateNetwork = Code("private_network")
         /// `0.0.0.0`, `::`, multicast, broadcast or another reserved address: never allowed.
-        case reservedAddress = "reserved_address"
+        public static let reservedAddress = Code("reserved_address")
         /// An IP address in an odd form (`2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`): never allowed.
-        case oddAddressForm = "odd_address_form"
+        public static let oddAddressForm = Code("odd_address_form")
         /// A user name or password in the URL: never allowed.
-        case credentialsInURL = "credentials_in_url"
+        public static let credentialsInURL = Code("credentials_in_url")
         /// A redirect from a public host to a loopback, private or link-local one.
-        case redirectInward = "redirect_inward"
+        public static let redirectInward = Code("redirect_inward")
     }
 
     /// Why.

@@ -196,47 +196,54 @@ public struct HTTPResponse: Hashable, Sendable {
 
 /// A transport failure: the request got no complete HTTP response.
 public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What failed.
-    public enum Code: String, Hashable, Sendable {
+    /// What failed. An open set (a struct, not an enum): a new code is not a breaking change, so a `switch` over
+    /// codes ends with `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code as logs and reports spell it (`connection_refused`).
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+        /// ``rawValue``.
+        public var description: String { rawValue }
+
         /// The server refused the connection.
-        case connectionRefused = "connection_refused"
+        public static let connectionRefused = Code("connection_refused")
         /// The host name did not resolve.
-        case hostNotFound = "host_not_found"
+        public static let hostNotFound = Code("host_not_found")
         /// The connection could not be made for another reason (unreachable, connect timeout).
-        case connectFailed = "connect_failed"
+        public static let connectFailed = Code("connect_failed")
         /// The connection was reset or failed while sending or receiving.
-        case connectionReset = "connection_reset"
+        public static let connectionReset = Code("connection_reset")
         /// The server closed without sending a response.
-        case emptyResponse = "empty_response"
+        public static let emptyResponse = Code("empty_response")
         /// The body ended before its declared length.
-        case truncatedBody = "truncated_body"
+        public static let truncatedBody = Code("truncated_body")
         /// The deadline passed.
-        case timeout
+        public static let timeout = Code("timeout")
         /// The response body is larger than the configured cap.
-        case responseTooLarge = "response_too_large"
+        public static let responseTooLarge = Code("response_too_large")
         /// The redirect limit was hit.
-        case tooManyRedirects = "too_many_redirects"
+        public static let tooManyRedirects = Code("too_many_redirects")
         /// TLS failed (handshake, certificate verification).
-        case tls
+        public static let tls = Code("tls")
         /// Plain `http://` to a non-loopback host without explicit permission, or an unsupported scheme.
-        case insecureURL = "insecure_url"
+        public static let insecureURL = Code("insecure_url")
         /// The URL is malformed.
-        case invalidURL = "invalid_url"
+        public static let invalidURL = Code("invalid_url")
         /// A header name is not a token, or a header value contains CR, LF or another control character; nothing was
         /// sent.
-        case invalidHeader = "invalid_header"
+        public static let invalidHeader = Code("invalid_header")
         /// The response could not be parsed (bad status line, bad content encoding).
-        case invalidResponse = "invalid_response"
+        public static let invalidResponse = Code("invalid_response")
         /// The caller cancelled, or the client shut down.
-        case cancelled
+        public static let cancelled = Code("cancelled")
         /// Any other transport failure.
-        case other
+        public static let other = Code("other")
         /// An Oblivious HTTP relay or gateway refused the request (its status is in the message).
-        case ohttpRelay = "ohttp_relay"
+        public static let ohttpRelay = Code("ohttp_relay")
         /// The gateway's key configuration is missing, malformed or offers no supported suite.
-        case ohttpKeyConfiguration = "ohttp_key_configuration"
+        public static let ohttpKeyConfiguration = Code("ohttp_key_configuration")
         /// An encapsulated response did not decrypt or did not hold a binary HTTP response.
-        case ohttpDecryption = "ohttp_decryption"
+        public static let ohttpDecryption = Code("ohttp_decryption")
     }
 
     /// What failed.
