@@ -16,6 +16,9 @@
     import Synchronization
 #endif
 
+// `@unchecked Sendable` is safe: the value is reached only through `withLock`, which holds the lock for the whole
+// access, and it goes in and comes out only as `sending` (the contract that makes `Synchronization.Mutex` Sendable);
+// the lock pointer is set once in `init` and freed only in `deinit`.
 /// A value behind a lock that ThreadSanitizer can see, with the call shape of `Synchronization.Mutex`
 /// (`LockedValue(initial)`, `withLock { value in … }`). Public so that an adapter, a tool or a test outside this
 /// package locks as the library does and stays visible to ThreadSanitizer.
@@ -28,9 +31,6 @@
 ///
 /// A class, where `Mutex` is a noncopyable struct: the lock sits in an allocation of its own that never moves in
 /// memory, which both primitives require, and a closure can capture the lock like any reference.
-// `@unchecked Sendable` is safe: the value is reached only through `withLock`, which holds the lock for the whole
-// access, and it goes in and comes out only as `sending` (the contract that makes `Synchronization.Mutex` Sendable);
-// the lock pointer is set once in `init` and freed only in `deinit`.
 public final class LockedValue<Value>: @unchecked Sendable {
     private var value: Value
     private let lock: UnsafeMutablePointer<LockPrimitive>

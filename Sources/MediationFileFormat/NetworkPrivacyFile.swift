@@ -4,7 +4,7 @@ import AdMediation
 /// type's own settings (docs/CONFIG.md): `tcf_vendor_id`, the network's id in the IAB Global Vendor List. With it, the
 /// privacy rules check the user's TCF consent for this vendor (vendor consent, legitimate interest, publisher
 /// restrictions, disclosed vendors) as well as for the purposes; without it, the purposes alone
-/// (``PrivacyConfiguration/tcfVendorIDs``).
+/// (`PrivacyConfiguration.tcfVendorIDs`).
 public struct NetworkPrivacySettings: Codable, Hashable, Sendable {
     /// The keys, as the file spells them.
     public enum CodingKeys: String, CodingKey, CaseIterable {

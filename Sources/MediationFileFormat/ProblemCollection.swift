@@ -9,7 +9,7 @@ public struct ConfigurationProblems: Error, Hashable, Sendable {
     /// The most problems kept (and shown): a file with hundreds of broken entries is not printed whole.
     public static let limit = 20
 
-    /// Always ``AdError/Code/configuration``.
+    /// Always `AdError.Code.configuration`.
     public var code: AdError.Code { .configuration }
     /// The problems found, in the file's order (networks, placements, then circuit_breaker), at most ``limit``.
     public var messages: [String]
@@ -27,12 +27,12 @@ public struct ConfigurationProblems: Error, Hashable, Sendable {
         total > messages.count ? messages + ["… and \(total - messages.count) more problems"] : messages
     }
 
-    /// One ``AdError/Code/configuration`` error listing them, one per line (a single problem is its message alone).
+    /// One `AdError.Code.configuration` error listing them, one per line (a single problem is its message alone).
     public var error: AdError { AdError(.configuration, lines.joined(separator: "\n")) }
 }
 
 /// Collects the `DecodingError`s of one decoding (``ConfigurationProblems``) instead of stopping at the first. It sits
-/// in the decoder's `userInfo`; the file form's types ask for it through ``Swift/Decoder/recovering(_:_:)`` and, when
+/// in the decoder's `userInfo`; the file form's types ask for it through `Decoder.recovering(_:_:)` and, when
 /// it is absent (a plain `JSONDecoder`), throw at the first problem as any `Decodable` does.
 public final class ProblemCollector: Sendable {
     private struct State {
@@ -122,7 +122,7 @@ extension Decoder {
         }
     }
 
-    /// ``Swift/Decoder/rejectUnknownKeys(_:besides:)``, recording every unknown key when this decoder collects
+    /// `Decoder.rejectUnknownKeys(_:besides:)`, recording every unknown key when this decoder collects
     /// problems (each naming the nearest valid key), not only the first.
     public func rejectingUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
         try rejectingUnknownKeys(allowing: keys.allCases.map(\.stringValue))

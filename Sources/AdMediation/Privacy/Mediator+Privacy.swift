@@ -150,8 +150,8 @@ public struct PrivacyGatedNetwork: AdNetwork {
         return try await network.load(request)
     }
 
-    /// The gate's verdict for `request` (with the stored consent and ``signals`` applied), and the request as the
-    /// network would receive it when the verdict lets it be asked.
+    /// The gate's verdict for `request` (with the stored consent and the gate's fixed signals applied), and the
+    /// request as the network would receive it when the verdict lets it be asked.
     public func gate(_ request: inout AdRequest) -> PrivacyVerdict {
         request = configuration.withStoredConsent(request)
         if let signals { request.privacy = signals.filling(from: request.privacy) }
