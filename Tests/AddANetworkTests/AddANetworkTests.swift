@@ -10,9 +10,12 @@ import Testing
 /// The "Adding a network" checklist of docs/ARCHITECTURE.md, proved by a sixth network (`EchoAds/`, this target's
 /// folder) that touches nothing outside it but one test-target entry in Package.swift: its factory is one more entry
 /// in the registry list the configuration file is read with, its sandbox routes one ``SandboxRouteModule``.
-@Suite("Adding a network", .timeLimit(.minutes(1)))
+@Suite("Adding a network", .timeLimit(.minutes(2)))
 struct AddANetworkTests {
     static let factories = CLIConfiguration.factories + [EchoFactory.self]
+    /// Requests to the sandbox over loopback: a hang guard (TestSupport's `HangGuard.request`, which this target does
+    /// not link), not the echo network's 5 s default, so a busy machine cannot turn an answer into a timeout.
+    static let timeout: Duration = .seconds(30)
 
     /// A sandbox with the echo routes, a curl client, and `body`; everything is shut down afterwards.
     func withEcho(
@@ -37,7 +40,7 @@ struct AddANetworkTests {
             """
             { "networks": { "echo": { "type": "echo", "base_url": "\(sandbox.moduleBaseURL("echo"))"\(settings) } },
               "placements": { "top": { "format": "banner", "size": "320x50", "lines": [
-                  { "network": "echo", "placement": "echo_banner", "timeout_ms": 2000 } ] } } }
+                  { "network": "echo", "placement": "echo_banner", "timeout_ms": 30000 } ] } } }
             """.utf8)
     }
 
@@ -51,7 +54,8 @@ struct AddANetworkTests {
                 try network.make(context: context).network
             }
             let mediator = try Mediator(networks: networks, configuration: file.mediation)
-            let ad = try #require(try await mediator.load(AdRequest(placement: "top", format: .banner(.standard))).ad)
+            let request = AdRequest(placement: "top", format: .banner(.standard), timeout: Self.timeout)
+            let ad = try #require(try await mediator.load(request).ad)
             #expect(ad.networkID == "echo")
             #expect(ad.ecpm == 3.5)
             #expect(ad.creative.assetURL == sandbox.moduleBaseURL("echo") + "/img.png")
@@ -65,7 +69,8 @@ struct AddANetworkTests {
         try await withEcho(scenario) { sandbox, http in
             let network = EchoNetwork(
                 id: "echo", baseURL: sandbox.moduleBaseURL("echo"), http: http, clock: SystemAdClock())
-            let result = try await network.load(AdRequest(placement: "echo_banner", format: .banner(.standard)))
+            let result = try await network.load(
+                AdRequest(placement: "echo_banner", format: .banner(.standard), timeout: Self.timeout))
             #expect(result.ad == nil)
         }
     }
@@ -78,7 +83,8 @@ struct AddANetworkTests {
             let network = EchoNetwork(
                 id: "echo", baseURL: sandbox.moduleBaseURL("echo"), http: http, clock: SystemAdClock())
             let error = await #expect(throws: AdError.self) {
-                try await network.load(AdRequest(placement: "echo_banner", format: .banner(.standard)))
+                try await network.load(
+                    AdRequest(placement: "echo_banner", format: .banner(.standard), timeout: Self.timeout))
             }
             #expect(error?.code == .server(status: 503))
         }
@@ -105,8 +111,10 @@ struct AddANetworkTests {
                 id: "echo", baseURL: sandbox.moduleBaseURL("echo"), http: http, clock: SystemAdClock())
             let subject = ConformanceSubject(
                 network: network, wire: http,
-                fillRequest: AdRequest(placement: "echo_banner", format: .banner(.standard)),
-                failingRequest: (AdRequest(placement: "unknown", format: .banner(.standard)), .badRequest),
+                fillRequest: AdRequest(placement: "echo_banner", format: .banner(.standard), timeout: Self.timeout),
+                failingRequest: (
+                    AdRequest(placement: "unknown", format: .banner(.standard), timeout: Self.timeout), .badRequest
+                ),
                 slowRequest: AdRequest(placement: "echo_slow", format: .banner(.standard)))
             let results = await AdNetworkConformance.runAll(subject)
             for result in results where result.status != .passed {

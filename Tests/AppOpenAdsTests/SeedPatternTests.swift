@@ -6,6 +6,7 @@ import AppOpenAds
 import CurlTransport
 import DemandSandbox
 import Foundation
+import TestSupport
 import Testing
 
 /// An app written exactly as the seed shows it: `applicationDidBecomeActive` calls `showAdIfAvailable()`, the app
@@ -125,7 +126,9 @@ struct AppOpenSeedPatternTests {
         let sandbox = try await DemandSandbox.start(scenario: SandboxScenario())
         let curl = CurlHTTPClient()
         let clock = ManualAdClock()
-        let network = AppOpenNetwork(configuration: .init(baseURL: sandbox.appOpenBaseURL), http: curl, clock: clock)
+        var configuration = AppOpenNetwork.Configuration(baseURL: sandbox.appOpenBaseURL)
+        configuration.defaultTimeout = HangGuard.request  // a live sandbox: a hang guard, not the 10 s default
+        let network = AppOpenNetwork(configuration: configuration, http: curl, clock: clock)
         let m = AppOpenAdManager(network: network, adUnit: AppOpenNetwork.testAdUnitID, clock: clock)
         var app = SeedPatternApp(manager: m)
         await app.didBecomeActive()
@@ -134,12 +137,9 @@ struct AppOpenSeedPatternTests {
             await app.didBecomeActive()
         }
         await m.shutdown()
-        // The pings are sent in the background: read the wire once they were (a deadline far above it), not at
-        // the end of shutdown's 2 s grace, which a busy machine can exceed.
-        let drained = ContinuousClock.now + .seconds(30)
-        while network.pendingTracking > 0 && ContinuousClock.now < drained {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // The pings are sent in the background: read the wire once they were (a hang guard), not at the end of
+        // shutdown's 2 s grace, which a busy machine can exceed.
+        #expect(await HangGuard.until { network.pendingTracking == 0 })
         await network.shutdown()
         await curl.shutdown()
         await sandbox.shutdown()

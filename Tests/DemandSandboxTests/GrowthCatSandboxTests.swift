@@ -2,6 +2,7 @@ import AdMediation
 import CurlTransport
 import DemandSandbox
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Sandbox: GrowthCat", .timeLimit(.minutes(2)))
@@ -238,7 +239,9 @@ struct GrowthCatSandboxTests {
                 #"{"allocation_id":"\#(allocation)","token":"\#(token)","placement_key":"rewarded_coins","#
                     + #""app_user_id":"u1","viewed_seconds":16,"completed":true,"sdk_event_id":"e1"}"#,
                 headers: gcAuth)
-            request.timeout = .seconds(5)
+            // Only the late answer is about time (it comes after this timeout); for the others the timeout is a hang
+            // guard, so a busy machine cannot turn a 503 into a timeout.
+            request.timeout = kind == .lateAnswer ? .seconds(5) : HangGuard.request
             // The first attempt on a connection of its own: libcurl sends a request again, by itself, when a reused
             // connection dies before any answer — which a reset or a lost answer on the catalog's connection is.
             let first = try await withCurlHTTPClient { fresh -> Result<HTTPResponse, any Error> in

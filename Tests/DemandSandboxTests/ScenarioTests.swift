@@ -80,7 +80,10 @@ struct ScenarioTests {
     @Test func injectedSlowDripStillDeliversTheWholeBodySlowly() async throws {
         try await withSandbox(faulted(.slowDrip)) { sandbox, client in
             let start = ContinuousClock.now
-            let response = try await client.send(HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth))
+            // ~64 chunks, each after a 40 ms sleep that a busy machine makes later: the client's default 30 s timeout
+            // was passed under load, so the request's timeout is a hang guard.
+            let response = try await client.send(
+                HTTPRequest(url: sandbox.growthcatBaseURL + catalog, headers: gcAuth, timeout: HangGuard.wait))
             #expect(try json(response)["ads"] is [Any])
             #expect(ContinuousClock.now - start > .milliseconds(200), "a ~1 KiB body in 16-byte chunks 40 ms apart")
         }

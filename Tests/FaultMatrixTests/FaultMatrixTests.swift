@@ -8,6 +8,7 @@ import DemandSandbox
 import Foundation
 import GrowthCatAds
 import MARSAds
+import TestSupport
 import Testing
 
 /// One fault the sandbox can inject, by the name the matrix uses.
@@ -71,9 +72,11 @@ struct NetworkCase: Sendable, CustomStringConvertible {
                 apiKey: "gc_test_demo", baseURL: baseURL,
                 eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
             configuration.catalogCaching = false
-            // The seed's 5xx back-off (1 s, then 2 s) is kept, but shorter here: three attempts must end well inside
-            // the line's 5 s on a busy machine, or a server error would read as a timeout.
-            configuration.retryBaseDelay = .milliseconds(200)
+            // The seed's 5xx back-off (1 s, then 2 s) is kept, but far shorter here (real time: the client runs on the
+            // system clock): the matrix is about how the retries end, not how long they wait, and on a busy machine
+            // the bootstrap's and the load's retries must not eat the line's time, or a server error reads as a
+            // timeout.
+            configuration.retryBaseDelay = .milliseconds(10)
             return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
         case "mars":
             return MarsNetwork(
@@ -142,17 +145,17 @@ struct FaultMatrixTests {
         let adapter = try network.make(sandbox, http, directory: directory)
         let placement = PlacementConfiguration(
             format: network.format, mode: .sequential,
-            // A generous line timeout where the fault is not about time, so a busy machine cannot turn an error into a
-            // timeout (GrowthCat's 5xx retries its bootstrap and its load, with back-off: 5 s was not enough with the
-            // suite and two builds beside it); 500 ms where it is (the sandbox waits 2 s, or drips 16 bytes every
-            // 40 ms).
+            // A hang guard for the line where the fault is not about time, so a busy machine cannot turn an error into
+            // a timeout (GrowthCat's 5xx retries its bootstrap and its load: 20 s was not enough with the suite and
+            // two CPU-bound processes beside it); 500 ms where it is (the sandbox waits 2 s, or drips 16 bytes every
+            // 40 ms: a late timer only makes the timeout later). The backup line and the deadline are hang guards.
             lines: [
                 WaterfallLine(
                     network: adapter.id, placement: network.placement,
-                    timeout: .milliseconds(fault.isAboutTime ? 500 : 20_000)),
-                WaterfallLine(network: "backup", placement: "any", timeout: .milliseconds(500)),
+                    timeout: fault.isAboutTime ? .milliseconds(500) : HangGuard.request),
+                WaterfallLine(network: "backup", placement: "any", timeout: HangGuard.request),
             ],
-            deadline: .milliseconds(30_000))
+            deadline: HangGuard.wait)
         let mediator = try Mediator(
             networks: [adapter, backup], configuration: MediationConfiguration(placements: ["p": placement]))
 

@@ -235,8 +235,9 @@ struct PrivacyMatrixTests {
         let adapter = try makeAdapter(network, sandbox: sandbox, http: wire, directory: directory)
         let placement = PlacementConfiguration(
             format: network.format,
-            lines: [WaterfallLine(network: adapter.id, placement: network.placement, timeout: .seconds(5))],
-            deadline: .seconds(10))
+            // Loopback requests to the sandbox: hang guards, the rule is what is on the wire.
+            lines: [WaterfallLine(network: adapter.id, placement: network.placement, timeout: HangGuard.request)],
+            deadline: HangGuard.request)
         // OpenRTB declares its vendor id itself; the others through the mediator's configuration.
         let vendors = network.name == "openrtb" ? [:] : [adapter.id: network.vendor]
         let mediator = try Mediator(
@@ -295,7 +296,7 @@ struct PrivacyMatrixTests {
         let before = wire.requestCount
         let request = AdRequest(
             placement: network.placement, format: network.format, userID: userID, privacy: combination.signals,
-            timeout: .seconds(5))
+            timeout: HangGuard.request)
         var blocked = false
         do {
             (try await alone.load(request)).ad?.invalidate()
@@ -349,6 +350,9 @@ struct PrivacyMatrixTests {
                 apiKey: "gc_test_demo", baseURL: sandbox.growthcatBaseURL,
                 eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
             configuration.catalogCaching = false
+            // A live sandbox: hang guards, not the 10 s request and 15 s reward validation defaults.
+            configuration.requestTimeout = HangGuard.request
+            configuration.rewardValidationTimeout = HangGuard.request
             return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
         case "mars":
             return MarsNetwork(

@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import GrowthCatAds
+import TestSupport
 import Testing
 
 /// Plays a rewarded video to its end and closes: rendered, playing, 30 s of playback, ended, close.
@@ -26,7 +27,8 @@ private struct WatchingViewer: FullScreenPresenter {
 /// view): where the table lets GrowthCat be asked, the view is rewarded and its validation carries the app's account
 /// id, whatever the table decides for identifiers; the catalog query carries the user id only where the table
 /// allows it; where the table does not let GrowthCat be asked, nothing is shown and nothing validated.
-@Suite("Privacy matrix: rewarded rows", .timeLimit(.minutes(2)))
+/// 252 rewarded views in a row over loopback: near 2 minutes under load, so the time limit (a hang guard) is 5.
+@Suite("Privacy matrix: rewarded rows", .timeLimit(.minutes(5)))
 struct RewardedPrivacyRowsTests {
     /// Every 12th combination of the 3024 (252): every value of every dimension appears.
     static let rows = PrivacyCombination.all.enumerated().filter { $0.offset % 12 == 0 }.map(\.element)
@@ -47,8 +49,10 @@ struct RewardedPrivacyRowsTests {
             configuration: MediationConfiguration(placements: [
                 "p": PlacementConfiguration(
                     format: .interstitial,
-                    lines: [WaterfallLine(network: adapter.id, placement: "rewarded_coins", timeout: .seconds(10))],
-                    deadline: .seconds(20))
+                    lines: [
+                        WaterfallLine(network: adapter.id, placement: "rewarded_coins", timeout: HangGuard.request)
+                    ],
+                    deadline: HangGuard.request)
             ]),
             privacy: PrivacyConfiguration(tcfVendorIDs: [adapter.id: Self.growthcat.vendor]))
         let account = PrivacyMatrixTests.userID

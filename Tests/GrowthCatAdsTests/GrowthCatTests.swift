@@ -6,6 +6,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import GrowthCatAds
@@ -41,6 +42,7 @@ func gcFixture(
     let clock = ManualAdClock()
     var configuration = GrowthCatClient.Configuration(
         apiKey: apiKey, baseURL: sandbox.growthcatBaseURL, eventQueuePath: path)
+    configuration.requestTimeout = HangGuard.request  // a live sandbox: a hang guard, not the 10 s default
     configure(&configuration)
     let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
     return GCFixture(sandbox: sandbox, curl: curl, http: http, client: client, clock: clock, path: path)
@@ -361,7 +363,11 @@ struct GrowthCatNetworkTests {
                 "growthcat/home_banner": NetworkScenario(fillRate: 0),
                 "growthcat/store_page": NetworkScenario(faults: [Fault(.status, status: 503)]),
                 "growthcat/video_break": NetworkScenario(latencyMs: .fixed(1500)),
-            ]))
+            ])
+        ) {
+            // The failing request's 503 is its answer (no retry), without a short timeout to keep the back-off out.
+            $0.maxServerRetries = 0
+        }
         let network = GrowthCatNetwork(client: f.client)
         _ = try await f.client.refreshSDKConfig()
         let subject = ConformanceSubject(
@@ -369,7 +375,8 @@ struct GrowthCatNetworkTests {
             fillRequest: AdRequest(placement: "level_complete", format: .interstitial),
             noFillRequest: AdRequest(placement: "home_banner", format: .banner(.standard)),
             failingRequest: (
-                AdRequest(placement: "store_page", format: .interstitial, timeout: .seconds(1)), .server(status: 503)
+                AdRequest(placement: "store_page", format: .interstitial, timeout: HangGuard.request),
+                .server(status: 503)
             ),
             slowRequest: AdRequest(placement: "video_break", format: .interstitial))
         for result in await AdNetworkConformance.runAll(subject) where result.status != .passed {

@@ -2,6 +2,7 @@ import AdMediation
 import AdMediationTesting
 import CurlTransport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import GrowthCatAds
@@ -49,7 +50,7 @@ func scriptedCatalogServer(_ script: CatalogScript, retryAfter: String? = nil) t
     }
 }
 
-@Suite("GrowthCat: the status table applies to loads", .timeLimit(.minutes(1)))
+@Suite("GrowthCat: the status table applies to loads", .timeLimit(.minutes(2)))
 struct LoadStatusTests {
     func client(_ server: LoopbackHTTPServer, clock: ManualAdClock, caching: Bool = false) throws -> (
         GrowthCatClient, CurlHTTPClient
@@ -61,7 +62,8 @@ struct LoadStatusTests {
         return (try GrowthCatClient(configuration: configuration, http: curl, clock: clock), curl)
     }
 
-    /// Drives a load on a manual clock: advances time only while the load sleeps in its back-off; fails after 50 s.
+    /// Drives a load on a manual clock: advances time only while the load sleeps in its back-off; fails past a hang
+    /// guard (``HangGuard/wait``, real time: a busy machine is slow, not wrong).
     func drive<T: Sendable>(_ clock: ManualAdClock, _ load: @escaping @Sendable () async throws -> T) async throws -> T
     {
         let finished = Flag()
@@ -69,7 +71,7 @@ struct LoadStatusTests {
             defer { finished.set() }
             return try await load()
         }
-        let deadline = ContinuousClock.now + .seconds(50)  // real time, generous: a busy machine is slow, not wrong
+        let deadline = ContinuousClock.now + HangGuard.wait
         while !finished.isSet {
             guard ContinuousClock.now < deadline else {
                 task.cancel()

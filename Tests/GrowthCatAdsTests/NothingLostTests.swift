@@ -7,6 +7,7 @@ import Foundation
 import GRDB
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import GrowthCatAds
@@ -143,9 +144,11 @@ func eventually(within seconds: Int = 20, _ condition: () async -> Bool) async -
     return await condition()
 }
 
-/// Drives `clock` while `task` runs: advances by `step` whenever something sleeps on it (bounded in real time).
+/// Drives `clock` while `task` runs: advances by `step` whenever something sleeps on it. The real-time bound is a hang
+/// guard (``HangGuard/wait``), far above what the task needs even on a busy machine: past it the task is cancelled,
+/// so a stuck task fails instead of hanging.
 func drive<T: Sendable>(_ clock: ManualAdClock, step: Duration, _ task: Task<T, any Error>) async throws -> T {
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + HangGuard.wait
     let done = Atomic<Bool>(false)
     let watcher = Task {
         while !done.load(ordering: .relaxed) && ContinuousClock.now < deadline {
@@ -176,6 +179,7 @@ func scriptedClient(
     var configuration = GrowthCatClient.Configuration(
         apiKey: "gc_test_x", baseURL: server.baseURL, eventQueuePath: path)
     configuration.retryJitter = 0
+    configuration.requestTimeout = HangGuard.request  // a loopback server: a hang guard, not the 10 s default
     configure(&configuration)
     return (try GrowthCatClient(configuration: configuration, http: curl, clock: clock), curl)
 }
@@ -268,22 +272,24 @@ struct NothingLostTests {
         let server = try ScriptedGrowthCat()
         server.script("/ads/reward/validate", Array(repeating: .init(status: 503), count: 10))
         let clock = ManualAdClock()
-        let (client, curl) = try scriptedClient(server, clock: clock)
+        // The caller's time runs on the manual clock, but an attempt's curl timeout is what is left of it, in real
+        // time: a 25 s budget and back-offs of 10 s, then 20 s keep a loopback attempt far from its timeout.
+        let (client, curl) = try scriptedClient(server, clock: clock) { $0.retryBaseDelay = .seconds(10) }
         let ad = try #require(try await client.loadAd(placementKey: "p"))
         let start = clock.now
         let outcome = await thrownError {
             try await drive(
-                clock, step: .milliseconds(500),
+                clock, step: .seconds(5),
                 Task {
                     try await client.validateAdReward(
                         for: ad, appUserID: "u1", sessionID: nil, viewedSeconds: 5, completed: true,
-                        timeout: .milliseconds(2500))
+                        timeout: .seconds(25))
                 })
         }
         let error = try #require(outcome as? AdError)
         #expect(error.code == .server(status: 503))
-        #expect(server.received("/reward/validate").count == 2, "tries at 0 s and 1 s; 1 + 2 s is past 2.5 s")
-        #expect(clock.now - start < .milliseconds(2500))
+        #expect(server.received("/reward/validate").count == 2, "tries at 0 s and 10 s; 10 + 20 s is past 25 s")
+        #expect(clock.now - start < .seconds(25))
         #expect(error.message.contains("2 attempts"))
         await curl.shutdown()
         server.server.stop()

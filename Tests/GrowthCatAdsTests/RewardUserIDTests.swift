@@ -6,7 +6,7 @@ import Testing
 
 @testable import GrowthCatAds
 
-@Suite("GrowthCat: every user who earns a reward gets it", .timeLimit(.minutes(1)))
+@Suite("GrowthCat: every user who earns a reward gets it", .timeLimit(.minutes(2)))
 struct RewardUserIDTests {
     /// Privacy states whose rules keep user ids out of ad requests and events.
     static let noUserIDs: [(String, PrivacySignals)] = {

@@ -1,5 +1,6 @@
 import AdMediation
 import MARSAds
+import TestSupport
 import Testing
 
 /// MARS has three callbacks (impression, click, report), queued and sent in the background; every other event of a
@@ -14,7 +15,10 @@ struct MarsEventDeliveryTests {
         #expect(try await ad.deliver(.click) == .queued)
         #expect(try await ad.deliver(.closed) == .notSent, "MARS has no close callback: nothing was sent")
         #expect(try await ad.deliver(.videoStart) == .notSent)
-        await network.shutdown()  // drains the queued callbacks
+        // The callbacks are sent in the background: read the wire once they were (a hang guard), not at the end of
+        // shutdown's 2 s grace (real clock), which a busy machine can exceed.
+        #expect(await HangGuard.until { network.pendingCallbacks == 0 })
+        await network.shutdown()
         #expect(f.sandbox.records.marsCallbacks.count == 2, "only the impression and the click reached the server")
         #expect(network.pendingCallbacks == 0)
         await f.close()

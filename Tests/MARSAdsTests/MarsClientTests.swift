@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MARSAds
@@ -263,7 +264,10 @@ struct MarsNetworkTests {
         try await ad.report(.impression)
         try await ad.report(.click)
         try await ad.report(.reported(reason: "inappropriate"))
-        await network.shutdown()  // the callbacks are sent in the background: drain them
+        // The callbacks are sent in the background: read the wire once they were (a hang guard), not at the end of
+        // shutdown's 2 s grace (real clock), which a busy machine can exceed.
+        #expect(await HangGuard.until { network.pendingCallbacks == 0 })
+        await network.shutdown()
         #expect(
             f.sandbox.records.marsCallbacks.map { $0.query["data"]?.split(separator: "-").first.map(String.init) } == [
                 "impression", "click", "report",

@@ -48,8 +48,8 @@ struct ArmsTests {
             """
             {"networks": {"rtb": {"type": "openrtb", "base_url": "\(sandbox.bidderBaseURL("rtb"))", "app_bundle": \
             "com.example"}},
-             "placements": {"p": {"format": "interstitial", "bidders": [{"network": "rtb", "placement": "x", \
-            "timeout_ms": 2000}]}}}
+             "placements": {"p": {"format": "interstitial", "deadline_ms": 30000, "bidders": [{"network": "rtb", \
+            "placement": "x", "timeout_ms": 30000}]}}}
             """)
         let run = try await mediate(["load", "--config", path, "--placement", "p", "--json"])
         let notices = sandbox.records.bidNotices.map(\.kind)

@@ -28,6 +28,8 @@ func writeConfig(_ json: String) throws -> String {
     return path
 }
 
+/// The sandbox's app-open test unit and a Chartboost banner. Lines and deadlines are hang guards (30 s): the CLI
+/// runs beside the suite, on machines that may be busy, and the tests assert outcomes, not the time.
 func sandboxConfig(_ sandbox: RunningSandbox, signature: String = "cb_sig_demo_secret") -> String {
     """
     {"networks": {
@@ -35,10 +37,10 @@ func sandboxConfig(_ sandbox: RunningSandbox, signature: String = "cb_sig_demo_s
        "cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", \
     "app_signature": "\(signature)"}},
      "placements": {
-       "launch": {"format": "app_open", "lines": [{"network": "ao", "placement": \
-    "ca-app-pub-3940256099942544/5575463023", "timeout_ms": 2000}]},
-       "banner": {"format": "banner", "size": "320x50", "lines": [{"network": "cb", "placement": "Main Menu", \
-    "timeout_ms": 2000}]}}}
+       "launch": {"format": "app_open", "deadline_ms": 30000, "lines": [{"network": "ao", "placement": \
+    "ca-app-pub-3940256099942544/5575463023", "timeout_ms": 30000}]},
+       "banner": {"format": "banner", "size": "320x50", "deadline_ms": 30000, "lines": [{"network": "cb", \
+    "placement": "Main Menu", "timeout_ms": 30000}]}}}
     """
 }
 
@@ -302,7 +304,7 @@ struct CLITests {
         let compare = try await mediate(["compare", "--config", config, "--requests", "3", "--placement", "banner"])
         let broken = try writeConfig(
             sandboxConfig(sandbox, signature: secret).replacingOccurrences(
-                of: "\"timeout_ms\": 2000}]},", with: "\"timeout_ms\": 0}]},"))
+                of: "\"timeout_ms\": 30000}]},", with: "\"timeout_ms\": 0}]},"))
         let bad = try await mediate(["compare", "--config", broken])
         await sandbox.shutdown()
         for run in [load, compare, bad] {

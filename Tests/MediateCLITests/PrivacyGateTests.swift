@@ -262,8 +262,9 @@ struct AppIDsOnTheWireTests {
                "cb": {"type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": "cb_app_demo", \
             "app_signature": "cb_sig_demo_secret"}},
              "placements": {
-               "banner": {"format": "banner", "size": "320x50", "bidders": [{"network": "rtb", "placement": "b"}],
-                          "lines": [{"network": "cb", "placement": "Main Menu"}]}}}
+               "banner": {"format": "banner", "size": "320x50", "deadline_ms": 30000,
+                          "bidders": [{"network": "rtb", "placement": "b", "timeout_ms": 30000}],
+                          "lines": [{"network": "cb", "placement": "Main Menu", "timeout_ms": 30000}]}}}
             """)
     }
 

@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import OpenRTBBidder
+import TestSupport
 import Testing
 
 /// A loopback bidder that answers each auction with `answer(requestJSON)` and records every request.
@@ -57,7 +58,9 @@ final class ScriptedBidder: Sendable {
     }
 }
 
-let banner = AdRequest(placement: "main_banner", format: .banner(.standard), timeout: .milliseconds(400))
+/// The shared bid request: a loopback bidder answers in milliseconds, the timeout is a hang guard (a busy machine
+/// must not turn a bid into a timeout).
+let banner = AdRequest(placement: "main_banner", format: .banner(.standard), timeout: HangGuard.request)
 
 @Suite("OpenRTB bidder", .timeLimit(.minutes(2)))
 struct BiddingNetworkTests {
@@ -69,6 +72,14 @@ struct BiddingNetworkTests {
     {
         let curl = CurlHTTPClient()
         var configuration = BiddingNetwork.Configuration(baseURL: bidder.server.baseURL)
+        // Notices to loopback servers: a hang guard for each attempt, not the 2 s default. On the real clock the
+        // notice deadline and the shutdown grace (5 s, 2 s) become hang guards too; on a manual clock the test drives
+        // them itself. A test about them sets its own.
+        configuration.noticeTimeout = HangGuard.request
+        if clock is SystemAdClock {
+            configuration.noticeDeadline = HangGuard.request
+            configuration.noticeShutdownGrace = HangGuard.request
+        }
         configure(&configuration)
         return (BiddingNetwork(configuration: configuration, http: curl, clock: clock), curl)
     }
@@ -105,7 +116,9 @@ struct BiddingNetworkTests {
         #expect(
             (imp["banner"] as? [String: Any])?["w"] as? Int == 320
                 && (imp["banner"] as? [String: Any])?["h"] as? Int == 50)
-        #expect(bodies[0]["tmax"] as? Int == 350, "400 ms left minus the 50 ms margin")
+        let margin = BiddingNetwork.Configuration(baseURL: bidder.server.baseURL).tmaxMargin
+        let tmax = try #require(banner.timeout.map { Int(($0 - margin).milliseconds) })
+        #expect(bodies[0]["tmax"] as? Int == tmax, "the request's time left minus the tmax margin")
         #expect((bodies[0]["app"] as? [String: Any])?["bundle"] as? String == "com.example.game")
         let regs = try #require(bodies[0]["regs"] as? [String: Any])
         #expect(regs["gpp"] as? String == gpp && regs["gpp_sid"] as? [Int] == [7] && regs["coppa"] as? Int == 0)

@@ -4,6 +4,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import OpenRTBBidder
+import TestSupport
 import Testing
 
 /// Issue 44 (Low): "A losing bidder's `lurl` receives the winner's exact price (standard OpenRTB, but it discloses
@@ -23,15 +24,18 @@ struct LossNoticePriceTests {
             func bidder(_ name: String) -> BiddingNetwork {
                 var configuration = BiddingNetwork.Configuration(baseURL: sandbox.bidderBaseURL(name))
                 configuration.id = name
-                configuration.defaultTimeout = .seconds(2)
+                configuration.defaultTimeout = HangGuard.request
+                configuration.noticeTimeout = HangGuard.request
+                configuration.noticeDeadline = HangGuard.request
+                configuration.noticeShutdownGrace = HangGuard.request
                 return BiddingNetwork(configuration: configuration, http: curl)
             }
             let low = bidder("low"), high = bidder("high")
             var placement = PlacementConfiguration(
-                format: .banner(.standard), lines: [],
+                format: .banner(.standard), lines: [], deadline: HangGuard.request,
                 bidders: [
-                    BidderLine(network: "low", placement: "home_banner", timeout: .seconds(2)),
-                    BidderLine(network: "high", placement: "home_banner", timeout: .seconds(2)),
+                    BidderLine(network: "low", placement: "home_banner", timeout: HangGuard.request),
+                    BidderLine(network: "high", placement: "home_banner", timeout: HangGuard.request),
                 ])
             switch path {
             case .bare:
@@ -50,7 +54,8 @@ struct LossNoticePriceTests {
                         id: "inner", networks: [low, high], configuration: .init(placements: ["home": placement]))
                     var outer = PlacementConfiguration(
                         format: .banner(.standard),
-                        lines: [WaterfallLine(network: "inner", placement: "home", timeout: .seconds(3))])
+                        lines: [WaterfallLine(network: "inner", placement: "home", timeout: HangGuard.request)],
+                        deadline: HangGuard.request)
                     outer.lossNotices = content
                     mediator = try Mediator(
                         id: "outer", networks: [inner], configuration: .init(placements: ["home": outer]))

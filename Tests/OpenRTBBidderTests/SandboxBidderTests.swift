@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import OpenRTBBidder
+import TestSupport
 import Testing
 
 @Suite("OpenRTB bidder over the sandbox", .timeLimit(.minutes(2)))
@@ -25,7 +26,9 @@ struct SandboxBidderTests {
             let clock = ManualAdClock()
             var configuration = BiddingNetwork.Configuration(baseURL: sandbox.bidderBaseURL("rtb-kit"))
             configuration.id = "rtb-kit"
-            configuration.defaultTimeout = .seconds(2)
+            // Requests to a live sandbox: hang guards (the kit sets its own timeouts where time is the rule).
+            configuration.defaultTimeout = HangGuard.request
+            configuration.noticeTimeout = HangGuard.request
             let network = BiddingNetwork(configuration: configuration, http: http, clock: clock)
             // The kit's timing rules need a real clock.
             let kitNetwork = BiddingNetwork(configuration: configuration, http: http)
@@ -41,7 +44,7 @@ struct SandboxBidderTests {
             let bidder = BidderSubject(
                 network: network, wire: http,
                 bidRequest: AdRequest(
-                    placement: "main_banner", format: .banner(.standard), timeout: .milliseconds(800)),
+                    placement: "main_banner", format: .banner(.standard), timeout: .seconds(10)),  // the kit's deadline
                 clock: clock, floor: 2)
             let bidderResults = await BidderConformance.runAll(bidder)
             for result in bidderResults where result.status != .passed {
@@ -68,6 +71,9 @@ struct SandboxBidderTests {
                 var configuration = BiddingNetwork.Configuration(baseURL: sandbox.bidderBaseURL(name))
                 configuration.id = name
                 configuration.auction = .secondPrice  // as the placement clears
+                configuration.noticeTimeout = HangGuard.request
+                configuration.noticeDeadline = HangGuard.request
+                configuration.noticeShutdownGrace = HangGuard.request
                 return BiddingNetwork(configuration: configuration, http: curl)
             }
             let low = bidder("low"), high = bidder("high")
@@ -75,10 +81,10 @@ struct SandboxBidderTests {
                 networks: [low, high],
                 configuration: .init(placements: [
                     "home": PlacementConfiguration(
-                        format: .banner(BannerSize(width: 320, height: 50)), lines: [],
+                        format: .banner(BannerSize(width: 320, height: 50)), lines: [], deadline: HangGuard.request,
                         bidders: [
-                            BidderLine(network: "low", placement: "home_banner", timeout: .milliseconds(2000)),
-                            BidderLine(network: "high", placement: "home_banner", timeout: .milliseconds(2000)),
+                            BidderLine(network: "low", placement: "home_banner", timeout: HangGuard.request),
+                            BidderLine(network: "high", placement: "home_banner", timeout: HangGuard.request),
                         ], auction: .secondPrice)
                 ]))
             let outcome = await mediator.loadWithTrace(AdRequest(placement: "home", format: .banner(.standard)))
@@ -112,7 +118,7 @@ struct SandboxBidderTests {
         try await DemandSandbox.withSandbox(scenario: scenario) { sandbox in
             let curl = CurlHTTPClient()
             var configuration = BiddingNetwork.Configuration(baseURL: sandbox.bidderBaseURL("drift"))
-            configuration.defaultTimeout = .seconds(2)
+            configuration.defaultTimeout = HangGuard.request
             let network = BiddingNetwork(configuration: configuration, http: curl)
             var prices: [Double] = []
             for _ in 0..<5 {

@@ -3,6 +3,7 @@ import AdMediationTesting
 import CurlTransport
 import Foundation
 import OpenRTBBidder
+import TestSupport
 import Testing
 
 /// Issue 29, items 12–16: `mtype`, `at`, exact prices, every standard macro, the 2.6 privacy fields. Each test talks to
@@ -113,7 +114,7 @@ struct WireContractTests {
     @Test func aBannerBidForAVideoImpressionIsDiscarded() async throws {
         let bidder = try ScriptedBidder { request, base in (200, ScriptedBidder.bid(request, base, ["mtype": 1])) }
         let (network, curl) = BiddingNetworkTests.network(bidder)
-        let result = try await network.load(AdRequest(placement: "r", format: .rewarded, timeout: .seconds(1)))
+        let result = try await network.load(AdRequest(placement: "r", format: .rewarded, timeout: HangGuard.request))
         await Self.stop(network, curl, bidder)
         #expect(result.ad == nil)
         #expect(bidder.notices("/loss").map { Self.query($0)["r"] } == ["204"])
@@ -123,7 +124,7 @@ struct WireContractTests {
     @Test func aVideoBidForAVideoImpressionFills() async throws {
         let bidder = try ScriptedBidder { request, base in (200, ScriptedBidder.bid(request, base, ["mtype": 2])) }
         let (network, curl) = BiddingNetworkTests.network(bidder)
-        let ad = try await network.load(AdRequest(placement: "r", format: .rewarded, timeout: .seconds(1))).ad
+        let ad = try await network.load(AdRequest(placement: "r", format: .rewarded, timeout: HangGuard.request)).ad
         await Self.stop(network, curl, bidder)
         #expect(ad?.ecpm == 2.5)
         #expect(bidder.notices("/loss").isEmpty)
@@ -146,7 +147,8 @@ struct WireContractTests {
         let bidder = try ScriptedBidder { _, _ in (204, "") }
         let (network, curl) = BiddingNetworkTests.network(bidder) { $0.placementAuctions["main_banner"] = .secondPrice }
         _ = try await network.load(banner)
-        _ = try await network.load(AdRequest(placement: "other", format: .banner(.standard), timeout: .seconds(1)))
+        _ = try await network.load(
+            AdRequest(placement: "other", format: .banner(.standard), timeout: HangGuard.request))
         await Self.stop(network, curl, bidder)
         #expect(bidder.auctionBodies.map { $0["at"] as? Int } == [2, 1])
     }

@@ -185,7 +185,8 @@ private struct FixtureReader {
             sessionID: try optionalString(fields["session_id"], "request.session_id"),
             privacy: try privacy(fields["privacy"]),
             testMode: try bool(fields["test_mode"], "request.test_mode") ?? false,
-            timeout: .milliseconds(try int(fields["timeout_ms"], "request.timeout_ms") ?? 5_000))
+            // A loopback replay: the default is a hang guard (a busy machine must not turn an answer into a timeout).
+            timeout: try int(fields["timeout_ms"], "request.timeout_ms").map { .milliseconds($0) } ?? HangGuard.request)
         if let floor = fields["floor"] {
             guard case .number(let number) = floor else { throw fail("request.floor", "must be a number") }
             request.floorEcpm = number
