@@ -43,7 +43,7 @@ extension Duration {
 }
 
 /// How configuration errors name their field: a `DecodingError` as `a.b[2].c: problem`.
-public enum ConfigurationPath {
+public enum ConfigurationPath: Sendable {
     /// The error as `path: problem` (`placements.home.lines[1].timeout_ms: expected a number`).
     public static func describe(_ error: DecodingError) -> String {
         switch error {
