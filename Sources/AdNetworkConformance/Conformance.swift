@@ -150,7 +150,9 @@ public struct ConformanceResult: Sendable {
 /// to their bound: how late this machine wakes a sleeping task or thread, measured just before and just after the
 /// measurement (``measureSchedulerSlack(samples:)``). On an idle machine the slack is a fraction of a millisecond and
 /// the bound is the rule's; on a busy CI machine it grows by what the machine measurably lost, so the kit fails an
-/// adapter, not a scheduler. A failure message states the slack it allowed.
+/// adapter, not a scheduler. A stall between the two measurements is not seen by them, so an attempt that misses its
+/// bound is measured again, at most three times: an adapter that ignores cancellation or its timeout misses every
+/// time. A failure message states the slack it allowed.
 public enum AdNetworkConformance {
     /// How late this machine runs work right now: the largest overshoot of `samples` 2 ms sleeps, of a task on the
     /// cooperative pool and of a plain thread.
