@@ -27,18 +27,22 @@ final class TwoThreadGate: Sendable {
 /// Runs `body` on two threads at once, `rounds` times each, and waits for both. Both threads wait at a start line
 /// until the other is there, so their loops overlap: without it the first thread can finish before the second starts
 /// and the thread machinery's own locks can order the two loops, hiding the race from ThreadSanitizer.
+/// Both waits end after 60 s at the latest (a thread that never starts), so the fixture cannot hang the run.
 func onTwoThreads(rounds: Int, _ body: @escaping @Sendable () -> Void) {
     let gate = TwoThreadGate()
+    let deadline = ContinuousClock.now + .seconds(60)
     for _ in 0..<2 {
         let thread = Thread {
             gate.arrived.add(1, ordering: .relaxed)
-            while gate.arrived.load(ordering: .relaxed) < 2 {}
+            while gate.arrived.load(ordering: .relaxed) < 2 && ContinuousClock.now < deadline {}
             for _ in 0..<rounds { body() }
             gate.finished.add(1, ordering: .releasing)
         }
         thread.start()
     }
-    while gate.finished.load(ordering: .acquiring) < 2 { Thread.sleep(forTimeInterval: 0.001) }
+    while gate.finished.load(ordering: .acquiring) < 2 && ContinuousClock.now < deadline {
+        Thread.sleep(forTimeInterval: 0.001)
+    }
 }
 
 @Suite(.enabled(if: fixtureEnabled, "a deliberate data race for ThreadSanitizer; TSAN_FIXTURE=1 runs it"))
