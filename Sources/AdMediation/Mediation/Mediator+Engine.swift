@@ -39,7 +39,7 @@ extension Mediator {
         /// The nesting depth the lines' loads run at.
         let lineDepth = MediationNesting.depth + 1
 
-        init(engine: DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?) {
+        init(engine: consuming DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?) {
             self.engine = engine
             self.request = request
             self.privacy = request.privacy == PrivacySignals() ? nil : DecodedPrivacy(request.privacy)
@@ -64,9 +64,10 @@ extension Mediator {
     /// A load starts as an immediate task: it runs on the caller's thread until it first suspends, so one that
     /// answers without suspending costs no thread hand-off. The timer is only started before the loop really waits.
     nonisolated(nonsending) func run(
-        _ engine: DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?
+        _ engine: consuming DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?
     ) async -> DecisionEngine {
-        var run = Run(engine: engine, plan: plan, request: request, tracer: tracer)
+        // Moved, not copied: a copy would share the engine's arrays and copy them on its first step.
+        var run = Run(engine: consume engine, plan: plan, request: request, tracer: tracer)
         let inbox = run.inbox
         return await withTaskCancellationHandler {
             let begin = clock.now

@@ -219,7 +219,7 @@ public final class Mediator: AdNetwork {
             // Loss notices: the stricter of the caller's and the placement's setting, for every line and settlement.
             var sent = request
             sent.lossNotices = request.lossNotices.stricter(placement.lossNotices)
-            engine = await run(engine, plan: plan, request: sent, tracer: tracer)
+            engine = await run(consume engine, plan: plan, request: sent, tracer: tracer)
         }
         let trace = annotatePrivacy(engine.trace(placement: request.placement, at: clock.now), signals: request.privacy)
         if placement.optimizer != nil, blocked == nil {
