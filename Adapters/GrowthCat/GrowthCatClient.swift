@@ -298,6 +298,14 @@ public actor GrowthCatClient {
         return ad
     }
 
+    /// A step of a load failed for want of a network (or its own request timeout) when the load's deadline had
+    /// already passed: the load's answer is then its timeout, not a no fill. A process stalled past the deadline (a
+    /// busy machine) can see the transport's failure before its own timer.
+    static func timeOutIfPast(_ deadline: AdInstant?, now: AdInstant, _ error: AdError) throws(AdError) {
+        guard let deadline, now >= deadline else { return }
+        throw AdError(.timeout, "the load's deadline passed: \(error.message)", reason: deadlineReason)
+    }
+
     /// The most creative pre-downloads at once (``predownloaded(_:deadline:)``).
     static let maxPrefetches = 4
 
@@ -309,6 +317,7 @@ public actor GrowthCatClient {
         do {
             bootstrap = try await ensureBootstrap(deadline: deadline)
         } catch  where error.code == .network || (error.code == .timeout && error.reason != Self.deadlineReason) {
+            try Self.timeOutIfPast(deadline, now: clock.now, error)
             return nil  // no bootstrap and no network: nothing can be served (the load's own deadline is a timeout)
         }
         guard bootstrap.adsConfig.adsEnabled else { return nil }
@@ -338,6 +347,7 @@ public actor GrowthCatClient {
             // `maxServerRetries` times, and only while the next attempt starts before the load's deadline.
             response = try await requestRetrying(.get, path, query: query, deadline: deadline).response
         } catch  where error.code == .network {
+            try Self.timeOutIfPast(deadline, now: clock.now, error)
             return nil  // the cache (checked above) has expired and the network is unavailable
         }
         if response.status == 429 {

@@ -39,4 +39,54 @@ struct LoadDeadlineTests {
         // proof (no wall-clock bound here: the plain suite runs on a loaded machine; TimingTests hold such bounds).
         #expect((error as? AdError)?.code == .timeout, "\(error)")
     }
+
+    @Test("a catalog that fails for want of a network after the load's deadline makes the load a timeout")
+    func aNetworkFailureAfterTheDeadlineIsATimeout() async throws {
+        let error = try await Self.loadError(stalling: "/ads/catalog", HTTPClientError(.connectionReset, "reset"))
+        #expect(error?.code == .timeout, "\(String(describing: error))")
+    }
+
+    @Test("a bootstrap that fails for want of a network after the load's deadline makes the load a timeout")
+    func aBootstrapNetworkFailureAfterTheDeadlineIsATimeout() async throws {
+        let error = try await Self.loadError(stalling: "/sdk/config", HTTPClientError(.connectionRefused, "refused"))
+        #expect(error?.code == .timeout, "\(String(describing: error))")
+    }
+
+    /// Loads with a 200 ms timeout through a client whose request to `path` stalls the process past the deadline (the
+    /// client's clock moves 1 s) and then fails with `failure`: the load's error, or nil when it ended with a result.
+    static func loadError(stalling path: String, _ failure: HTTPClientError) async throws -> AdError? {
+        let clock = ManualAdClock()
+        let http = StallingHTTPClient(clock: clock, path: path, failure: failure)
+        let configuration = GrowthCatClient.Configuration(
+            apiKey: "k", baseURL: "http://127.0.0.1:9", eventQueuePath: queuePath())
+        let client = try GrowthCatClient(configuration: configuration, http: http, clock: clock)
+        let network = GrowthCatNetwork(client: client)
+        var error: AdError?
+        do {
+            let result = try await network.load(
+                AdRequest(placement: "p", format: .interstitial, timeout: .milliseconds(200)))
+            result.ad?.invalidate()
+        } catch let thrown as AdError {
+            error = thrown
+        }
+        await network.client.shutdown()
+        return error
+    }
+}
+
+/// An HTTP client in the process: the SDK configuration answers at once, and the request to `path` moves the client's
+/// clock 1 s (a process stalled past the load's deadline) before failing as the transport would.
+private struct StallingHTTPClient: HTTPClient {
+    let clock: ManualAdClock
+    let path: String
+    let failure: HTTPClientError
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if request.url.contains(path) {
+            await clock.advance(by: .seconds(1))
+            throw failure
+        }
+        guard request.url.contains("/sdk/config") else { return HTTPResponse(status: 404) }
+        return HTTPResponse(status: 200, body: Data(#"{"app_id":"a","workspace":"w","ads":{"ads_enabled":true}}"#.utf8))
+    }
 }
