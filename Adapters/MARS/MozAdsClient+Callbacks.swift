@@ -69,10 +69,12 @@ extension MozAdsClient {
             let response: HTTPResponse
             do {
                 var headers = HTTPHeaders()
-                let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers)
+                let budget = Duration.seconds(60)
+                let started = ContinuousClock.now
+                let channel = try await channel(ohttp: options?.ohttp == true, headers: &headers, budget: budget)
                 response = try await Self.runner(channel).response(
                     to: HTTPRequest(url: rewrite(url), headers: headers).requiring(destinations, as: .callback),
-                    deadline: .seconds(60))
+                    deadline: try Self.left(of: budget, since: started))
             } catch let error as AdError {
                 throw error
             } catch {

@@ -20,8 +20,9 @@ extension MozAdsClient {
 
     /// The client a request goes through: direct, or — for `ohttp: true` — the OHTTP relay, after the preflight
     /// (`GET {base}ads-preflight`, sent directly) whose `geo_location` and `normalized_ua` travel inside the
-    /// encapsulated request as `X-Geo-Location` (always) and `X-User-Agent` (when not empty).
-    func channel(ohttp: Bool, headers: inout HTTPHeaders) async throws(AdError) -> any HTTPClient {
+    /// encapsulated request as `X-Geo-Location` (always) and `X-User-Agent` (when not empty). The preflight has
+    /// `budget` at most (and never more than ``preflightTimeout``): it spends the time of the request it precedes.
+    func channel(ohttp: Bool, headers: inout HTTPHeaders, budget: Duration) async throws(AdError) -> any HTTPClient {
         guard ohttp else { return http }
         guard let relay = ohttpHTTP else {
             throw AdError.mars(
@@ -31,7 +32,7 @@ extension MozAdsClient {
                     + "nothing was sent"
             )
         }
-        let preflight = try await preflightResponse()
+        let preflight = try await preflightResponse(timeout: min(budget, Self.preflightTimeout))
         if let error = Self.statusError(preflight) {
             throw AdError(error.code, "OHTTP preflight failed: \(error.message)", reason: error.reason)
         }
@@ -48,8 +49,8 @@ extension MozAdsClient {
     }
 
     /// The preflight answer: sent directly, through the HTTP cache when there is one (cache first, keyed by its URL
-    /// alone, TTL from `max-age` or the cache's default; specs/mars.md §5).
-    func preflightResponse() async throws(AdError) -> HTTPResponse {
+    /// alone, TTL from `max-age` or the cache's default; specs/mars.md §5), within `timeout`.
+    func preflightResponse(timeout: Duration) async throws(AdError) -> HTTPResponse {
         let url = environment.url("ads-preflight")
         let hash = Self.preflightHash(url)
         let nowSeconds = Int64(now().timeIntervalSince1970)
@@ -61,7 +62,7 @@ extension MozAdsClient {
         let response: HTTPResponse
         do {
             response = try await Self.runner(http, context: "OHTTP preflight failed: ").response(
-                to: HTTPRequest(url: url).requiring(.forNetwork(baseURL: url), as: .api), deadline: .seconds(10))
+                to: HTTPRequest(url: url).requiring(.forNetwork(baseURL: url), as: .api), deadline: timeout)
         } catch let error as AdError {
             throw error
         } catch {
@@ -80,6 +81,23 @@ extension MozAdsClient {
             }
         }
         return response
+    }
+
+    /// The longest a preflight may take, whatever the request after it has left.
+    static let preflightTimeout: Duration = .seconds(10)
+
+    /// What is left of `budget` after a preflight that began at `started`; a timeout, with nothing more sent, when
+    /// the preflight used all of it.
+    static func left(of budget: Duration, since started: ContinuousClock.Instant) throws(AdError) -> Duration {
+        let left = budget - (ContinuousClock.now - started)
+        guard left > .zero else {
+            throw AdError.mars(
+                code: .transport(.timeout),
+                message:
+                    "the OHTTP preflight took the request's whole \(Int(budget.milliseconds)) ms; nothing more was sent"
+            )
+        }
+        return left
     }
 
     /// The preflight's cache key: its URL only.
@@ -112,11 +130,14 @@ extension MozAdsClient {
         let response: HTTPResponse
         do {
             var headers: HTTPHeaders = ["Content-Type": "application/json"]
-            let channel = try await channel(ohttp: ohttp, headers: &headers)
+            // One budget for the preflight and the ads request: the load's timeout bounds both.
+            let budget = timeout ?? .seconds(60)
+            let started = ContinuousClock.now
+            let channel = try await channel(ohttp: ohttp, headers: &headers, budget: budget)
             response = try await Self.runner(channel).response(
                 to: HTTPRequest(method: .post, url: url, headers: headers, body: body)
                     .requiring(destinations, as: .api),
-                deadline: timeout ?? .seconds(60))
+                deadline: try Self.left(of: budget, since: started))
         } catch let error as AdError {
             throw error
         } catch {

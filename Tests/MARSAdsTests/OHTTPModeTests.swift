@@ -152,6 +152,32 @@ struct OHTTPModeTests {
         }
     }
 
+    @Test("the OHTTP preflight and the ads request share the load's timeout")
+    func thePreflightSpendsTheLoadsTimeout() async throws {
+        // 8 s: far above what a loopback preflight needs, and under the preflight's own 10 s ceiling.
+        let timeout = Duration.seconds(8)
+        try await DemandSandbox.withSandbox { sandbox in
+            try await withCurlHTTPClient { curl in
+                let recording = TimeoutRecordingClient(base: curl)
+                let client = MozAdsClientBuilder(httpClient: recording)
+                    .environment(.custom(baseURL: sandbox.marsBaseURL))
+                    .ohttp(
+                        relayURL: sandbox.rootURL + "/ohttp/relay", keyConfigurationURL: sandbox.rootURL + "/ohttp/keys"
+                    )
+                    .build()
+                _ = try await client.fetch(
+                    tile1.map { MozAdsClient.PlacementSpec(id: $0.placementId, count: 1, content: nil) }, kind: .tile,
+                    options: Self.ohttp, timeout: timeout, gpp: nil)
+                let sent = recording.sent
+                let preflight = sent.first { $0.url.contains("ads-preflight") }
+                #expect(preflight != nil, "\(sent)")
+                #expect(preflight.flatMap(\.timeout).map { $0 <= timeout } == true, "\(sent)")
+                let relayed = sent.filter { $0.url.contains("/ohttp/relay") }
+                #expect(!relayed.isEmpty && relayed.allSatisfy { ($0.timeout ?? .seconds(60)) <= timeout }, "\(sent)")
+            }
+        }
+    }
+
     @Test func cacheKeepsOHTTPAndDirectAnswersApart() async throws {
         try await DemandSandbox.withSandbox { sandbox in
             try await withCurlHTTPClient { curl in
@@ -203,5 +229,20 @@ struct OHTTPModeTests {
                 #expect(sandbox.records.ohttpGatewayRequests.map(\.path) == ["/mars/v1/t"])
             }
         }
+    }
+}
+
+/// Passes every request on and records its URL and timeout.
+private final class TimeoutRecordingClient: HTTPClient {
+    private let base: any HTTPClient
+    private let requests = LockedValue<[(url: String, timeout: Duration?)]>([])
+
+    init(base: any HTTPClient) { self.base = base }
+
+    var sent: [(url: String, timeout: Duration?)] { requests.withLock { $0 } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        requests.withLock { $0.append((request.url, request.timeout)) }
+        return try await base.send(request)
     }
 }
