@@ -44,6 +44,17 @@ func sandboxConfig(_ sandbox: RunningSandbox, signature: String = "cb_sig_demo_s
     """
 }
 
+/// A rewarded GrowthCat placement on `sandbox` with the hang guard's timeouts (the built-in demo's 500 ms line can
+/// time out on a busy machine, which these tests are not about).
+func rewardedConfig(_ sandbox: RunningSandbox) -> String {
+    """
+    {"networks": {"growthcat": {"type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", \
+    "api_key": "gc_test_demo", "catalog_cache": "false"}},
+     "placements": {"rewarded_coins": {"format": "rewarded", "deadline_ms": 30000, "lines": [{"network": \
+    "growthcat", "placement": "rewarded_coins", "timeout_ms": 30000}]}}}
+    """
+}
+
 @Suite("mediate CLI (end to end)", .serialized, .timeLimit(.minutes(2)))
 struct CLITests {
     @Test func compareWithoutConfigRunsTheDemoAndPrintsATable() async throws {
@@ -212,9 +223,12 @@ struct CLITests {
     }
 
     @Test func showValidatesTheRewardOfARewardedGrowthCatAd() async throws {
+        let sandbox = try await DemandSandbox.start()
         let run = try await mediate([
-            "show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "32", "--json",
+            "show", "--config", try writeConfig(rewardedConfig(sandbox)), "--placement", "rewarded_coins",
+            "--app-user-id", "u1", "--watch-seconds", "32", "--json",
         ])
+        await sandbox.shutdown()
         #expect(run.code == 0, "stderr: \(run.err)")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         #expect((root["reward"] as? [String: Any])?["validated"] as? Bool == true)
@@ -228,9 +242,12 @@ struct CLITests {
     }
 
     @Test func showRefusesToCloseARewardedAdBeforeTheMinimumViewTime() async throws {
+        let sandbox = try await DemandSandbox.start()
         let run = try await mediate([
-            "show", "--placement", "rewarded_coins", "--app-user-id", "u1", "--watch-seconds", "5",
+            "show", "--config", try writeConfig(rewardedConfig(sandbox)), "--placement", "rewarded_coins",
+            "--app-user-id", "u1", "--watch-seconds", "5",
         ])
+        await sandbox.shutdown()
         #expect(run.code == 1)
         #expect(run.out.contains("close refused") && run.out.contains("reward: not granted"))
     }
