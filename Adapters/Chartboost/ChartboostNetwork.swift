@@ -78,25 +78,38 @@ public struct ChartboostNetwork: AdNetwork {
         guard case .banner(let size) = request.format, Self.sizes.contains(size) else {
             throw AdError(.configuration, "Chartboost banners are 320x50, 300x250 or 728x90, not \(request.format)")
         }
-        var body: [String: Any] = [
-            "request_id": RandomID.uuidString(),
-            "location": request.placement,
-            "size": ["width": size.width, "height": size.height],
-            "test_mode": request.testMode,
-        ]
-        let privacy = WirePrivacy.json(request.privacy, underAge: .coppa)
-        if !privacy.isEmpty { body["privacy"] = privacy }
-        guard let data = JSONWriter.data(body) else {
-            throw AdError(.invalidState, "the load request's body could not be written as JSON")
-        }
+        let privacy = WirePrivacy.object(request.privacy, underAge: .coppa)
+        let body = LoadBody(
+            requestID: RandomID.uuidString(), location: request.placement,
+            size: .init(width: size.width, height: size.height), testMode: request.testMode,
+            privacy: privacy.isEmpty ? nil : privacy)
         let url = HTTPRequest.url(configuration.baseURL, appending: "/banner/v1/load")
         switch try await runner.run(
-            HTTPRequest(method: .post, url: url, headers: ["Content-Type": "application/json"], body: data)
-                .requiring(destinations, as: .api),
+            try WireCodec.request(url: url, body: body).requiring(destinations, as: .api),
             deadline: request.timeout ?? configuration.defaultTimeout)
         {
         case .body(let body): return try parse(body, request: request, size: size)
         case .noFill(let noFill): return .noFill(noFill)
+        }
+    }
+
+    /// The load request's body (specs/chartboost-style.md): `privacy` only when a signal is set.
+    struct LoadBody: Encodable {
+        struct Size: Encodable {
+            let width: Int
+            let height: Int
+        }
+
+        let requestID: String
+        let location: String
+        let size: Size
+        let testMode: Bool
+        let privacy: WirePrivacy.Object?
+
+        enum CodingKeys: String, CodingKey {
+            case location, size, privacy
+            case requestID = "request_id"
+            case testMode = "test_mode"
         }
     }
 

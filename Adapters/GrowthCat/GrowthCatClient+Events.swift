@@ -31,23 +31,13 @@ extension GrowthCatClient {
         sessionID: String? = nil, metadata: [String: String] = [:], occurredAt: Date? = nil
     ) async throws(AdError) {
         let id = RandomID.uuidString()
-        var event: [String: Any] = [
-            "sdk_event_id": id, "event_name": name.rawValue,
-            "occurred_at": (occurredAt ?? configuration.now()).formatted(.iso8601),
-            "campaign_id": ad.campaignID, "creative_id": ad.creativeID, "allocation_id": ad.allocationID,
-            "token": ad.token,
-        ]
-        if let placementKey { event["placement_key"] = placementKey }
-        if let format = ad.format { event["format"] = format.rawValue }
-        if let appUserID { event["app_user_id"] = appUserID }
-        if let sessionID { event["session_id"] = sessionID }
-        if !metadata.isEmpty { event["metadata"] = metadata }
-        let payload: Data
-        do {
-            payload = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
-        } catch {
-            throw AdError(.configuration, "the \(name.rawValue) event could not be serialised: \(error)")
-        }
+        let event = EventBody(
+            sdkEventID: id, eventName: name.rawValue,
+            occurredAt: (occurredAt ?? configuration.now()).formatted(.iso8601), campaignID: ad.campaignID,
+            creativeID: ad.creativeID, allocationID: ad.allocationID, token: ad.token, placementKey: placementKey,
+            format: ad.format?.rawValue, appUserID: appUserID, sessionID: sessionID,
+            metadata: metadata.isEmpty ? nil : metadata)
+        let payload = Self.wireJSON(event)
         guard !payload.isEmpty else {
             throw AdError(.configuration, "the \(name.rawValue) event serialised to an empty payload")
         }
@@ -324,12 +314,12 @@ extension GrowthCatClient {
                 report.stoppedBy = .storage
                 break
             }
-            var events: [Any] = []
+            var events: [Data] = []
             var sequences: [Int64] = []
             var unreadable = batch.unreadable
             for event in batch.events {
-                if let object = try? JSONSerialization.jsonObject(with: event.payload), object is [String: Any] {
-                    events.append(object)
+                if Self.isJSONObject(event.payload) {
+                    events.append(event.payload)
                     sequences.append(event.sequence)
                 } else {
                     unreadable.append(event.sequence)
@@ -346,8 +336,7 @@ extension GrowthCatClient {
                 if batch.events.isEmpty && batch.unreadable.isEmpty { break }
                 continue
             }
-            let body =
-                (try? JSONSerialization.data(withJSONObject: ["events": events], options: [.sortedKeys])) ?? Data()
+            let body = Self.batchBody(events)
             switch await send(batch: body) {
             case .accepted(let duplicates):
                 report.sent += sequences.count

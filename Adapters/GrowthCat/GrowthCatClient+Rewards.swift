@@ -47,13 +47,11 @@ extension GrowthCatClient {
         guard !appUserID.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw AdError(.configuration, "appUserID is required to validate a reward")
         }
-        var body: [String: Any] = [
-            "allocation_id": ad.allocationID, "token": ad.token, "creative_id": ad.creativeID, "app_user_id": appUserID,
-            "viewed_seconds": max(0, viewedSeconds), "completed": completed, "sdk_event_id": RandomID.uuidString(),
-        ]
-        if let key = ad.placement?.key { body["placement_key"] = key }
-        if let sessionID { body["session_id"] = sessionID }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let body = RewardBody(
+            allocationID: ad.allocationID, token: ad.token, creativeID: ad.creativeID, appUserID: appUserID,
+            viewedSeconds: max(0, viewedSeconds), completed: completed, sdkEventID: RandomID.uuidString(),
+            placementKey: ad.placement?.key, sessionID: sessionID)
+        let data = Self.wireJSON(body)
         let deadline = clock.now + (timeout ?? configuration.rewardValidationTimeout)
         let (response, attempts) = try await requestRetrying(
             .post, "/v1/ads/reward/validate", body: data, deadline: deadline, retryLostAnswers: true)

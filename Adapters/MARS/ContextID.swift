@@ -47,7 +47,8 @@ final class RotatingContextID: MozAdsContextIDProvider {
         if let retired {
             // Upstream concatenates the base with "/delete_user", which leaves a double slash; kept on purpose.
             let url = environment.baseURL + "/delete_user"
-            let body = (try? JSONSerialization.data(withJSONObject: ["context_id": retired])) ?? Data()
+            // A string member only: encoding cannot fail.
+            let body = (try? JSONEncoder().encode(["context_id": retired])) ?? Data()
             let http = http
             let rule = DestinationRule(policy: .forNetwork(baseURL: url), kind: .api)
             sender.send(url, meeting: rule) { request in

@@ -229,21 +229,54 @@ public actor MozAdsClient {
     static func requestBody(contextID: String, placements: [PlacementSpec], flags: [String: Bool], gpp: String? = nil)
         -> Data
     {
-        var object: [String: Any] = [
-            "context_id": contextID,
-            "placements": placements.map { p -> [String: Any] in
-                [
-                    "placement": p.id,
-                    "count": p.count,
-                    "content": p.content.map {
-                        ["taxonomy": $0.taxonomy.rawValue, "categories": $0.categoryIds] as [String: Any]
-                    } ?? NSNull(),
-                ]
+        let body = RequestBody(
+            contextID: contextID,
+            placements: placements.map {
+                RequestBody.Placement(
+                    placement: $0.id, count: $0.count,
+                    content: $0.content.map { .init(taxonomy: $0.taxonomy.rawValue, categories: $0.categoryIds) })
             },
-        ]
-        if !flags.isEmpty { object["flags"] = flags }
-        if let gpp { object["consent"] = ["gpp": gpp] }
-        return JSONWriter.data(object) ?? Data()
+            flags: flags.isEmpty ? nil : flags, consent: gpp.map { .init(gpp: $0) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, integers and booleans only: encoding cannot fail.
+        return (try? encoder.encode(body)) ?? Data()
+    }
+
+    /// The ads request's body (specs/mars.md §1): `flags` and `consent` only when set; a placement's `content` is
+    /// written as `null` when absent, as upstream's serde does.
+    struct RequestBody: Encodable {
+        struct Placement: Encodable {
+            struct Content: Encodable {
+                let taxonomy: String
+                let categories: [String]
+            }
+
+            let placement: String
+            let count: Int
+            let content: Content?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(placement, forKey: .placement)
+                try container.encode(count, forKey: .count)
+                try container.encode(content, forKey: .content)
+            }
+
+            enum CodingKeys: String, CodingKey { case placement, count, content }
+        }
+
+        struct Consent: Encodable { let gpp: String }
+
+        let contextID: String
+        let placements: [Placement]
+        let flags: [String: Bool]?
+        let consent: Consent?
+
+        enum CodingKeys: String, CodingKey {
+            case placements, flags, consent
+            case contextID = "context_id"
+        }
     }
 
     /// The cache key: endpoint, environment, flags (when any, sorted), ohttp, and the ordered placements — never the

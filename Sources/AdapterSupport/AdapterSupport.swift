@@ -30,15 +30,6 @@ package enum WirePrivacy {
             case .ints(let values): values.map(String.init).joined(separator: ",")
             }
         }
-
-        /// The value in a JSON object.
-        package var json: Any {
-            switch self {
-            case .int(let value): value
-            case .string(let text): text
-            case .ints(let values): values
-            }
-        }
     }
 
     /// The fields `privacy` sets, in a stable order; absent signals are left out.
@@ -64,10 +55,42 @@ package enum WirePrivacy {
         fields(privacy, underAge: underAge).map { ($0.key, $0.value.queryText) }
     }
 
-    /// The fields as a JSON object (empty when no signal is set).
-    package static func json(_ privacy: PrivacySignals, underAge: UnderAge) -> [String: Any] {
-        var object: [String: Any] = [:]
-        for field in fields(privacy, underAge: underAge) { object[field.key] = field.value.json }
+    /// The fields as a JSON object: numbers and lists typed, absent signals left out.
+    package struct Object: Encodable, Sendable, Equatable {
+        package var gdpr: Int?
+        package var gdprConsent: String?
+        package var usPrivacy: String?
+        package var gpp: String?
+        package var gppSectionIDs: [Int]?
+        package var coppa: Int?
+        package var tfua: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case gdpr, gpp, coppa, tfua
+            case gdprConsent = "gdpr_consent"
+            case usPrivacy = "us_privacy"
+            case gppSectionIDs = "gpp_sid"
+        }
+
+        /// No signal is set.
+        package var isEmpty: Bool { self == Object() }
+    }
+
+    /// The fields as a JSON object (``Object/isEmpty`` when no signal is set).
+    package static func object(_ privacy: PrivacySignals, underAge: UnderAge) -> Object {
+        var object = Object()
+        for field in fields(privacy, underAge: underAge) {
+            switch (field.key, field.value) {
+            case ("gdpr", .int(let value)): object.gdpr = value
+            case ("gdpr_consent", .string(let text)): object.gdprConsent = text
+            case ("us_privacy", .string(let text)): object.usPrivacy = text
+            case ("gpp", .string(let text)): object.gpp = text
+            case ("gpp_sid", .ints(let values)): object.gppSectionIDs = values
+            case ("coppa", .int(let value)): object.coppa = value
+            case ("tfua", .int(let value)): object.tfua = value
+            default: continue
+            }
+        }
         return object
     }
 }

@@ -30,10 +30,17 @@ struct AdapterSupportTests {
         #expect(WirePrivacy.query(PrivacySignals(), underAge: .tfua).isEmpty, "no signal, no field")
     }
 
-    @Test func theJSONFormKeepsNumbersAndListsTyped() {
-        let object = WirePrivacy.json(Self.everySignal, underAge: .coppa)
-        #expect(object["gdpr"] as? Int == 1 && object["coppa"] as? Int == 1 && object["tfua"] == nil)
-        #expect(object["gpp_sid"] as? [Int] == [2, 7] && object["gdpr_consent"] as? String == "CP&x=1")
+    @Test func theJSONFormKeepsNumbersAndListsTyped() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text = String(
+            decoding: try encoder.encode(WirePrivacy.object(Self.everySignal, underAge: .coppa)), as: UTF8.self)
+        #expect(text.contains(#""gdpr":1"#) && text.contains(#""coppa":1"#) && !text.contains("tfua"), "\(text)")
+        #expect(text.contains(#""gpp_sid":[2,7]"#) && text.contains(#""gdpr_consent":"CP&x=1""#), "\(text)")
+    }
+
+    @Test func noSignalWritesAnEmptyObject() {
+        #expect(WirePrivacy.object(PrivacySignals(), underAge: .coppa).isEmpty)
     }
 
     @Test func aQueryValueCanNeverChangeTheQuerysShape() throws {
