@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdapterKit
 import AdapterSupport
 import Crypto
 import Foundation

@@ -117,6 +117,7 @@ struct AddANetworkTests {
                 ),
                 slowRequest: AdRequest(placement: "echo_slow", format: .banner(.standard)))
             let results = await AdNetworkConformance.runAll(subject)
+            await network.shutdown()
             for result in results where result.status != .passed {
                 if case .skipped = result.status { continue }
                 Issue.record("\(result.scenario): \(result.status)")

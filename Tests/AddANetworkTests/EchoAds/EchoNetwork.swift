@@ -5,24 +5,34 @@ import AdapterKit
 import Foundation
 
 /// "Echo": `GET {base}/v1/ad?placement=P` answers `{"id", "ecpm", "image_url", "track_url"}` (200) or 204 no fill;
-/// the privacy strings go in the query (`gdpr_consent`, `us_privacy`, `gpp`).
-struct EchoNetwork: AdNetwork {
+/// the privacy signals go in the query as AdapterKit's `WirePrivacy` writes them (`gdpr`, `gdpr_consent`,
+/// `us_privacy`, `gpp`, `gpp_sid`, `coppa`). Impressions and clicks are pinged in the background by AdapterKit's
+/// `TrackingReporter`, on a `BackgroundSender` the network owns and ends at `shutdown()`.
+struct EchoNetwork: AdNetwork, BackgroundWork {
     let id: String
     let baseURL: String
     let http: any HTTPClient
     let clock: any AdClock
+    let tracking: BackgroundSender
     let capabilities = AdNetworkCapabilities(formats: [.banner], reportsPrice: true)
+
+    init(id: String, baseURL: String, http: any HTTPClient, clock: any AdClock) {
+        self.id = id
+        self.baseURL = baseURL
+        self.http = http
+        self.clock = clock
+        tracking = BackgroundSender(clock: clock, limits: .tracking)
+    }
+
+    /// Sends what tracking is queued, within the sender's grace.
+    func shutdown() async { await tracking.shutdown() }
 
     func load(_ request: AdRequest) async throws -> AdLoadResult {
         guard request.format.kind == .banner else {
             throw AdError(.configuration, "echo serves banners, not \(request.format)")
         }
-        var items = URLComponents()
-        items.queryItems = [URLQueryItem(name: "placement", value: request.placement)]
-        let privacy = request.privacy
-        let optional = [("gdpr_consent", privacy.tcfConsent), ("us_privacy", privacy.usPrivacy), ("gpp", privacy.gpp)]
-        for case (let name, let value?) in optional { items.queryItems?.append(URLQueryItem(name: name, value: value)) }
-        let url = HTTPRequest.url(baseURL, appending: "/v1/ad") + "?" + (items.percentEncodedQuery ?? "")
+        let query = [("placement", request.placement)] + WirePrivacy.query(request.privacy, underAge: .coppa)
+        let url = HTTPRequest.url(baseURL, appending: "/v1/ad") + "?" + QueryString.encode(query)
         // Every request carries the network's destination rule: the transport holds it at every redirect hop.
         let policy = DestinationPolicy.forNetwork(baseURL: baseURL)
         switch try await RequestRunner(http: http).run(
@@ -39,7 +49,9 @@ struct EchoNetwork: AdNetwork {
                     networkID: id, placement: request.placement, format: request.format,
                     creative: AdCreative(id: wire.id, kind: "image", assetURL: wire.image_url), ecpm: wire.ecpm,
                     loadedAt: clock.now, expiresAt: clock.now + .seconds(3600),
-                    reporter: EchoReporter(http: http, trackURL: wire.track_url, policy: policy)))
+                    reporter: TrackingReporter(
+                        impression: wire.track_url + "&e=impression", click: wire.track_url + "&e=click",
+                        policy: policy, sender: tracking, http: http)))
         }
     }
 }
@@ -50,21 +62,6 @@ struct EchoAd: Codable {
     var ecpm: Double
     var image_url: String
     var track_url: String
-}
-
-/// Sends each event to the ad's tracking URL (`&e=impression`, …).
-struct EchoReporter: AdEventReporter {
-    let http: any HTTPClient
-    let trackURL: String
-    let policy: DestinationPolicy
-
-    func deliver(_ record: AdEventRecord) async throws -> AdEventDelivery {
-        let url = trackURL + "&e=" + record.event.name
-        _ = try await RequestRunner(http: http).run(
-            HTTPRequest(url: url).requiring(policy, as: .tracking), deadline: .seconds(5),
-            contract: .init(fill: [200, 204], noFill: [:]))
-        return .delivered
-    }
 }
 
 /// `{"type": "echo", "base_url": …, "greeting": "hi"}`.

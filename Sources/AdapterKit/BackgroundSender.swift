@@ -10,26 +10,26 @@ import AdMediation
 /// when the network is released it ends after sending what was queued; ``shutdown()`` waits for that at most
 /// ``Limits/shutdownGrace`` on the network's clock, then cancels what is left (counted as dropped). Nothing here ever
 /// holds a caller: ``send(_:through:)`` only queues.
-package final class BackgroundSender: Sendable {
+public final class BackgroundSender: Sendable {
     /// Sends one request the network's way (which may sign it).
-    package typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
+    public typealias Send = @Sendable (HTTPRequest) async throws -> HTTPResponse
     /// The bounds of the service.
-    package struct Limits: Sendable {
+    public struct Limits: Sendable {
         /// Attempts per ping (the first and its retries), 1…10.
-        package var attempts: Int
+        public var attempts: Int
         /// The timeout of one attempt.
-        package var timeout: Duration
+        public var timeout: Duration
         /// All attempts of one ping together, backoffs included.
-        package var deadline: Duration
+        public var deadline: Duration
         /// Pings waiting to be sent, beyond those in flight.
-        package var queue: Int
+        public var queue: Int
         /// Pings in flight at once.
-        package var concurrency: Int
+        public var concurrency: Int
         /// How long ``BackgroundSender/shutdown()`` lets the queue drain before cancelling it.
-        package var shutdownGrace: Duration
+        public var shutdownGrace: Duration
 
         /// The bounds.
-        package init(
+        public init(
             attempts: Int, timeout: Duration, deadline: Duration, queue: Int, concurrency: Int, shutdownGrace: Duration
         ) {
             self.attempts = max(1, min(attempts, 10))
@@ -41,7 +41,7 @@ package final class BackgroundSender: Sendable {
         }
 
         /// Impression and click tracking: 4 attempts of 5 s within 30 s, 1 000 waiting, 4 at once, 2 s at shutdown.
-        package static let tracking = Limits(
+        public static let tracking = Limits(
             attempts: 4, timeout: .seconds(5), deadline: .seconds(30), queue: 1000, concurrency: 4,
             shutdownGrace: .seconds(2))
     }
@@ -81,7 +81,7 @@ package final class BackgroundSender: Sendable {
     }
 
     /// A sender whose retries and shutdown grace run on `clock`.
-    package init(clock: any AdClock, limits: Limits) {
+    public init(clock: any AdClock, limits: Limits) {
         let (stream, continuation) = AsyncStream<Job>.makeStream(
             bufferingPolicy: .bufferingOldest(max(1, limits.queue)))
         self.continuation = continuation
@@ -124,7 +124,7 @@ package final class BackgroundSender: Sendable {
     /// sender has been shut down. The caller has checked the URL against its destination policy; each attempt's
     /// request carries `rule`, so the transport checks it again and at every redirect hop.
     @discardableResult
-    package func send(_ url: String, meeting rule: DestinationRule, through send: @escaping Send) -> Bool {
+    public func send(_ url: String, meeting rule: DestinationRule, through send: @escaping Send) -> Bool {
         counts.withLock { $0.pending += 1 }
         task.withLock { state in
             if state.running == nil && !state.finished { state.running = start() }
@@ -152,14 +152,14 @@ package final class BackgroundSender: Sendable {
     deinit { continuation.finish() }
 
     /// Pings queued or in flight.
-    package var pending: Int { counts.withLock { $0.pending } }
+    public var pending: Int { counts.withLock { $0.pending } }
     /// Pings never sent: the queue was full, the sender had been shut down, or the shutdown grace cut them off.
-    package var dropped: Int { counts.withLock { $0.dropped } }
+    public var dropped: Int { counts.withLock { $0.dropped } }
     /// Pings given up after their attempts or their deadline.
-    package var failed: Int { counts.withLock { $0.failed } }
+    public var failed: Int { counts.withLock { $0.failed } }
 
     /// Ends the queue; the task sends what is queued (each ping within its deadline) and returns.
-    package func finish() {
+    public func finish() {
         task.withLock { $0.finished = true }
         continuation.finish()
     }
@@ -167,7 +167,7 @@ package final class BackgroundSender: Sendable {
     /// Ends the queue and waits for it to drain, at most the shutdown grace on the network's clock; then cancels the
     /// pings left (queued and in flight), counts them as dropped and returns once the task has ended. Cancelling the
     /// caller ends the grace at once.
-    package func shutdown() async {
+    public func shutdown() async {
         let running = task.withLock { state in
             state.finished = true
             return state.running
