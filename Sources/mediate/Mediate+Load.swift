@@ -73,15 +73,6 @@ struct Load: AsyncParsableCommand {
         name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
 
-    /// `{"value_usd", "precision", "line", "ab_label"}` (the last two null when no mediator served the ad).
-    static func revenueJSON(_ revenue: ImpressionRevenue) -> [String: Any] {
-        [
-            "value_usd": revenue.value, "precision": revenue.precision.rawValue,
-            "line": revenue.line?.index ?? NSNull(),
-            "ab_label": revenue.line?.abLabel ?? NSNull(),
-        ]
-    }
-
     func validate() throws {
         if let output, let problem = OutputPath.problem(output, option: "--output") {
             throw ValidationError(problem)
@@ -184,76 +175,22 @@ struct Load: AsyncParsableCommand {
                     throw error
                 }
             }
-            let filled = winner != nil
-            let (trace, bids) = Self.entries(mediated: mediated, alone: alone)
+            let recorded = env.bodies?.recorded
+            let report = LoadReport(
+                placement: placement, winner: winner, mediated: mediated, alone: alone,
+                exchanges: recorded?.exchanges, redaction: redaction(env))
             if let traceFile, let tracer {
                 try TraceFile.write(tracer.finishedSpans, to: traceFile)
             }
-            if format == .html {
-                let result =
-                    winner.map { "filled by \($0.network) (ad \($0.adID))" } ?? "no fill"
-                try emit(
-                    Reports.requestPage(
-                        placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
-                        trace: trace, bids: bids))
-            } else if format == .json {
-                try emit(
-                    Self.json(
-                        placement: placement, winner: winner, mediated: mediated, alone: alone,
-                        exchanges: env.bodies?.recorded.exchanges, redaction: redaction(env)))
-            } else {
-                // Human output: every line escaped (ad ids, reasons and messages come from servers).
-                let result =
-                    winner.map { "filled by \($0.network) (ad \($0.adID))" } ?? "no fill"
-                // One row per line and bid, its columns aligned: source, outcome, latency (right-aligned), details.
-                var rows: [[String]] = []
-                for entry in trace {
-                    let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                    var details: [String] = []
-                    if let ecpm = entry["ecpm"] as? Double { details.append(String(format: "eCPM %.2f", ecpm)) }
-                    if let reason = entry["reason"] as? String { details.append("(\(reason))") }
-                    if let error = entry["error"] as? [String: String] {
-                        details.append("\(error["code"] ?? ""): \(error["message"] ?? "")")
-                    }
-                    if let restricted = entry["privacy"] as? [String], !restricted.isEmpty {
-                        details.append("privacy: \(restricted.joined(separator: "; "))")
-                    }
-                    rows.append(
-                        [
-                            "\(entry["network"] ?? "")/\(entry["placement"] ?? "")", "\(entry["outcome"] ?? "")",
-                            latency,
-                        ] + details)
-                }
-                for entry in bids {
-                    let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                    var details: [String] = []
-                    if let price = entry["price"] as? Double { details.append(String(format: "price %.2f", price)) }
-                    if let reason = entry["reason"] as? String { details.append("(\(reason))") }
-                    if let auction = entry["auction"] as? [String: Any] {
-                        details.append(
-                            auction["result"] as? String == "won"
-                                ? String(format: "won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
-                                : "lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))")
-                    }
-                    rows.append(
-                        [
-                            "bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")", "\(entry["outcome"] ?? "")",
-                            latency,
-                        ]
-                            + details)
-                }
-                var lines = [TerminalText.escaped("\(placement): \(result)")] + Self.alignedRows(rows)
-                if let recorder = env.bodies {
-                    let recorded = recorder.recorded
-                    lines += BodyRecorder.text(recorded.exchanges, dropped: recorded.dropped, redaction(env))
-                        .map(TerminalText.escaped)
-                }
-                try emit(lines.joined(separator: "\n"))
+            switch format {
+            case .html: try emit(Reports.requestPage(report, spans: tracer?.finishedSpans ?? []))
+            case .json: try emit(ReportJSON.text(report))
+            case .text:
+                try emit(Self.text(report, dropped: recorded?.dropped ?? 0).joined(separator: "\n"))
             }
             // A request that no line and no bidder answered (every one failed or timed out) is not a no-fill result:
             // exit 1 with the reason, as `compare` exits 3 when every request failed.
-            let outcomes = (trace + bids).compactMap { $0["outcome"] as? String }
-            if !filled, !outcomes.isEmpty, outcomes.allSatisfy({ $0 == "error" || $0 == "timeout" }) {
+            if report.nothingAnswered {
                 FileHandle.standardError.write(
                     Data("error: every line of \(TerminalText.escaped(placement)) failed: nothing answered\n".utf8))
                 throw ExitCode(1)
