@@ -66,6 +66,7 @@ enum Reports {
         case .table:
             (partial.map { $0.text + "\n" } ?? "")
                 + (wide ? table(CompareReport(reports)) : compactTable(CompareReport(reports)))
+                + winsNote(reports)
                 + notSent(reports, given: run?.privacy ?? [])
                 + (baseline.map { "\n" + changes(reports, since: $0) } ?? "")
         case .json: json(reports, partial: partial, given: run?.privacy ?? [])
@@ -92,6 +93,19 @@ enum Reports {
         }
         return lines.map(TerminalText.escaped).joined(separator: "\n")
     }
+
+    /// Under the table when a placement has lines: a line's fill and its win share come from two runs (its network
+    /// asked alone; the waterfall), so a line can win more requests than it filled alone (issue 47), wrapped within
+    /// ``compactWidth`` columns.
+    static func winsNote(_ reports: [PlacementReport]) -> String {
+        guard reports.contains(where: { !$0.lines.isEmpty }) else { return "" }
+        return "\n" + wrapped(winsNoteText, width: compactWidth, indent: "  ").joined(separator: "\n")
+    }
+
+    /// The note's text.
+    static let winsNoteText =
+        "note: a line's fill is its network's, asked alone in requests of its own; its win is its share of the "
+        + "waterfall's fills, in the waterfall's separate run: a line can win more requests than it filled alone."
 
     /// Under the table, per source whose requests the privacy rules blocked: how many were not sent, the reason, the
     /// rule's row and the signal it reads (why a waterfall's fill is 0 %), wrapped within ``compactWidth`` columns.
@@ -228,11 +242,14 @@ enum Reports {
         return String(text.prefix(head)) + "…" + String(text.suffix(tail))
     }
 
-    /// The CSV: a header, then per placement its waterfall's row and one row per line's network alone.
+    /// The CSV: a header, then per placement its waterfall's row and one row per line's network alone. The two counts
+    /// of a row come from two runs, as their columns say: `fills_in_own_run` (the waterfall's, or the line's network
+    /// asked alone) and `wins_in_waterfall_run` (the waterfall requests the source won), so a line's wins can exceed
+    /// its fills.
     static func csv(_ report: CompareReport) -> String {
         var lines = [
-            ("placement,source,network,network_placement,requests,fills,fill_rate,"
-                + "p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd")
+            ("placement,source,network,network_placement,requests,fills_in_own_run,fill_rate,"
+                + "p50_ms,p95_ms,p99_ms,wins_in_waterfall_run,errors,revenue_per_1000_requests_usd")
         ]
         for m in report.placements {
             lines.append(
