@@ -184,7 +184,7 @@ let package = Package(
                 "mediate", "DemandSandbox", lib("AdStorage"), "MediateKit", lib("AdMediation"),
                 lib("AdNetworkConformance"),
                 lib("CurlTransport"), lib("GrowthCatAds"), "TestSupport",
-            ]),
+            ], exclude: ["Fixtures"]),
         .executableTarget(
             name: "growthcat-crash-child", dependencies: [lib("GrowthCatAds"), lib("CurlTransport")],
             path: "Tests/CrashChild"),

@@ -118,7 +118,7 @@ struct ArmsRunner {
     /// Each arm's 95 % intervals (fill: Wilson; revenue per 1000 requests: normal approximation of the mean of
     /// per-request revenue) and, against the first arm, the interval of each difference and whether it is
     /// significant (its interval excludes 0).
-    struct Confidence {
+    struct Confidence: Sendable {
         var fill: Statistics.Interval?
         var revenue: Statistics.Interval?
         var fillDifference: Statistics.Interval?
@@ -136,11 +136,6 @@ struct ArmsRunner {
                     (tally.requests, tally.revenue, tally.revenueSquares), scale: 1000)
             }
         }
-    }
-
-    static func intervalJSON(_ interval: Statistics.Interval?, digits: Double = 1e4) -> Any {
-        guard let interval else { return NSNull() }
-        return [(interval.low * digits).rounded() / digits, (interval.high * digits).rounded() / digits]
     }
 
     /// The lines under an arms table: each arm's intervals, then each later arm against the first.
@@ -185,42 +180,8 @@ struct ArmsRunner {
     /// intervals and whether each is significant.
     static func render(_ results: [(placement: String, arms: [(arm: Arm, tally: Tally)])], json: Bool) -> String {
         if json {
-            let object: [[String: Any]] = results.map { placement in
-                let base = placement.arms.first?.tally.revenuePerMille ?? 0
-                let first = placement.arms.first?.tally
-                return [
-                    "placement": placement.placement,
-                    "arms": placement.arms.enumerated().map { index, arm -> [String: Any] in
-                        let ci = Confidence(arm.tally, first: index == 0 ? nil : first)
-                        var object: [String: Any] = [
-                            "arm": arm.arm.rawValue, "requests": arm.tally.requests, "fills": arm.tally.fills,
-                            "fill_rate": round3(arm.tally.fillRate),
-                            "fill_rate_ci95": intervalJSON(ci.fill),
-                            "revenue_per_mille": round3(arm.tally.revenuePerMille),
-                            "revenue_per_mille_ci95": intervalJSON(ci.revenue),
-                            "revenue_vs_first": base > 0 ? round3(arm.tally.revenuePerMille / base) : NSNull(),
-                            "latency_ms": arm.tally.latencyJSON, "errors": arm.tally.errors,
-                        ]
-                        if let first, index > 0 {
-                            object["vs_first"] = [
-                                "fill_rate_difference": round3(arm.tally.fillRate - first.fillRate),
-                                "fill_rate_difference_ci95": intervalJSON(ci.fillDifference),
-                                "fill_rate_significant": ci.fillDifference.map { !$0.containsZero } ?? false,
-                                "revenue_per_mille_difference": round3(
-                                    arm.tally.revenuePerMille - first.revenuePerMille),
-                                "revenue_per_mille_difference_ci95": intervalJSON(ci.revenueDifference),
-                                "revenue_per_mille_significant": ci.revenueDifference.map { !$0.containsZero }
-                                    ?? false,
-                            ]
-                        }
-                        return object
-                    },
-                ]
-            }
-            let data =
-                (try? JSONSerialization.data(withJSONObject: ["arms": object], options: [.prettyPrinted, .sortedKeys]))
-                ?? Data()
-            return String(decoding: data, as: UTF8.self)
+            // Slashes escaped (`\/`), as this output has always written them.
+            return ReportJSON.text(ArmsReport(results), escapingSlashes: true)
         }
         var lines: [String] = []
         for placement in results {

@@ -50,19 +50,18 @@ struct Baseline: Sendable {
         func fail(_ what: String) -> AdError { AdError(.configuration, "--baseline \(shown): \(what)\(hint)") }
         let limits = JSONLimits(maxBytes: maxBytes, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 100_000)
         if let violation = limits.violation(in: data) { throw fail(violation) }
-        guard let root = try? JSONSerialization.jsonObject(with: data) else { throw fail("not JSON") }
-        guard let object = root as? [String: Any] else { throw fail("not a JSON object") }
-        guard let list = object["placements"] as? [Any] else { throw fail("no \"placements\" array") }
+        guard let root = try? JSONDecoder().decode(JSONValue.self, from: data) else { throw fail("not JSON") }
+        guard case .object(let object) = root else { throw fail("not a JSON object") }
+        guard case .array(let list)? = object["placements"] else { throw fail("no \"placements\" array") }
         var placements: [String: Placement] = [:]
         for (index, item) in list.enumerated() {
             let path = "placements[\(index)]"
-            guard let entry = item as? [String: Any] else { throw fail("\(path) is not an object") }
-            guard let id = entry["id"] as? String, !id.isEmpty else { throw fail("\(path).id: not a string") }
-            func number(_ value: Any?, _ field: String, in range: ClosedRange<Double>) throws(AdError) -> Double {
-                guard let number = value as? NSNumber else {
+            guard case .object(let entry) = item else { throw fail("\(path) is not an object") }
+            guard case .string(let id)? = entry["id"], !id.isEmpty else { throw fail("\(path).id: not a string") }
+            func number(_ value: JSONValue?, _ field: String, in range: ClosedRange<Double>) throws(AdError) -> Double {
+                guard let double = value?.number else {
                     throw fail("\(path).\(field): not a number")
                 }
-                let double = number.doubleValue
                 guard double.isFinite, range.contains(double) else {
                     throw fail("\(path).\(field): \(double) is outside \(range.lowerBound)…\(range.upperBound)")
                 }
@@ -70,23 +69,73 @@ struct Baseline: Sendable {
             }
             let fill = try number(entry["fill_rate"], "fill_rate", in: 0...1)
             let revenue = try number(
-                (entry["revenue"] as? [String: Any])?["per_1000_requests_usd"], "revenue.per_1000_requests_usd",
-                in: 0...1e12)
-            let p95 = try number((entry["latency_ms"] as? [String: Any])?["p95"], "latency_ms.p95", in: 0...1e9)
+                entry["revenue"]?["per_1000_requests_usd"], "revenue.per_1000_requests_usd", in: 0...1e12)
+            let p95 = try number(entry["latency_ms"]?["p95"], "latency_ms.p95", in: 0...1e9)
             var placement = Placement(fillRate: fill, revenuePerMille: revenue, p95Ms: p95)
             // Optional (older reports lack them): the counts and the interval behind the changes' intervals.
-            if let requests = entry["requests"] as? Int, let fills = entry["fills"] as? Int, requests > 0,
+            if let requests = entry["requests"]?.integer, let fills = entry["fills"]?.integer, requests > 0,
                 (0...requests).contains(fills)
             {
                 placement.counts = (fills, requests)
             }
-            if let bounds = (entry["revenue"] as? [String: Any])?["per_1000_requests_usd_ci95"] as? [Double],
-                bounds.count == 2, bounds.allSatisfy({ $0.isFinite && abs($0) <= 1e12 }), bounds[0] <= bounds[1]
-            {
-                placement.revenueInterval = Statistics.Interval(low: bounds[0], high: bounds[1])
+            if case .array(let items)? = entry["revenue"]?["per_1000_requests_usd_ci95"] {
+                let bounds = items.compactMap(\.number)
+                if bounds.count == 2, items.count == 2, bounds.allSatisfy({ $0.isFinite && abs($0) <= 1e12 }),
+                    bounds[0] <= bounds[1]
+                {
+                    placement.revenueInterval = Statistics.Interval(low: bounds[0], high: bounds[1])
+                }
             }
             placements[id] = placement
         }
         return Baseline(name: name, placements: placements)
+    }
+}
+
+/// A JSON value as read, typed: what `--baseline` walks field by field, so each problem is named at its path.
+enum JSONValue: Decodable, Sendable {
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case string(String)
+    /// A number, and whether it was written as an integer.
+    case number(Double, integer: Int?)
+    case bool(Bool)
+    case null
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let integer = try? container.decode(Int.self) {
+            self = .number(Double(integer), integer: integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number, integer: nil)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// An object's member; nil for a missing key or a value that is not an object.
+    subscript(key: String) -> JSONValue? {
+        guard case .object(let object) = self else { return nil }
+        return object[key]
+    }
+
+    /// The value of a number; nil for anything else.
+    var number: Double? {
+        guard case .number(let value, _) = self else { return nil }
+        return value
+    }
+
+    /// The value of a number written as an integer; nil for anything else.
+    var integer: Int? {
+        guard case .number(_, let integer) = self else { return nil }
+        return integer
     }
 }

@@ -62,31 +62,63 @@ final class BodyRecorder: HTTPClient {
         return redaction.apply(text) + more
     }
 
-    /// The JSON form of the exchanges: `[{"method", "url", "status", "error", "request_body", "request_bytes",
-    /// "response_body", "response_bytes"}]`.
-    static func json(_ exchanges: [Exchange], _ redaction: Redaction) -> [[String: Any]] {
-        exchanges.map { exchange in
-            [
-                "method": exchange.method, "url": redaction.apply(exchange.url),
-                "status": exchange.status.map { $0 as Any } ?? NSNull(),
-                "error": exchange.error.map { redaction.apply($0) as Any } ?? NSNull(),
-                "request_body": shown(exchange.requestBody, redaction), "request_bytes": exchange.requestBody.count,
-                "response_body": shown(exchange.responseBody, redaction),
-                "response_bytes": exchange.responseBody.count,
-            ]
+    /// One exchange as the outputs show it: URL, error and bodies redacted, bodies cut (``shown(_:_:)``), with their
+    /// sizes. JSON: `{"method", "url", "status", "error", "request_body", "request_bytes", "response_body",
+    /// "response_bytes"}` (`status` and `error` null when absent).
+    struct Shown: Encodable, Sendable {
+        var method: String
+        var url: String
+        var status: Int?
+        var error: String?
+        var requestBody: String
+        var requestBytes: Int
+        var responseBody: String
+        var responseBytes: Int
+
+        init(_ exchange: Exchange, _ redaction: Redaction) {
+            method = exchange.method
+            url = redaction.apply(exchange.url)
+            status = exchange.status
+            error = exchange.error.map(redaction.apply)
+            requestBody = BodyRecorder.shown(exchange.requestBody, redaction)
+            requestBytes = exchange.requestBody.count
+            responseBody = BodyRecorder.shown(exchange.responseBody, redaction)
+            responseBytes = exchange.responseBody.count
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case method, url, status, error
+            case requestBody = "request_body"
+            case requestBytes = "request_bytes"
+            case responseBody = "response_body"
+            case responseBytes = "response_bytes"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(method, forKey: .method)
+            try container.encode(url, forKey: .url)
+            try container.encode(status, forKey: .status)
+            try container.encode(error, forKey: .error)
+            try container.encode(requestBody, forKey: .requestBody)
+            try container.encode(requestBytes, forKey: .requestBytes)
+            try container.encode(responseBody, forKey: .responseBody)
+            try container.encode(responseBytes, forKey: .responseBytes)
         }
     }
 
     /// The text form: per exchange `POST URL → 200`, then its bodies indented.
-    static func text(_ exchanges: [Exchange], dropped: Int, _ redaction: Redaction) -> [String] {
+    static func text(_ exchanges: [Shown], dropped: Int) -> [String] {
         var lines = ["HTTP exchanges (\(exchanges.count)):"]
         for exchange in exchanges {
-            let answer = exchange.status.map(String.init) ?? exchange.error.map(redaction.apply) ?? "?"
-            lines.append("  \(exchange.method) \(redaction.apply(exchange.url)) → \(answer)")
-            let request = shown(exchange.requestBody, redaction)
-            if !request.isEmpty { lines.append("    request (\(exchange.requestBody.count) B): \(request)") }
-            let response = shown(exchange.responseBody, redaction)
-            if !response.isEmpty { lines.append("    response (\(exchange.responseBody.count) B): \(response)") }
+            let answer = exchange.status.map(String.init) ?? exchange.error ?? "?"
+            lines.append("  \(exchange.method) \(exchange.url) → \(answer)")
+            if !exchange.requestBody.isEmpty {
+                lines.append("    request (\(exchange.requestBytes) B): \(exchange.requestBody)")
+            }
+            if !exchange.responseBody.isEmpty {
+                lines.append("    response (\(exchange.responseBytes) B): \(exchange.responseBody)")
+            }
         }
         if dropped > 0 { lines.append("  … \(dropped) more exchanges not kept") }
         return lines
@@ -122,11 +154,8 @@ struct Redaction: Sendable {
     /// The string values of every network's settings in a configuration file's JSON (all but `type` and
     /// `base_url`).
     static func settingValues(_ data: Data) -> [String] {
-        let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        let networks = root?["networks"] as? [String: Any] ?? [:]
-        return networks.values.flatMap { value -> [String] in
-            guard let network = value as? [String: Any] else { return [] }
-            return network.filter { !["type", "base_url"].contains($0.key) }.compactMap { $0.value as? String }
+        NetworkSettings.read(data).values.flatMap { settings in
+            settings.strings.filter { !["type", "base_url"].contains($0.key) }.map(\.value)
         }
     }
 }

@@ -208,10 +208,6 @@ struct Tally: Sendable {
         let wanted = Int((min(max(p, 0), 100) / 100 * Double(sorted.count) + 0.5).rounded(.down))
         return Double(sorted[min(max(wanted, 1), sorted.count) - 1]) / 1000
     }
-
-    var latencyJSON: [String: Double] {
-        ["p50": round3(percentileMs(50)), "p95": round3(percentileMs(95)), "p99": round3(percentileMs(99))]
-    }
 }
 
 func round3(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }

@@ -26,25 +26,41 @@ struct ConsentCommand: AsyncParsableCommand {
     /// The longest list of vendor ranges printed (a TC string may hold thousands).
     static let maxRanges = 50
 
-    /// One network's decision.
-    struct Decision: Sendable {
+    /// One network's decision: `{"network", "type", "tcf_vendor_id", "asked", "reason", "restrictions",
+    /// "permissions": {"device_ids", "user_ids", "precise_geo", "personalized_ads"}}`.
+    struct Decision: Encodable, Sendable {
         var network: String
         var type: String?
         var vendor: Int?
         var verdict: PrivacyVerdict
 
-        var json: [String: Any] {
+        enum CodingKeys: String, CodingKey {
+            case network, type, asked, reason, restrictions, permissions
+            case vendor = "tcf_vendor_id"
+        }
+
+        /// The keys of `permissions`.
+        enum PermissionKeys: String, CodingKey {
+            case deviceIDs = "device_ids"
+            case userIDs = "user_ids"
+            case preciseGeo = "precise_geo"
+            case personalizedAds = "personalized_ads"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(network, forKey: .network)
+            try container.encode(type, forKey: .type)
+            try container.encode(vendor, forKey: .vendor)
+            try container.encode(verdict.mayBeAsked, forKey: .asked)
+            try container.encode(verdict.blockedReason.map { "privacy_blocked: \($0)" }, forKey: .reason)
+            try container.encode(verdict.mayBeAsked ? verdict.reasons : [], forKey: .restrictions)
             let permissions = verdict.permissions
-            return [
-                "network": network, "type": type ?? NSNull(), "tcf_vendor_id": vendor ?? NSNull(),
-                "asked": verdict.mayBeAsked,
-                "reason": verdict.blockedReason.map { "privacy_blocked: \($0)" } ?? NSNull(),
-                "restrictions": verdict.mayBeAsked ? verdict.reasons : [],
-                "permissions": [
-                    "device_ids": permissions.deviceIDs, "user_ids": permissions.userIDs,
-                    "precise_geo": permissions.preciseGeo, "personalized_ads": permissions.personalizedAds,
-                ],
-            ]
+            var nested = container.nestedContainer(keyedBy: PermissionKeys.self, forKey: .permissions)
+            try nested.encode(permissions.deviceIDs, forKey: .deviceIDs)
+            try nested.encode(permissions.userIDs, forKey: .userIDs)
+            try nested.encode(permissions.preciseGeo, forKey: .preciseGeo)
+            try nested.encode(permissions.personalizedAds, forKey: .personalizedAds)
         }
     }
 
@@ -63,10 +79,7 @@ struct ConsentCommand: AsyncParsableCommand {
         }
         let decoded = DecodedPrivacy(signals)
         if json {
-            let object: [String: Any] = ["signals": Self.signalsJSON(decoded), "networks": decisions.map(\.json)]
-            let data = try JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            print(ReportJSON.text(ConsentReport(signals: decoded, networks: decisions)))
         } else {
             for line in Self.text(decoded, decisions: decisions) { print(TerminalText.escaped(line)) }
         }
@@ -79,76 +92,6 @@ struct ConsentCommand: AsyncParsableCommand {
             $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)…\($0.upperBound)"
         }
         return "[" + shown.joined(separator: ", ") + ", … (\(set.ranges.count - maxRanges) more ranges)]"
-    }
-
-    static func tcfJSON(_ tcf: TCFConsent) -> [String: Any] {
-        [
-            "version": tcf.version, "policy_version": tcf.policyVersion, "cmp_id": tcf.cmpID,
-            "vendor_list_version": tcf.vendorListVersion, "purpose_consents": tcf.purposeConsents.ids,
-            "purpose_legitimate_interests": tcf.purposeLegitimateInterests.ids,
-            "purpose_one_treatment": tcf.purposeOneTreatment,
-            "special_feature_opt_ins": tcf.specialFeatureOptIns.ids, "publisher_cc": tcf.publisherCountryCode,
-            "vendor_consents": ranges(tcf.vendorConsents),
-            "vendor_legitimate_interests": ranges(tcf.vendorLegitimateInterests),
-            "disclosed_vendors": tcf.disclosedVendors.map(ranges) ?? NSNull(),
-            "publisher_restrictions": tcf.publisherRestrictions.map { restriction in
-                [
-                    "purpose": restriction.purpose, "type": "\(restriction.type)",
-                    "vendors": ranges(restriction.vendors),
-                ] as [String: Any]
-            },
-        ]
-    }
-
-    static func usPrivacyJSON(_ us: USPrivacyString) -> [String: Any] {
-        [
-            "version": us.version, "notice": String(us.notice.rawValue),
-            "opt_out_sale": String(us.optOutSale.rawValue), "lspa_covered": String(us.lspaCovered.rawValue),
-        ]
-    }
-
-    static func usNationalJSON(_ national: USNationalSection) -> [String: Any] {
-        [
-            "version": national.version, "sale_opt_out": national.saleOptOut,
-            "sharing_opt_out": national.sharingOptOut,
-            "targeted_advertising_opt_out": national.targetedAdvertisingOptOut,
-            "sensitive_data_processing": national.sensitiveDataProcessing,
-            "known_child_sensitive_data_consents": national.knownChildSensitiveDataConsents,
-            "gpc": national.gpc.map { $0 as Any } ?? NSNull(),
-        ]
-    }
-
-    /// The decoded signals as JSON.
-    static func signalsJSON(_ decoded: DecodedPrivacy) -> [String: Any] {
-        let signals = decoded.signals
-        var gpp: Any = NSNull()
-        if let string = decoded.gpp {
-            var sections: [String: Any] = [:]
-            for id in string.sectionIDs {
-                switch id {
-                case 2: sections["2"] = string.tcfEU.map(tcfJSON) ?? NSNull()
-                case 6: sections["6"] = string.usPrivacy.map(usPrivacyJSON) ?? NSNull()
-                case 7: sections["7"] = string.usNational.map(usNationalJSON) ?? NSNull()
-                default: sections["\(id)"] = "not decoded (kept as text)"
-                }
-            }
-            gpp =
-                [
-                    "section_ids": string.sectionIDs, "sections": sections,
-                    "section_errors": Dictionary(
-                        uniqueKeysWithValues: string.sectionErrors.map { ("\($0.key)", $0.value.description) }),
-                ] as [String: Any]
-        }
-        return [
-            "gdpr": signals.gdprApplies.map { $0 as Any } ?? NSNull(), "gdpr_applies": decoded.gdprApplies,
-            "gpp_sid": signals.gppSectionIDs, "tcf": decoded.tcf.map(tcfJSON) ?? NSNull(),
-            "tcf_error": decoded.malformedTCF ?? NSNull(),
-            "us_privacy": decoded.usPrivacy.map(usPrivacyJSON) ?? NSNull(),
-            "us_national": decoded.usNational.map(usNationalJSON) ?? NSNull(), "gpp": gpp,
-            "gpp_error": decoded.gppError.map { $0.description } ?? NSNull(), "malformed": decoded.malformed,
-            "coppa": signals.coppa, "under_age": signals.underAgeOfConsent, "lmt": signals.limitAdTracking,
-            "att": signals.appTracking.map { "\($0)" } ?? NSNull(),
-        ]
     }
 
     /// The human listing: the signals, then one line per network.

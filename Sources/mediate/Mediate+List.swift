@@ -24,68 +24,29 @@ struct ListCommand: AsyncParsableCommand {
     @OptionGroup var demoOptions: DemoOptions
     @Flag(name: .long, help: "JSON output.") var json = false
 
-    /// The JSON object (`placements`, `networks`) of `configuration`; `settings`: each network's setting names.
-    static func object(_ configuration: CLIConfiguration, settings: [String: [String]]) -> [String: Any] {
-        let placements = configuration.mediation.placements.keys.sorted().compactMap { id -> [String: Any]? in
-            guard let placement = configuration.mediation.placements[id] else { return nil }
-            return [
-                "id": id, "format": placement.format.description, "mode": placement.mode.rawValue,
-                "deadline_ms": milliseconds(placement.deadline),
-                "lines": placement.lines.map { line -> [String: Any] in
-                    [
-                        "network": line.network, "placement": line.placement,
-                        "timeout_ms": milliseconds(line.timeout), "floor_ecpm": line.floorEcpm ?? NSNull(),
-                        "ecpm": line.ecpm ?? NSNull(),
-                    ]
-                },
-                "bidders": placement.bidders.map { bidder -> [String: Any] in
-                    [
-                        "network": bidder.network, "placement": bidder.placement,
-                        "timeout_ms": milliseconds(bidder.timeout), "floor_ecpm": bidder.floorEcpm ?? NSNull(),
-                    ]
-                },
-            ]
-        }
-        let networks = configuration.networks.keys.sorted().compactMap { id -> [String: Any]? in
-            guard let network = configuration.networks[id] else { return nil }
-            return [
-                "id": id, "type": network.type, "base_url": redacted(network.baseURL),
-                "formats": network.factory.formats.map(\.rawValue).sorted(),
-                "tcf_vendor_id": network.tcfVendorID ?? NSNull(), "settings": settings[id] ?? [],
-            ]
-        }
-        return ["placements": placements, "networks": networks]
-    }
-
     /// The text form: a block per placement, then one per network.
-    static func text(_ object: [String: Any]) -> [String] {
-        let placements = object["placements"] as? [[String: Any]] ?? []
-        let networks = object["networks"] as? [[String: Any]] ?? []
-        var lines = ["placements (\(placements.count)):"]
-        for placement in placements {
+    static func text(_ report: ListReport) -> [String] {
+        var lines = ["placements (\(report.placements.count)):"]
+        for placement in report.placements {
             lines.append(
-                "  \(placement["id"] ?? "")  \(placement["format"] ?? "")  \(placement["mode"] ?? "")  deadline "
-                    + "\(placement["deadline_ms"] ?? "") ms")
-            let rows =
-                (placement["lines"] as? [[String: Any]] ?? []).map { ("line", $0) }
-                + (placement["bidders"] as? [[String: Any]] ?? []).map { ("bidder", $0) }
-            for (index, (kind, row)) in rows.enumerated() {
-                var text = "    \(index + 1). \(kind) \(row["network"] ?? "")/\(row["placement"] ?? "")  timeout "
-                text += "\(row["timeout_ms"] ?? "") ms"
-                if let floor = row["floor_ecpm"] as? Double { text += "  floor \(floor)" }
-                if let ecpm = row["ecpm"] as? Double { text += "  ecpm \(ecpm)" }
+                "  \(placement.id)  \(placement.format)  \(placement.mode)  deadline \(placement.deadlineMs) ms")
+            let rows = placement.lines + placement.bidders
+            for (index, row) in rows.enumerated() {
+                var text = "    \(index + 1). \(row.kind.rawValue) \(row.network)/\(row.placement)  timeout "
+                text += "\(row.timeoutMs) ms"
+                if let floor = row.floorEcpm { text += "  floor \(floor)" }
+                if let ecpm = row.ecpm { text += "  ecpm \(ecpm)" }
                 lines.append(text)
             }
         }
-        lines.append("networks (\(networks.count)):")
-        for network in networks {
-            lines.append("  \(network["id"] ?? "")  \(network["type"] ?? "")  \(network["base_url"] ?? "")")
-            let formats = (network["formats"] as? [String] ?? []).joined(separator: ", ")
-            let settings = network["settings"] as? [String] ?? []
-            var detail = "    formats: \(formats)"
-            if let vendor = network["tcf_vendor_id"] as? Int { detail += "  tcf_vendor_id: \(vendor)" }
+        lines.append("networks (\(report.networks.count)):")
+        for network in report.networks {
+            lines.append("  \(network.id)  \(network.type)  \(network.baseURL)")
+            var detail = "    formats: \(network.formats.joined(separator: ", "))"
+            if let vendor = network.tcfVendorID { detail += "  tcf_vendor_id: \(vendor)" }
             detail +=
-                settings.isEmpty ? "" : "  settings: \(settings.joined(separator: ", ")) (values hidden)"
+                network.settings.isEmpty
+                ? "" : "  settings: \(network.settings.joined(separator: ", ")) (values hidden)"
             lines.append(detail)
         }
         return lines
@@ -107,12 +68,8 @@ struct ListCommand: AsyncParsableCommand {
 
     /// Each network's setting names (every key but `type`, `base_url`, `tcf_vendor_id`), from the file's JSON.
     static func settingNames(_ data: Data) -> [String: [String]] {
-        let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        let networks = root?["networks"] as? [String: Any] ?? [:]
-        return networks.compactMapValues { value in
-            (value as? [String: Any]).map { network in
-                network.keys.filter { !["type", "base_url", "tcf_vendor_id"].contains($0) }.sorted()
-            }
+        NetworkSettings.read(data).mapValues { settings in
+            settings.keys.filter { !["type", "base_url", "tcf_vendor_id"].contains($0) }
         }
     }
 
@@ -130,13 +87,11 @@ struct ListCommand: AsyncParsableCommand {
             }
             return (env.configuration, Self.settingNames(data))
         }
-        let object = Self.object(configuration, settings: settings)
+        let report = ListReport(configuration, settings: settings)
         if json {
-            let data = try JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            print(ReportJSON.text(report))
         } else {
-            for line in Self.text(object) { print(TerminalText.escaped(line)) }
+            for line in Self.text(report) { print(TerminalText.escaped(line)) }
         }
     }
 }

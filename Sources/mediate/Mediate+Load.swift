@@ -73,15 +73,6 @@ struct Load: AsyncParsableCommand {
         name: .long, help: "Write the request's spans (mediation, ad lines, HTTP requests) to this file as OTLP/JSON.")
     var traceFile: String?
 
-    /// `{"value_usd", "precision", "line", "ab_label"}` (the last two null when no mediator served the ad).
-    static func revenueJSON(_ revenue: ImpressionRevenue) -> [String: Any] {
-        [
-            "value_usd": revenue.value, "precision": revenue.precision.rawValue,
-            "line": revenue.line?.index ?? NSNull(),
-            "ab_label": revenue.line?.abLabel ?? NSNull(),
-        ]
-    }
-
     func validate() throws {
         if let output, let problem = OutputPath.problem(output, option: "--output") {
             throw ValidationError(problem)
@@ -132,10 +123,9 @@ struct Load: AsyncParsableCommand {
                 throw AdError(.configuration, "--placement: unknown placement \"\(placement)\" (configured: \(known))")
             }
             let adFormat = placementConfig.format
-            var trace: [[String: Any]] = []
-            var bids: [[String: Any]] = []
-            var winner: [String: Any]? = nil
-            var filled = false
+            var winner: LoadWinner? = nil
+            var mediated: MediationTrace? = nil
+            var alone: AloneAnswer? = nil
             if let network {
                 guard let line = placementConfig.lines.first(where: { $0.network == network }),
                     let adapter = env.networks[network]
@@ -147,177 +137,60 @@ struct Load: AsyncParsableCommand {
                     placement: line.placement, format: adFormat, userID: appUserID, privacy: privacy.signals,
                     testMode: true, timeout: line.timeout)
                 request.advertisingID = advertisingID
-                var entry: [String: Any] = ["network": network, "placement": line.placement]
                 // What the gate restricts for this network (the load itself goes through the same gate).
                 var gated = request
                 let verdict = (adapter as? PrivacyGatedNetwork)?.gate(&gated)
-                entry["privacy"] = verdict?.mayBeAsked == true ? verdict?.reasons ?? [] : []
+                let restrictions = verdict?.mayBeAsked == true ? verdict?.reasons ?? [] : []
+                let outcome: AloneAnswer.Outcome
                 do {
                     let result = try await adapter.load(request)
-                    entry["outcome"] = result.ad == nil ? "no_fill" : "fill"
-                    entry["ecpm"] = result.ad?.ecpm ?? NSNull()
-                    entry["error"] = NSNull()
+                    outcome = result.ad == nil ? .noFill : .fill(ecpm: result.ad?.ecpm)
                     if let ad = result.ad {
-                        filled = true
-                        winner = [
-                            "network": network, "ecpm": ad.ecpm ?? NSNull(), "ad_id": ad.creative.id,
-                            "revenue": Self.revenueJSON(ad.revenue),
-                        ]
+                        winner = LoadWinner(
+                            network: network, ecpm: ad.ecpm, adID: ad.creative.id, revenue: ad.revenue)
                         ad.invalidate()
                     }
-                    entry["reason"] = NSNull()
                 } catch let error as AdError where error.code == .privacyBlocked {
                     // The gate refused to ask it: reported as the mediated path reports a blocked line.
-                    entry["outcome"] = "skipped"
-                    entry["ecpm"] = NSNull()
-                    entry["error"] = NSNull()
-                    entry["reason"] = "\(SkipReason.privacyBlocked.rawValue): \(error.message)"
+                    outcome = .blocked(error.message)
                 } catch let error as AdError {
-                    entry["outcome"] = "error"
-                    entry["ecpm"] = NSNull()
-                    entry["error"] = ["code": error.code.name, "message": error.message]
-                    entry["reason"] = NSNull()
+                    outcome = .error(error)
                 }
-                entry["latency_ms"] = round3((ContinuousClock.now - start).milliseconds)
-                trace.append(entry)
+                alone = AloneAnswer(
+                    network: network, placement: line.placement, privacy: restrictions, outcome: outcome,
+                    latencyMs: round3((ContinuousClock.now - start).milliseconds))
             } else {
                 var request = AdRequest(
                     placement: placement, format: adFormat, userID: appUserID, privacy: privacy.signals, testMode: true)
                 request.advertisingID = advertisingID
                 let outcome = await env.mediator.loadWithTrace(request)
                 if case .success(let result) = outcome.result, let ad = result.ad {
-                    filled = true
-                    winner = [
-                        "network": outcome.trace.winner?.network ?? ad.networkID, "ecpm": ad.ecpm ?? NSNull(),
-                        "ad_id": ad.creative.id,
-                        "revenue": Self.revenueJSON(ad.revenue),
-                    ]
+                    winner = LoadWinner(
+                        network: outcome.trace.winner?.network ?? ad.networkID, ecpm: ad.ecpm, adID: ad.creative.id,
+                        revenue: ad.revenue)
                     ad.invalidate()
                 }
-                for line in outcome.trace.lines {
-                    var entry: [String: Any] = [
-                        "network": line.network, "placement": line.placement, "outcome": line.outcome.name,
-                        "latency_ms": line.latency.map { round3($0.milliseconds) } ?? NSNull(),
-                        "ecpm": line.ecpm ?? NSNull(), "privacy": line.privacyRestrictions,
-                    ]
-                    switch line.outcome {
-                    case .error(let error):
-                        entry["error"] = ["code": error.code.name, "message": error.message]
-                        entry["reason"] = NSNull()
-                    case .skipped(let reason):
-                        entry["error"] = NSNull()
-                        entry["reason"] = line.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
-                    case .noFill(let reason):
-                        entry["error"] = NSNull()
-                        entry["reason"] = reason
-                    default:
-                        entry["error"] = NSNull()
-                        entry["reason"] = NSNull()
-                    }
-                    trace.append(entry)
-                }
-                for bid in outcome.trace.bids {
-                    var entry: [String: Any] = [
-                        "network": bid.network, "placement": bid.placement, "outcome": bid.outcome.name,
-                        "latency_ms": bid.latency.map { round3($0.milliseconds) } ?? NSNull(),
-                        "price": bid.price ?? NSNull(), "privacy": bid.privacyRestrictions,
-                    ]
-                    switch bid.outcome {
-                    case .error(let error): entry["reason"] = "\(error.code.name): \(error.message)"
-                    case .skipped(let reason):
-                        entry["reason"] = bid.privacyReason.map { "\(reason.rawValue): \($0)" } ?? reason.rawValue
-                    case .noFill(let reason): entry["reason"] = reason
-                    default: entry["reason"] = NSNull()
-                    }
-                    switch bid.auction {
-                    case .won(let clearing)?: entry["auction"] = ["result": "won", "clearing_price": clearing]
-                    case .lost(let reason, let price)?:
-                        entry["auction"] = [
-                            "result": "lost", "loss_code": reason.code, "loss_reason": reason.name,
-                            "winning_price": price.map { $0 as Any } ?? NSNull(),
-                        ]
-                    case nil: entry["auction"] = NSNull()
-                    }
-                    bids.append(entry)
-                }
+                mediated = outcome.trace
                 if case .failure(let error) = outcome.result, error.code != .timeout {
                     throw error
                 }
             }
+            let recorded = env.bodies?.recorded
+            let report = LoadReport(
+                placement: placement, winner: winner, mediated: mediated, alone: alone,
+                exchanges: recorded?.exchanges, redaction: redaction(env))
             if let traceFile, let tracer {
                 try TraceFile.write(tracer.finishedSpans, to: traceFile)
             }
-            if format == .html {
-                let result =
-                    filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
-                try emit(
-                    Reports.requestPage(
-                        placement: placement, result: "\(placement): \(result)", spans: tracer?.finishedSpans ?? [],
-                        trace: trace, bids: bids))
-            } else if format == .json {
-                var object: [String: Any] = [
-                    "placement": placement, "filled": filled, "winner": winner ?? NSNull(), "trace": trace,
-                    "bids": bids,
-                ]
-                if let recorder = env.bodies {
-                    object["exchanges"] = BodyRecorder.json(recorder.recorded.exchanges, redaction(env))
-                }
-                let data = try JSONSerialization.data(
-                    withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-                try emit(String(decoding: data, as: UTF8.self))
-            } else {
-                // Human output: every line escaped (ad ids, reasons and messages come from servers).
-                let result =
-                    filled ? "filled by \(winner?["network"] ?? "?") (ad \(winner?["ad_id"] ?? "?"))" : "no fill"
-                // One row per line and bid, its columns aligned: source, outcome, latency (right-aligned), details.
-                var rows: [[String]] = []
-                for entry in trace {
-                    let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                    var details: [String] = []
-                    if let ecpm = entry["ecpm"] as? Double { details.append(String(format: "eCPM %.2f", ecpm)) }
-                    if let reason = entry["reason"] as? String { details.append("(\(reason))") }
-                    if let error = entry["error"] as? [String: String] {
-                        details.append("\(error["code"] ?? ""): \(error["message"] ?? "")")
-                    }
-                    if let restricted = entry["privacy"] as? [String], !restricted.isEmpty {
-                        details.append("privacy: \(restricted.joined(separator: "; "))")
-                    }
-                    rows.append(
-                        [
-                            "\(entry["network"] ?? "")/\(entry["placement"] ?? "")", "\(entry["outcome"] ?? "")",
-                            latency,
-                        ] + details)
-                }
-                for entry in bids {
-                    let latency = (entry["latency_ms"] as? Double).map { String(format: "%.1f ms", $0) } ?? "-"
-                    var details: [String] = []
-                    if let price = entry["price"] as? Double { details.append(String(format: "price %.2f", price)) }
-                    if let reason = entry["reason"] as? String { details.append("(\(reason))") }
-                    if let auction = entry["auction"] as? [String: Any] {
-                        details.append(
-                            auction["result"] as? String == "won"
-                                ? String(format: "won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
-                                : "lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))")
-                    }
-                    rows.append(
-                        [
-                            "bid \(entry["network"] ?? "")/\(entry["placement"] ?? "")", "\(entry["outcome"] ?? "")",
-                            latency,
-                        ]
-                            + details)
-                }
-                var lines = [TerminalText.escaped("\(placement): \(result)")] + Self.alignedRows(rows)
-                if let recorder = env.bodies {
-                    let recorded = recorder.recorded
-                    lines += BodyRecorder.text(recorded.exchanges, dropped: recorded.dropped, redaction(env))
-                        .map(TerminalText.escaped)
-                }
-                try emit(lines.joined(separator: "\n"))
+            switch format {
+            case .html: try emit(Reports.requestPage(report, spans: tracer?.finishedSpans ?? []))
+            case .json: try emit(ReportJSON.text(report))
+            case .text:
+                try emit(Self.text(report, dropped: recorded?.dropped ?? 0).joined(separator: "\n"))
             }
             // A request that no line and no bidder answered (every one failed or timed out) is not a no-fill result:
             // exit 1 with the reason, as `compare` exits 3 when every request failed.
-            let outcomes = (trace + bids).compactMap { $0["outcome"] as? String }
-            if !filled, !outcomes.isEmpty, outcomes.allSatisfy({ $0 == "error" || $0 == "timeout" }) {
+            if report.nothingAnswered {
                 FileHandle.standardError.write(
                     Data("error: every line of \(TerminalText.escaped(placement)) failed: nothing answered\n".utf8))
                 throw ExitCode(1)

@@ -80,85 +80,33 @@ struct Show: AsyncParsableCommand {
         guard case .shown(let ad, let shown) = presented else {
             let blocked: [String] = if case .nothing(let blocked) = presented { blocked } else { [] }
             if json {
-                let object: [String: Any] = [
-                    "placement": placement, "filled": false, "events": [], "privacy_blocked": blocked,
-                ]
-                let data = try JSONSerialization.data(
-                    withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
+                print(ReportJSON.text(ShowReport.Nothing(placement: placement, blocked: blocked), compact: true))
             } else {
                 print(TerminalText.escaped("\(placement): no fill, nothing shown"))
                 for line in blocked { print(TerminalText.escaped("  \(line)")) }
             }
             throw ExitCode(1)
         }
-        let seconds = { (at: AdInstant) in Double(at.nanoseconds) / 1e9 }
-        var sent: [[String: Any]] = []
-        var reward: [String: Any]? = nil
-        var delivery: Any = NSNull()
-        for entry in shown.log {
-            let at = seconds(entry.at)
-            switch entry.kind {
-            case .event(let event, let delivery):
-                // "sent" only once the server accepted it: queued (503/429, offline) is not sent, and an event the
-                // network does not track is never sent.
-                sent.append([
-                    "at_s": at, "event": event.description, "sent": delivery == .delivered,
-                    "delivery": Self.name(of: delivery), "error": NSNull(),
-                ])
-            case .eventFailed(let event, let error):
-                sent.append([
-                    "at_s": at, "event": event.description, "sent": false, "delivery": "failed", "error": "\(error)",
-                ])
-            case .playbackFailed(let reason):
-                sent.append(["at_s": at, "event": "playback failed", "sent": false, "error": reason])
-            case .closeRefused(let availableAt):
-                let when = availableAt.map { "\(seconds($0)) s" } ?? "the end"
-                sent.append([
-                    "at_s": at, "event": "close refused", "sent": false,
-                    "error": "the close button appears at \(when)",
-                ])
-            case .dismissed:
-                sent.append(["at_s": at, "event": "dismissed", "sent": false, "error": NSNull()])
-            case .rewardGranted(let granted):
-                reward = ["validated": true, "name": granted.name, "amount": granted.amount, "at_s": at]
-            case .rewardRefused:
-                reward = ["validated": false, "error": "the server refused it", "at_s": at]
-            case .rewardFailed(let error):
-                reward = ["validated": false, "error": "\(error)", "at_s": at]
-            case .finishFailed(let error):
-                delivery = "\(error)"
-            }
-        }
-        if reward == nil && ad.format == .rewarded {
-            reward = ["validated": false, "error": "the ad was not watched long enough to be closed"]
-        }
-        let failures = shown.log.filter(\.isFailure).count
+        let report = ShowReport(placement: placement, ad: ad, shown: shown)
         if json {
-            let object: [String: Any] = [
-                "placement": placement, "filled": true, "network": ad.networkID, "ad_id": ad.creative.id,
-                "events": sent, "reward": reward ?? NSNull(), "delivery_error": delivery,
-            ]
-            let data = try JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            print(ReportJSON.text(report))
         } else {
             // Human output: every line escaped (ad ids, log entries and errors carry server text).
             let heading = "\(placement): showing \(ad.creative.id) from \(ad.networkID) (\(ad.creative.kind))"
             print(TerminalText.escaped(heading))
             for entry in shown.log {
-                print(String(format: "  t=%5.1fs  ", seconds(entry.at)) + TerminalText.escaped("\(entry)"))
+                print(String(format: "  t=%5.1fs  ", ShowReport.seconds(entry.at)) + TerminalText.escaped("\(entry)"))
             }
-            if let reward {
-                let granted = "validated, \(reward["amount"] ?? "") \(reward["name"] ?? "")"
-                let refused = "not granted (\(reward["error"] ?? "the server refused it"))"
-                print(TerminalText.escaped("  reward: \(reward["validated"] as? Bool == true ? granted : refused)"))
+            if let reward = report.reward {
+                print(TerminalText.escaped("  reward: \(reward.text)"))
             } else {
                 print("  reward: none (not a rewarded ad)")
             }
-            if let delivery = delivery as? String { print(TerminalText.escaped("  delivery incomplete: \(delivery)")) }
+            if let delivery = report.deliveryError {
+                print(TerminalText.escaped("  delivery incomplete: \(delivery)"))
+            }
         }
-        if failures > 0 { throw ExitCode(1) }
+        if shown.log.contains(where: \.isFailure) { throw ExitCode(1) }
     }
 
     /// What `show` presented: an ad and what happened, or nothing (with the lines the privacy rules blocked).

@@ -3,7 +3,7 @@ import Foundation
 /// Why a source's requests were not sent (issue 47 item 1): each `privacy_blocked` reason of a tally named with the
 /// privacy rules' row that blocked it and the signal that row reads, so a 0 % fill is explained where the figures
 /// are (the table, the JSON, the HTML), not only on stderr.
-struct PrivacyHint: Sendable {
+struct PrivacyHint: Encodable, Sendable {
     /// The rules' reason (`gdpr applies without a tcf string`).
     var reason: String
     /// How many requests it blocked.
@@ -40,22 +40,43 @@ struct PrivacyHint: Sendable {
     }
 
     /// The JSON form: `{"reason", "rule", "signal", "requests"}`.
-    var json: [String: Any] { ["reason": reason, "rule": rule, "signal": signal, "requests": requests] }
+    enum CodingKeys: String, CodingKey {
+        case reason, rule, signal, requests
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(rule, forKey: .rule)
+        try container.encode(signal, forKey: .signal)
+        try container.encode(requests, forKey: .requests)
+    }
 
     /// A tally's hints, most requests first.
     static func of(_ tally: Tally) -> [PrivacyHint] {
         tally.blockReasons.map { PrivacyHint(reason: $0.key, requests: $0.value) }
             .sorted { ($0.requests, $1.reason) > ($1.requests, $0.reason) }
     }
+}
 
-    /// `"privacy_blocked": {"requests", "given", "reasons": […]}` for a tally with blocked requests, nil otherwise.
-    static func json(_ tally: Tally, given: [String]) -> [String: Any]? {
-        let hints = of(tally)
+/// A source's `"privacy_blocked": {"requests", "given", "reasons": […]}`: the requests the privacy rules blocked, the
+/// privacy options given, and each reason (``PrivacyHint``).
+struct PrivacyBlocked: Encodable, Sendable {
+    var requests: Int
+    var given: [String]
+    var reasons: [PrivacyHint]
+
+    /// The blocked requests of `tally`; nil when it has none.
+    init?(_ tally: Tally, given: [String]) {
+        let hints = PrivacyHint.of(tally)
         guard !hints.isEmpty else { return nil }
-        return [
-            "requests": hints.reduce(0) { $0 + $1.requests }, "given": given,
-            "reasons": hints.map(\.json),
-        ]
+        requests = hints.reduce(0) { $0 + $1.requests }
+        self.given = given
+        reasons = hints
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case requests, given, reasons
     }
 }
 

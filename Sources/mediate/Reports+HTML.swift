@@ -318,10 +318,7 @@ extension Reports {
 
     /// The report's JSON, safe inside a script element: `<` only occurs in strings, written as `\u003c`.
     static func embeddedJSON(_ reports: [PlacementReport], given: [String] = []) -> String {
-        let data =
-            (try? JSONSerialization.data(
-                withJSONObject: jsonObject(reports, given: given), options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
+        let data = ReportJSON.data(CompareReport(reports, given: given), compact: true) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
             .replacingOccurrences(of: "&", with: "\\u0026")
     }

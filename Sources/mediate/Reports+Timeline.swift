@@ -24,12 +24,10 @@ extension Reports {
     }
 
     /// The trace's lines by `network/placement` (the first of each), as the table shows them.
-    static func traceLines(_ trace: [[String: Any]]) -> [String: TraceLine] {
+    static func traceLines(_ trace: [LoadReport.Line]) -> [String: TraceLine] {
         var lines: [String: TraceLine] = [:]
-        for entry in trace {
-            let key = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
-            guard lines[key] == nil, let outcome = entry["outcome"] as? String else { continue }
-            lines[key] = TraceLine(outcome: outcome, latencyMs: entry["latency_ms"] as? Double)
+        for line in trace where lines[line.name] == nil {
+            lines[line.name] = TraceLine(outcome: line.outcome, latencyMs: line.latencyMs)
         }
         return lines
     }
@@ -164,51 +162,36 @@ extension Reports {
     }
 
     /// The page of `mediate load --format html`: the result, the Gantt chart, the trace's lines and bids as a table.
-    static func requestPage(
-        placement: String, result: String, spans: [FinishedInMemorySpan], trace: [[String: Any]],
-        bids: [[String: Any]]
-    ) -> String {
-        var body = "<section id=\"result\"><p data-field=\"result\">\(escape(result))</p></section>\n"
+    static func requestPage(_ report: LoadReport, spans: [FinishedInMemorySpan]) -> String {
+        var body = "<section id=\"result\"><p data-field=\"result\">\(escape(report.result))</p></section>\n"
         body +=
             "<section id=\"timeline\"><div class=\"charts\">"
-            + svgGantt(timelineRows(spans, trace: traceLines(trace))) + "</div></section>\n"
-        func value(_ entry: [String: Any], _ key: String) -> String {
-            switch entry[key] {
-            case let number as Double: String(format: "%.2f", number)
-            case let text as String: text
-            case let error as [String: String]: "\(error["code"] ?? ""): \(error["message"] ?? "")"
-            case let auction as [String: Any]:
-                auction["result"] as? String == "won"
-                    ? String(format: "won, clears at %.2f", auction["clearing_price"] as? Double ?? 0)
-                    : "lost (\(auction["loss_code"] ?? "") \(auction["loss_reason"] ?? ""))"
-            default: "-"
-            }
-        }
+            + svgGantt(timelineRows(spans, trace: traceLines(report.trace))) + "</div></section>\n"
+        func number(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
         body += "<section id=\"trace\"><h2>Lines</h2><div class=\"scroll\"><table><tr><th>line</th><th>outcome</th>"
         body += "<th>latency ms</th><th>eCPM</th><th>reason</th><th>error</th></tr>\n"
-        for entry in trace {
-            let line = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
+        for line in report.trace {
+            let error = line.error.map { "\($0.code): \($0.message)" } ?? "-"
             body +=
-                "<tr data-line=\"\(escape(line))\"><td>\(escape(line))</td><td data-field=\"outcome\">"
-                + "\(escape(value(entry, "outcome")))</td><td>\(escape(value(entry, "latency_ms")))</td>"
-                + "<td>\(escape(value(entry, "ecpm")))</td><td>\(escape(value(entry, "reason")))</td>"
-                + "<td>\(escape(value(entry, "error")))</td></tr>\n"
+                "<tr data-line=\"\(escape(line.name))\"><td>\(escape(line.name))</td><td data-field=\"outcome\">"
+                + "\(escape(line.outcome))</td><td>\(escape(number(line.latencyMs)))</td>"
+                + "<td>\(escape(number(line.ecpm)))</td><td>\(escape(line.reason ?? "-"))</td>"
+                + "<td>\(escape(error))</td></tr>\n"
         }
         body += "</table></div>"
-        if !bids.isEmpty {
+        if !report.bids.isEmpty {
             body += "<h2>Bids</h2><div class=\"scroll\"><table><tr><th>bidder</th><th>outcome</th><th>latency ms</th>"
             body += "<th>price</th><th>reason</th><th>auction</th></tr>\n"
-            for entry in bids {
-                let bidder = "\(entry["network"] ?? "")/\(entry["placement"] ?? "")"
+            for bid in report.bids {
                 body +=
-                    "<tr data-bid=\"\(escape(bidder))\"><td>\(escape(bidder))</td>"
-                    + "<td>\(escape(value(entry, "outcome")))</td><td>\(escape(value(entry, "latency_ms")))</td>"
-                    + "<td>\(escape(value(entry, "price")))</td><td>\(escape(value(entry, "reason")))</td>"
-                    + "<td>\(escape(value(entry, "auction")))</td></tr>\n"
+                    "<tr data-bid=\"\(escape(bid.name))\"><td>\(escape(bid.name))</td>"
+                    + "<td>\(escape(bid.outcome))</td><td>\(escape(number(bid.latencyMs)))</td>"
+                    + "<td>\(escape(number(bid.price)))</td><td>\(escape(bid.reason ?? "-"))</td>"
+                    + "<td>\(escape(bid.auctionText ?? "-"))</td></tr>\n"
             }
             body += "</table></div>"
         }
         body += "</section>\n"
-        return page(title: "mediate load \(placement)", body: body)
+        return page(title: "mediate load \(report.placement)", body: body)
     }
 }

@@ -19,9 +19,14 @@ enum ReportFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
 }
 
 /// A run stopped early (Ctrl-C): how many requests ran of how many planned.
-struct PartialRun: Sendable {
+struct PartialRun: Encodable, Sendable {
     var done: Int
     var planned: Int
+
+    enum CodingKeys: String, CodingKey {
+        case done = "requests_done"
+        case planned = "requests_planned"
+    }
 
     /// `partial: interrupted after 1 234 of 20 000 requests`.
     var text: String {
@@ -59,11 +64,13 @@ enum Reports {
     ) -> String {
         switch format {
         case .table:
-            (partial.map { $0.text + "\n" } ?? "") + (wide ? table(reports) : compactTable(reports))
+            (partial.map { $0.text + "\n" } ?? "")
+                + (wide ? table(CompareReport(reports)) : compactTable(CompareReport(reports)))
+                + winsNote(reports)
                 + notSent(reports, given: run?.privacy ?? [])
                 + (baseline.map { "\n" + changes(reports, since: $0) } ?? "")
         case .json: json(reports, partial: partial, given: run?.privacy ?? [])
-        case .csv: csv(reports)
+        case .csv: csv(CompareReport(reports))
         case .html: html(reports, partial: partial, run: run, baseline: baseline)
         }
     }
@@ -87,6 +94,19 @@ enum Reports {
         return lines.map(TerminalText.escaped).joined(separator: "\n")
     }
 
+    /// Under the table when a placement has lines: a line's fill and its win share come from two runs (its network
+    /// asked alone; the waterfall), so a line can win more requests than it filled alone (issue 47), wrapped within
+    /// ``compactWidth`` columns.
+    static func winsNote(_ reports: [PlacementReport]) -> String {
+        guard reports.contains(where: { !$0.lines.isEmpty }) else { return "" }
+        return "\n" + wrapped(winsNoteText, width: compactWidth, indent: "  ").joined(separator: "\n")
+    }
+
+    /// The note's text.
+    static let winsNoteText =
+        "note: a line's fill is its network's, asked alone in requests of its own; its win is its share of the "
+        + "waterfall's fills, in the waterfall's separate run: a line can win more requests than it filled alone."
+
     /// Under the table, per source whose requests the privacy rules blocked: how many were not sent, the reason, the
     /// rule's row and the signal it reads (why a waterfall's fill is 0 %), wrapped within ``compactWidth`` columns.
     /// Empty when nothing was blocked.
@@ -105,113 +125,39 @@ enum Reports {
         return lines.isEmpty ? "" : "\nnot sent (the privacy rules blocked them):\n" + lines.joined(separator: "\n")
     }
 
-    static func revenueJSON(_ tally: Tally) -> [String: Any] {
-        var object: [String: Any] = [
-            "total_usd": round6(tally.revenue), "per_1000_requests_usd": round6(tally.revenuePerMille),
-            "fills_by_precision": tally.precisions,
-        ]
-        // The 95 % interval of revenue per 1000 requests: a later run's `--baseline` gives its change an interval.
-        if let interval = Statistics.meanInterval(
-            count: tally.requests, sum: tally.revenue, squares: tally.revenueSquares, scale: 1000)
-        {
-            object["per_1000_requests_usd_ci95"] = [round6(interval.low), round6(interval.high)]
-        }
-        return object
-    }
-
-    /// Requests and fills per second of the run, in order (seconds without requests are left out).
-    static func timelineJSON(_ tally: Tally) -> [[String: Int]] {
-        tally.timeline.keys.sorted().map { second in
-            let bucket = tally.timeline[second] ?? (0, 0)
-            return ["second": second, "requests": bucket.requests, "fills": bucket.fills]
-        }
-    }
-
-    /// The report's JSON object; `given`: the privacy options, named in each source's `privacy_blocked` object
-    /// (present only on a source whose requests the privacy rules blocked).
-    static func jsonObject(_ reports: [PlacementReport], given: [String] = []) -> [String: Any] {
-        [
-            "placements": reports.map { report -> [String: Any] in
-                var placement: [String: Any] = [
-                    "id": report.id,
-                    "requests": report.mediated.requests,
-                    "fills": report.mediated.fills,
-                    "fill_rate": round3(report.mediated.fillRate),
-                    "latency_ms": report.mediated.latencyJSON,
-                    "errors": report.mediated.errors,
-                    "revenue": revenueJSON(report.mediated),
-                    "timeline": timelineJSON(report.mediated),
-                    "ab_labels": report.mediated.labels.mapValues { label -> [String: Any] in
-                        [
-                            "requests": label.requests, "fills": label.fills,
-                            "fill_rate": label.requests == 0 ? 0 : round3(Double(label.fills) / Double(label.requests)),
-                            "revenue_per_1000_requests_usd": label.requests == 0
-                                ? 0 : round6(label.revenue / Double(label.requests) * 1000),
-                        ]
-                    },
-                    "lines": report.lines.enumerated().map { index, line -> [String: Any] in
-                        var object: [String: Any] = [
-                            "network": line.network,
-                            "placement": line.placement,
-                            "requests": line.tally.requests,
-                            "fills": line.tally.fills,
-                            "fill_rate": round3(line.tally.fillRate),
-                            "wins": report.mediated.wins["\(index)"] ?? 0,
-                            "won_revenue_usd": round6(report.mediated.winRevenue["\(index)"] ?? 0),
-                            "errors": line.tally.errors,
-                            "latency_ms": line.tally.latencyJSON,
-                            "revenue": revenueJSON(line.tally),
-                        ]
-                        object["privacy_blocked"] = PrivacyHint.json(line.tally, given: given)
-                        return object
-                    },
-                ]
-                placement["privacy_blocked"] = PrivacyHint.json(report.mediated, given: given)
-                return placement
-            }
-        ]
-    }
-
+    /// The JSON report (`--format json`): ``CompareReport``, indented.
     static func json(_ reports: [PlacementReport], partial: PartialRun? = nil, given: [String] = []) -> String {
-        var object = jsonObject(reports, given: given)
-        if let partial { object["partial"] = ["requests_done": partial.done, "requests_planned": partial.planned] }
-        let data =
-            (try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
-            ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        ReportJSON.text(CompareReport(reports, partial: partial, given: given))
     }
 
     static func errorsText(_ errors: [String: Int]) -> String {
         errors.isEmpty ? "-" : errors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: " ")
     }
 
-    static func table(_ reports: [PlacementReport]) -> String {
+    /// The wide table (`--wide`): one row per source with every column.
+    static func table(_ report: CompareReport) -> String {
         var rows: [[String]] = [
             [
                 "placement", "source", "requests", "fill rate", "p50 ms", "p95 ms", "p99 ms", "win share",
                 "rev/1000 req", "errors",
             ]
         ]
-        for report in reports {
-            let m = report.mediated
+        for m in report.placements {
             rows.append([
-                report.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)),
-                ms(m.percentileMs(95)), ms(m.percentileMs(99)), "-",
-                usd(m.revenuePerMille), errorsText(m.errors),
+                m.id, "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.latency.p50), ms(m.latency.p95),
+                ms(m.latency.p99), "-", usd(m.revenue.perMilleUSD), errorsText(m.errors),
             ])
-            for (label, arm) in m.labels.sorted(by: { $0.key < $1.key }) where m.labels.count > 1 {
-                let fill = arm.requests == 0 ? 0 : Double(arm.fills) / Double(arm.requests)
-                let rpm = arm.requests == 0 ? 0 : arm.revenue / Double(arm.requests) * 1000
-                rows.append(["", "  arm \(label)", "\(arm.requests)", pct(fill), "-", "-", "-", "-", usd(rpm), "-"])
-            }
-            for (index, line) in report.lines.enumerated() {
-                let t = line.tally
-                let wins = report.mediated.wins["\(index)"] ?? 0
-                let share = m.fills == 0 ? "0%" : pct(Double(wins) / Double(m.fills))
+            for (label, arm) in m.abLabels.sorted(by: { $0.key < $1.key }) where m.abLabels.count > 1 {
                 rows.append([
-                    "", "\(line.network)/\(line.placement)", "\(t.requests)", pct(t.fillRate), ms(t.percentileMs(50)),
-                    ms(t.percentileMs(95)), ms(t.percentileMs(99)), share, usd(t.revenuePerMille), errorsText(t.errors),
+                    "", "  arm \(label)", "\(arm.requests)", pct(arm.fillRate), "-", "-", "-", "-",
+                    usd(arm.revenuePerMille), "-",
+                ])
+            }
+            for line in m.lines {
+                let share = m.fills == 0 ? "0%" : pct(Double(line.wins) / Double(m.fills))
+                rows.append([
+                    "", line.name, "\(line.requests)", pct(line.fillRate), ms(line.latency.p50), ms(line.latency.p95),
+                    ms(line.latency.p99), share, usd(line.revenue.perMilleUSD), errorsText(line.errors),
                 ])
             }
         }
@@ -233,39 +179,34 @@ enum Reports {
     /// the space left are shortened in the middle (`appopen/ca-app-…/5575463023`). `--wide` shows p99 too. The
     /// columns: `req` requests, `fill` fill rate, `win` the line's share of the waterfall's fills, `rev/1000`
     /// estimated revenue per 1000 requests, `err` errors.
-    static func compactTable(_ reports: [PlacementReport]) -> String {
+    static func compactTable(_ report: CompareReport) -> String {
         let header = ["source", "req", "fill", "p50 ms", "p95 ms", "win", "rev/1000", "err"]
         var blocks: [(id: String, rows: [[String]], errors: [String])] = []
-        for report in reports {
-            let m = report.mediated
+        for m in report.placements {
             var rows: [[String]] = []
             var errors: [String] = []
-            func errorCount(_ tally: Tally) -> String { "\(tally.errors.values.reduce(0, +))" }
+            func errorCount(_ errors: [String: Int]) -> String { "\(errors.values.reduce(0, +))" }
             rows.append([
-                "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.percentileMs(50)), ms(m.percentileMs(95)), "-",
-                usd(m.revenuePerMille), errorCount(m),
+                "waterfall", "\(m.requests)", pct(m.fillRate), ms(m.latency.p50), ms(m.latency.p95), "-",
+                usd(m.revenue.perMilleUSD), errorCount(m.errors),
             ])
             if !m.errors.isEmpty { errors.append("waterfall: \(errorsText(m.errors))") }
-            for (label, arm) in m.labels.sorted(by: { $0.key < $1.key }) where m.labels.count > 1 {
-                let fill = arm.requests == 0 ? 0 : Double(arm.fills) / Double(arm.requests)
-                let rpm = arm.requests == 0 ? 0 : arm.revenue / Double(arm.requests) * 1000
-                rows.append(["  arm \(label)", "\(arm.requests)", pct(fill), "-", "-", "-", usd(rpm), "-"])
+            for (label, arm) in m.abLabels.sorted(by: { $0.key < $1.key }) where m.abLabels.count > 1 {
+                let rpm = usd(arm.revenuePerMille)
+                rows.append(["  arm \(label)", "\(arm.requests)", pct(arm.fillRate), "-", "-", "-", rpm, "-"])
             }
-            for (index, line) in report.lines.enumerated() {
-                let t = line.tally
-                let wins = m.wins["\(index)"] ?? 0
-                let share = m.fills == 0 ? "0%" : pct(Double(wins) / Double(m.fills))
-                let name = "\(line.network)/\(line.placement)"
+            for line in m.lines {
+                let share = m.fills == 0 ? "0%" : pct(Double(line.wins) / Double(m.fills))
                 rows.append([
-                    name, "\(t.requests)", pct(t.fillRate), ms(t.percentileMs(50)), ms(t.percentileMs(95)), share,
-                    usd(t.revenuePerMille), errorCount(t),
+                    line.name, "\(line.requests)", pct(line.fillRate), ms(line.latency.p50), ms(line.latency.p95),
+                    share, usd(line.revenue.perMilleUSD), errorCount(line.errors),
                 ])
-                if !t.errors.isEmpty { errors.append("\(name): \(errorsText(t.errors))") }
+                if !line.errors.isEmpty { errors.append("\(line.name): \(errorsText(line.errors))") }
             }
             // Names and error codes may come from outside: escaped before the widths are measured.
             blocks.append(
                 (
-                    TerminalText.escaped(report.id), rows.map { $0.map(TerminalText.escaped) },
+                    TerminalText.escaped(m.id), rows.map { $0.map(TerminalText.escaped) },
                     errors.map(TerminalText.escaped)
                 ))
         }
@@ -301,31 +242,29 @@ enum Reports {
         return String(text.prefix(head)) + "…" + String(text.suffix(tail))
     }
 
-    static func csv(_ reports: [PlacementReport]) -> String {
+    /// The CSV: a header, then per placement its waterfall's row and one row per line's network alone. The two counts
+    /// of a row come from two runs, as their columns say: `fills_in_own_run` (the waterfall's, or the line's network
+    /// asked alone) and `wins_in_waterfall_run` (the waterfall requests the source won), so a line's wins can exceed
+    /// its fills.
+    static func csv(_ report: CompareReport) -> String {
         var lines = [
-            ("placement,source,network,network_placement,requests,fills,fill_rate,"
-                + "p50_ms,p95_ms,p99_ms,wins,errors,revenue_per_1000_requests_usd")
+            ("placement,source,network,network_placement,requests,fills_in_own_run,fill_rate,"
+                + "p50_ms,p95_ms,p99_ms,wins_in_waterfall_run,errors,revenue_per_1000_requests_usd")
         ]
-        for report in reports {
-            let m = report.mediated
+        for m in report.placements {
             lines.append(
                 [
-                    report.id, "waterfall", "", "", "\(m.requests)", "\(m.fills)", "\(round3(m.fillRate))",
-                    "\(round3(m.percentileMs(50)))",
-                    "\(round3(m.percentileMs(95)))", "\(round3(m.percentileMs(99)))", "\(m.fills)",
-                    csvField(errorsText(m.errors)),
-                    "\(round6(m.revenuePerMille))",
+                    m.id, "waterfall", "", "", "\(m.requests)", "\(m.fills)", "\(round3(m.fillRate))",
+                    "\(round3(m.latency.p50))", "\(round3(m.latency.p95))", "\(round3(m.latency.p99))", "\(m.fills)",
+                    csvField(errorsText(m.errors)), "\(round6(m.revenue.perMilleUSD))",
                 ].joined(separator: ","))
-            for (index, line) in report.lines.enumerated() {
-                let t = line.tally
+            for line in m.lines {
                 lines.append(
                     [
-                        report.id, "network", csvField(line.network), csvField(line.placement), "\(t.requests)",
-                        "\(t.fills)", "\(round3(t.fillRate))",
-                        "\(round3(t.percentileMs(50)))", "\(round3(t.percentileMs(95)))",
-                        "\(round3(t.percentileMs(99)))",
-                        "\(report.mediated.wins["\(index)"] ?? 0)", csvField(errorsText(t.errors)),
-                        "\(round6(t.revenuePerMille))",
+                        m.id, "network", csvField(line.network), csvField(line.placement), "\(line.requests)",
+                        "\(line.fills)", "\(round3(line.fillRate))", "\(round3(line.latency.p50))",
+                        "\(round3(line.latency.p95))", "\(round3(line.latency.p99))", "\(line.wins)",
+                        csvField(errorsText(line.errors)), "\(round6(line.revenue.perMilleUSD))",
                     ].joined(separator: ","))
             }
         }

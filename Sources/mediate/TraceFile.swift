@@ -18,44 +18,38 @@ enum TraceFile {
 
     /// The spans as OTLP/JSON (ids in hex, times in nanoseconds since the epoch as strings, kinds and status codes as
     /// the protocol's numbers).
-    static func otlpJSON(_ spans: [FinishedInMemorySpan], serviceName: String = "mediate") -> [String: Any] {
-        let encoded = spans.map { span -> [String: Any] in
-            var object: [String: Any] = [
-                "traceId": span.traceID, "spanId": span.spanID, "name": span.operationName, "kind": kind(span.kind),
-                "startTimeUnixNano": "\(span.startInstant.nanosecondsSinceEpoch)",
-                "endTimeUnixNano": "\(span.endInstant.nanosecondsSinceEpoch)",
-                "attributes": attributes(span.attributes),
-            ]
-            if let parent = span.parentSpanID { object["parentSpanId"] = parent }
+    static func otlp(_ spans: [FinishedInMemorySpan], serviceName: String = "mediate") -> OTLPExport {
+        let encoded = spans.map { span in
+            var otlp = OTLPExport.Span(
+                traceID: span.traceID, spanID: span.spanID, parentSpanID: span.parentSpanID, name: span.operationName,
+                kind: kind(span.kind), start: "\(span.startInstant.nanosecondsSinceEpoch)",
+                end: "\(span.endInstant.nanosecondsSinceEpoch)", attributes: attributes(span.attributes))
             if !span.errors.isEmpty || span.status?.code == .error {
-                object["status"] = [
-                    "code": 2, "message": span.status?.message ?? span.errors.first.map { "\($0.error)" } ?? "",
-                ]
+                otlp.status = OTLPExport.Status(
+                    code: 2, message: span.status?.message ?? span.errors.first.map { "\($0.error)" } ?? "")
             }
             if !span.errors.isEmpty {
-                object["events"] = span.errors.map { recorded -> [String: Any] in
-                    [
-                        "name": "exception", "timeUnixNano": "\(recorded.instant.nanosecondsSinceEpoch)",
-                        "attributes": [["key": "exception.message", "value": ["stringValue": "\(recorded.error)"]]],
-                    ]
+                otlp.events = span.errors.map { recorded in
+                    OTLPExport.Event(
+                        name: "exception", time: "\(recorded.instant.nanosecondsSinceEpoch)",
+                        attributes: [.init(key: "exception.message", value: .string("\(recorded.error)"))])
                 }
             }
-            return object
+            return otlp
         }
-        return [
-            "resourceSpans": [
-                [
-                    "resource": ["attributes": [["key": "service.name", "value": ["stringValue": serviceName]]]],
-                    "scopeSpans": [["scope": ["name": "admediation"], "spans": encoded]],
-                ]
-            ]
-        ]
+        let service = OTLPExport.KeyValue(key: "service.name", value: .string(serviceName))
+        return OTLPExport(
+            resourceSpans: [
+                OTLPExport.ResourceSpans(
+                    resource: OTLPExport.Resource(attributes: [service]),
+                    scopeSpans: [OTLPExport.ScopeSpans(scope: OTLPExport.Scope(name: "admediation"), spans: encoded)])
+            ])
     }
 
     static func write(_ spans: [FinishedInMemorySpan], to path: String) throws {
-        let data = try JSONSerialization.data(
-            withJSONObject: otlpJSON(spans), options: [.sortedKeys, .withoutEscapingSlashes])
-        guard FileManager.default.createFile(atPath: path, contents: data + Data("\n".utf8)) else {
+        guard let data = ReportJSON.data(otlp(spans), compact: true),
+            FileManager.default.createFile(atPath: path, contents: data + Data("\n".utf8))
+        else {
             throw AdError(.configuration, "--trace-file: cannot write \(path)")
         }
     }
@@ -70,20 +64,20 @@ enum TraceFile {
         }
     }
 
-    private static func attributes(_ attributes: SpanAttributes) -> [[String: Any]] {
-        var list: [[String: Any]] = []
+    private static func attributes(_ attributes: SpanAttributes) -> [OTLPExport.KeyValue] {
+        var list: [OTLPExport.KeyValue] = []
         attributes.forEach { key, attribute in
-            let value: [String: Any] =
+            let value: OTLPExport.Value =
                 switch attribute.toSpanAttribute() {
-                case .string(let text): ["stringValue": text]
-                case .int64(let number): ["intValue": "\(number)"]
-                case .int32(let number): ["intValue": "\(number)"]
-                case .double(let number): ["doubleValue": number]
-                case .bool(let flag): ["boolValue": flag]
-                default: ["stringValue": "\(attribute)"]
+                case .string(let text): .string(text)
+                case .int64(let number): .int("\(number)")
+                case .int32(let number): .int("\(number)")
+                case .double(let number): .double(number)
+                case .bool(let flag): .bool(flag)
+                default: .string("\(attribute)")
                 }
-            list.append(["key": key, "value": value])
+            list.append(OTLPExport.KeyValue(key: key, value: value))
         }
-        return list.sorted { ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "") }
+        return list.sorted { $0.key < $1.key }
     }
 }

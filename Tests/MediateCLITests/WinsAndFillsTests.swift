@@ -46,6 +46,37 @@ struct WinsAndFillsTests {
         #expect(html.contains(#"<th title="A line's fills"#), "the column's heading says it too")
     }
 
+    /// A placement whose line filled 5 alone and won 7 in the waterfall.
+    static var moreWinsThanFills: [PlacementReport] {
+        [
+            PlacementReport(
+                id: "home", mediated: Self.tally(requests: 10, fills: 7, winner: 0),
+                lines: [("ao", "x", Self.tally(requests: 10, fills: 5))])
+        ]
+    }
+
+    @Test(arguments: [false, true])
+    func theTableSaysUnderItWhyWinsCanExceedFills(wide: Bool) {
+        let text = Reports.render(Self.moreWinsThanFills, as: .table, wide: wide)
+        let note = text.split(separator: "\n").drop { !$0.hasPrefix("note: a line's fill is its network's") }
+        #expect(!note.isEmpty, "\(text)")
+        let sentence = note.map { $0.drop { $0 == " " } }.joined(separator: " ")
+        #expect(sentence.contains("a line can win more requests than it filled alone"), "\(text)")
+        #expect(note.allSatisfy { $0.count <= Reports.compactWidth }, "wrapped within 80 columns")
+    }
+
+    @Test func theCSVHeaderNamesTheRunEachCountComesFrom() {
+        let csv = Reports.render(Self.moreWinsThanFills, as: .csv)
+        let rows = csv.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let header = rows.first ?? []
+        #expect(header.contains("fills_in_own_run") && header.contains("wins_in_waterfall_run"), "\(header)")
+        #expect(rows.dropFirst().allSatisfy { $0.count == header.count }, "one header row, then rows of its width")
+        let line = rows.last ?? []
+        let fills = header.firstIndex(of: "fills_in_own_run").map { line[$0] }
+        let wins = header.firstIndex(of: "wins_in_waterfall_run").map { line[$0] }
+        #expect(fills == "5" && wins == "7", "the line's row: 5 fills alone, 7 wins in the waterfall")
+    }
+
     @Test func anArmsOwnLineIsCountedOnTheRowOfItsNetworkAndAdUnit() {
         let placement = PlacementConfiguration(
             format: .interstitial, lines: Self.base,
