@@ -7,7 +7,7 @@ import Foundation
 /// them all.
 public struct ConfigurationProblems: Error, Hashable, Sendable {
     /// The most problems kept (and shown): a file with hundreds of broken entries is not printed whole.
-    public static let limit = 20
+    public static let limit = Limits.maxProblemsListed
 
     /// Always `AdError.Code.configuration`.
     public var code: AdError.Code { .configuration }
@@ -23,9 +23,7 @@ public struct ConfigurationProblems: Error, Hashable, Sendable {
     }
 
     /// The lines a user reads: each problem, then `… and 5 more problems` when some were left out.
-    public var lines: [String] {
-        total > messages.count ? messages + ["… and \(total - messages.count) more problems"] : messages
-    }
+    public var lines: [String] { Limits.listed(messages, total: total) }
 
     /// One `AdError.Code.configuration` error listing them, one per line (a single problem is its message alone).
     public var error: AdError { AdError(.configuration, lines.joined(separator: "\n")) }
