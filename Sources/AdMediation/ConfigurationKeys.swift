@@ -101,13 +101,15 @@ package enum ConfigurationKeys {
 /// the field (`networks.m.cache_ttl_s: must be a whole number 1…604800, got "0"`).
 extension KeyedDecodingContainer {
     /// The setting at `key` as text: a string, or a number as written (`123`); nil when absent. Anything else (an
-    /// object, a boolean, null) is an error.
+    /// object, a boolean, null) is a type mismatch `expected a string or a number` (the file format names what it
+    /// found: `found an object`).
     package func decodeSettingText(forKey key: Key) throws -> String? {
         guard contains(key) else { return nil }
         if let text = try? decode(String.self, forKey: key) { return text }
         if let whole = try? decode(Int64.self, forKey: key) { return String(whole) }
         if let number = try? decode(Double.self, forKey: key) { return "\(number)" }
-        throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected a string or a number")
+        throw DecodingError.typeMismatch(
+            String.self, .init(codingPath: codingPath + [key], debugDescription: "expected a string or a number"))
     }
 
     /// The setting at `key`, which networks of `type` need: absent or empty is an error (`required for type

@@ -80,11 +80,21 @@ public final class ProblemCollector: Sendable {
         }
     }
 
-    /// The problems recorded so far, nil when there is none.
-    var problems: ConfigurationProblems? {
+    /// Whether any problem was recorded.
+    private var found: Bool { state.withLock { $0.total > 0 } }
+
+    /// The problems recorded so far, nil when there is none; a type mismatch names the value found in `data` (the
+    /// file decoded), never a network setting's value (``ConfigurationPath``).
+    func problems(in data: Data?) -> ConfigurationProblems? {
         let (errors, total) = state.withLock { ($0.errors, $0.total) }
         guard total > 0 else { return nil }
-        return ConfigurationProblems(errors.map(ConfigurationPath.describe), total: total)
+        let root = errors.contains(where: Self.isTypeMismatch) ? data.flatMap(FoundValue.parse) : nil
+        return ConfigurationProblems(errors.map { ConfigurationPath.describe($0, in: root) }, total: total)
+    }
+
+    private static func isTypeMismatch(_ error: DecodingError) -> Bool {
+        if case .typeMismatch = error { return true }
+        return false
     }
 
     /// Decodes `type` from `data` with every problem collected: throws ``ConfigurationProblems`` when any was found
@@ -97,11 +107,11 @@ public final class ProblemCollector: Sendable {
         do {
             value = try decoder.decode(type, from: data)
         } catch let error as DecodingError {
-            guard collector.problems != nil else { throw error }
+            guard collector.found else { throw error }
             collector.record(error)
-            throw collector.problems ?? ConfigurationProblems([ConfigurationPath.describe(error)])
+            throw collector.problems(in: data) ?? ConfigurationProblems([ConfigurationPath.describe(error)])
         }
-        if let problems = collector.problems { throw problems }
+        if let problems = collector.problems(in: data) { throw problems }
         return value
     }
 }
