@@ -32,7 +32,7 @@ public struct ConfigurationProblems: Error, Hashable, Sendable {
 /// Collects the `DecodingError`s of one decoding (``ConfigurationProblems``) instead of stopping at the first. It sits
 /// in the decoder's `userInfo`; the file form's types ask for it through `Decoder.recovering(_:_:)` and, when
 /// it is absent (a plain `JSONDecoder`), throw at the first problem as any `Decodable` does.
-public final class ProblemCollector: Sendable {
+public final class ProblemCollector: Sendable, DecodingProblemRecorder {
     private struct State {
         var errors: [DecodingError] = []
         var total = 0
@@ -42,20 +42,16 @@ public final class ProblemCollector: Sendable {
     }
     private let state = LockedValue(State())
 
-    /// Where the collector sits in a decoder's `userInfo`.
-    static let key: CodingUserInfoKey? = CodingUserInfoKey(rawValue: "mediation.problems")
+    /// Where the collector sits in a decoder's `userInfo` (the core's key: the built-in adapters' settings are
+    /// collected through it too).
+    static var key: CodingUserInfoKey? { DecodingProblems.key }
 
     /// An empty collector.
     public init() {}
 
-    /// The collector `decoder` carries, if any.
-    static func of(_ decoder: any Decoder) -> ProblemCollector? {
-        key.flatMap { decoder.userInfo[$0] as? ProblemCollector }
-    }
-
     /// Records `error` (the first ``ConfigurationProblems/limit`` are kept, all are counted), unless it is at the
     /// path of an absent key already reported as misspelt (``expectAbsent(_:)``).
-    func record(_ error: DecodingError) {
+    package func record(_ error: DecodingError) {
         let path = Self.path(of: error)
         state.withLock { state in
             guard !state.misspelt.contains(path) else { return }
@@ -65,7 +61,7 @@ public final class ProblemCollector: Sendable {
     }
 
     /// The key at `path` is absent because an unknown key, reported already, was meant for it.
-    func expectAbsent(_ path: [any CodingKey]) {
+    package func expectAbsent(_ path: [any CodingKey]) {
         let path = ConfigurationPath.path(path)
         state.withLock { _ = $0.misspelt.insert(path) }
     }
@@ -121,13 +117,7 @@ extension Decoder {
     /// throws is recorded and `fallback` is returned instead, so decoding goes on to find the next problem; the
     /// value decoded is thrown away in the end. Without a collector the error is thrown.
     public func recovering<T>(_ fallback: @autoclosure () -> T, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as DecodingError {
-            guard let collector = ProblemCollector.of(self) else { throw error }
-            collector.record(error)
-            return fallback()
-        }
+        try collecting(fallback(), body)
     }
 
     /// `Decoder.rejectUnknownKeys(_:besides:)`, recording every unknown key when this decoder collects
@@ -138,25 +128,8 @@ extension Decoder {
 
     /// ``rejectingUnknownKeys(_:)`` with the valid keys as strings; `what` starts each message.
     public func rejectingUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
-        guard let collector = ProblemCollector.of(self) else {
-            try rejectUnknownKeys(allowing: valid, what: what)
-            return
-        }
-        guard let object = try? container(keyedBy: ConfigurationKey.self) else { return }
-        let known = Set(valid)
-        let present = Set(object.allKeys.map(\.stringValue))
-        for key in present.filter({ !known.contains($0) }).sorted() {
-            // A misspelt key (`baseurl`) leaves the key it was meant for absent: that is this problem, not another.
-            if let meant = ConfigurationKeys.nearest(to: key, in: valid), !present.contains(meant) {
-                collector.expectAbsent(codingPath + [ConfigurationKey(meant)])
-            }
-            let shown = key.count <= 64 ? key : key.prefix(64) + "…"
-            collector.record(
-                .dataCorrupted(
-                    .init(
-                        codingPath: codingPath + [ConfigurationKey(shown)],
-                        debugDescription: ConfigurationKeys.unknownKey(key, valid: valid, what: what))))
-        }
+        // The core's check records every unknown key itself when this decoder collects problems.
+        try rejectUnknownKeys(allowing: valid, what: what)
     }
 }
 
