@@ -29,11 +29,16 @@ public enum ChartboostFactory: AdNetworkFactory {
             case appSignature = "app_signature"
         }
 
-        /// Decodes both settings (a missing or empty one: `required for type chartboost`).
+        /// Decodes both settings (a missing or empty one: `required for type chartboost`). When the decoder
+        /// collects problems (the configuration file's reading), both are recorded, not only the first.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
-            appID = try c.decodeRequiredSetting(forKey: .appID, type: ChartboostFactory.type)
-            appSignature = try c.decodeRequiredSetting(forKey: .appSignature, type: ChartboostFactory.type)
+            appID = try decoder.collecting("") {
+                try c.decodeRequiredSetting(forKey: .appID, type: ChartboostFactory.type)
+            }
+            appSignature = try decoder.collecting("") {
+                try c.decodeRequiredSetting(forKey: .appSignature, type: ChartboostFactory.type)
+            }
         }
     }
 

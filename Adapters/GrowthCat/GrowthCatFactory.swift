@@ -36,12 +36,15 @@ public enum GrowthCatFactory: AdNetworkFactory {
             case catalogCache = "catalog_cache"
         }
 
-        /// Decodes the settings (a missing or empty API key: `required for type growthcat`).
+        /// Decodes the settings (a missing or empty API key: `required for type growthcat`). When the decoder
+        /// collects problems (the configuration file's reading), each setting's is recorded, not only the first.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
-            apiKey = try c.decodeRequiredSetting(forKey: .apiKey, type: GrowthCatFactory.type)
-            queuePath = try c.decodeSettingText(forKey: .queuePath)
-            catalogCache = try c.decodeFlagSetting(forKey: .catalogCache) ?? true
+            apiKey = try decoder.collecting("") {
+                try c.decodeRequiredSetting(forKey: .apiKey, type: GrowthCatFactory.type)
+            }
+            queuePath = try decoder.collecting(nil) { try c.decodeSettingText(forKey: .queuePath) }
+            catalogCache = try decoder.collecting(true) { try c.decodeFlagSetting(forKey: .catalogCache) ?? true }
         }
     }
 

@@ -35,12 +35,13 @@ public enum MarsFactory: AdNetworkFactory {
 
             enum CodingKeys: String, CodingKey, CaseIterable { case relay, config }
 
-            /// Decodes both URLs; any other key is refused, naming the nearest.
+            /// Decodes both URLs; any other key is refused, naming the nearest. When the decoder collects problems,
+            /// each is recorded, not only the first.
             public init(from decoder: any Decoder) throws {
                 try decoder.rejectUnknownKeys(CodingKeys.self)
                 let c = try decoder.container(keyedBy: CodingKeys.self)
-                relay = try c.decodeURLSetting(forKey: .relay, required: true) ?? ""
-                config = try c.decodeURLSetting(forKey: .config, required: true) ?? ""
+                relay = try decoder.collecting("") { try c.decodeURLSetting(forKey: .relay, required: true) ?? "" }
+                config = try decoder.collecting("") { try c.decodeURLSetting(forKey: .config, required: true) ?? "" }
             }
         }
 
@@ -65,13 +66,16 @@ public enum MarsFactory: AdNetworkFactory {
             case ohttp
         }
 
-        /// Decodes the settings, checking the cache numbers' ranges and the OHTTP URLs.
+        /// Decodes the settings, checking the cache numbers' ranges and the OHTTP URLs. When the decoder collects
+        /// problems (the configuration file's reading), each setting's is recorded, not only the first.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
-            cachePath = try c.decodeSettingText(forKey: .cachePath)
-            cacheTTLSeconds = try c.decodeWholeSetting(forKey: .cacheTTLSeconds, in: 1...604_800)
-            cacheMaxMiB = try c.decodeWholeSetting(forKey: .cacheMaxMiB, in: 1...100)
-            ohttp = try c.decodeIfPresent(OHTTP.self, forKey: .ohttp)
+            cachePath = try decoder.collecting(nil) { try c.decodeSettingText(forKey: .cachePath) }
+            cacheTTLSeconds = try decoder.collecting(nil) {
+                try c.decodeWholeSetting(forKey: .cacheTTLSeconds, in: 1...604_800)
+            }
+            cacheMaxMiB = try decoder.collecting(nil) { try c.decodeWholeSetting(forKey: .cacheMaxMiB, in: 1...100) }
+            ohttp = try decoder.collecting(nil) { try c.decodeIfPresent(OHTTP.self, forKey: .ohttp) }
         }
     }
 

@@ -34,18 +34,21 @@ public enum OpenRTBFactory: AdNetworkFactory {
             case auction
         }
 
-        /// Decodes the settings; `auction` must be `first_price` or `second_price`.
+        /// Decodes the settings; `auction` must be `first_price` or `second_price`. When the decoder collects
+        /// problems (the configuration file's reading), each setting's is recorded, not only the first.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
-            appBundle = try c.decodeSettingText(forKey: .appBundle)
-            appID = try c.decodeSettingText(forKey: .appID)
-            auction = try c.decodeSettingText(forKey: .auction).map { text in
-                guard let auction = AuctionType(rawValue: text) else {
-                    throw DecodingError.dataCorruptedError(
-                        forKey: .auction, in: c,
-                        debugDescription: "must be first_price or second_price, got \"\(text.prefix(40))\"")
+            appBundle = try decoder.collecting(nil) { try c.decodeSettingText(forKey: .appBundle) }
+            appID = try decoder.collecting(nil) { try c.decodeSettingText(forKey: .appID) }
+            auction = try decoder.collecting(nil) {
+                try c.decodeSettingText(forKey: .auction).map { text in
+                    guard let auction = AuctionType(rawValue: text) else {
+                        throw DecodingError.dataCorruptedError(
+                            forKey: .auction, in: c,
+                            debugDescription: "must be first_price or second_price, got \"\(text.prefix(40))\"")
+                    }
+                    return auction
                 }
-                return auction
             }
         }
     }

@@ -10,17 +10,71 @@ extension Decoder {
     }
 
     /// ``rejectUnknownKeys(_:besides:)`` with the valid keys as strings; `what` starts the message (`unknown key for
-    /// type chartboost`).
+    /// type chartboost`). When this decoder collects problems (the file format's `ProblemCollector`), every unknown
+    /// key is recorded instead, and nothing is thrown.
     public func rejectUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
         guard let object = try? container(keyedBy: ConfigurationKey.self) else { return }
         let known = Set(valid)
-        let unknown = object.allKeys.map(\.stringValue).filter { !known.contains($0) }.sorted()
-        guard let key = unknown.first else { return }
-        throw DecodingError.dataCorrupted(
+        let present = Set(object.allKeys.map(\.stringValue))
+        let unknown = present.filter { !known.contains($0) }.sorted()
+        guard let recorder = DecodingProblems.recorder(of: self) else {
+            guard let key = unknown.first else { return }
+            throw Self.unknownKeyError(key, at: codingPath, valid: valid, what: what)
+        }
+        for key in unknown {
+            // A misspelt key (`baseurl`) leaves the key it was meant for absent: that is this problem, not another.
+            if let meant = ConfigurationKeys.nearest(to: key, in: valid), !present.contains(meant) {
+                recorder.expectAbsent(codingPath + [ConfigurationKey(meant)])
+            }
+            recorder.record(Self.unknownKeyError(key, at: codingPath, valid: valid, what: what))
+        }
+    }
+
+    private static func unknownKeyError(_ key: String, at path: [any CodingKey], valid: [String], what: String)
+        -> DecodingError
+    {
+        .dataCorrupted(
             .init(
-                codingPath: codingPath + [ConfigurationKey(ConfigurationKeys.shown(key))],
+                codingPath: path + [ConfigurationKey(ConfigurationKeys.shown(key))],
                 debugDescription: ConfigurationKeys.unknownKey(key, valid: valid, what: what)))
     }
+
+    /// `body`'s value. When this decoder collects problems (`DecodingProblems`), a `DecodingError` that `body`
+    /// throws is recorded and `fallback` is returned instead, so reading goes on to the next field and every problem
+    /// of a network's settings is found in one pass (the value read is thrown away in the end). Without a collector
+    /// the error is thrown, as any `Decodable` does. The file format's public `recovering(_:_:)` is this.
+    package func collecting<T>(_ fallback: @autoclosure () -> T, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DecodingError {
+            guard let recorder = DecodingProblems.recorder(of: self) else { throw error }
+            recorder.record(error)
+            return fallback()
+        }
+    }
+}
+
+/// Where a decoder that lists every problem instead of stopping at the first keeps what records them: the
+/// `MediationFileFormat` module's `ProblemCollector`, in the decoder's `userInfo`. The core reads it so that the
+/// built-in adapters' settings (`Decoder.collecting(_:_:)`) and unknown keys (`Decoder.rejectUnknownKeys`) are
+/// collected the same way as the file's own fields.
+package enum DecodingProblems {
+    /// The `userInfo` key of the recorder.
+    package static let key: CodingUserInfoKey? = CodingUserInfoKey(rawValue: "mediation.problems")
+
+    /// The recorder `decoder` carries, if any.
+    package static func recorder(of decoder: any Decoder) -> (any DecodingProblemRecorder)? {
+        key.flatMap { decoder.userInfo[$0] as? any DecodingProblemRecorder }
+    }
+}
+
+/// Records the problems of one decoding (`DecodingProblems`).
+package protocol DecodingProblemRecorder: AnyObject, Sendable {
+    /// Records `error` and lets decoding go on.
+    func record(_ error: DecodingError)
+    /// The key at `path` is absent because an unknown key, recorded already, was meant for it: its absence is not a
+    /// second problem.
+    func expectAbsent(_ path: [any CodingKey])
 }
 
 /// Any key of a configuration object (for objects keyed by names the file chooses, and for error paths).
@@ -101,13 +155,15 @@ package enum ConfigurationKeys {
 /// the field (`networks.m.cache_ttl_s: must be a whole number 1…604800, got "0"`).
 extension KeyedDecodingContainer {
     /// The setting at `key` as text: a string, or a number as written (`123`); nil when absent. Anything else (an
-    /// object, a boolean, null) is an error.
+    /// object, a boolean, null) is a type mismatch `expected a string or a number` (the file format names what it
+    /// found: `found an object`).
     package func decodeSettingText(forKey key: Key) throws -> String? {
         guard contains(key) else { return nil }
         if let text = try? decode(String.self, forKey: key) { return text }
         if let whole = try? decode(Int64.self, forKey: key) { return String(whole) }
         if let number = try? decode(Double.self, forKey: key) { return "\(number)" }
-        throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "expected a string or a number")
+        throw DecodingError.typeMismatch(
+            String.self, .init(codingPath: codingPath + [key], debugDescription: "expected a string or a number"))
     }
 
     /// The setting at `key`, which networks of `type` need: absent or empty is an error (`required for type

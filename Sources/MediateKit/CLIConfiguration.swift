@@ -115,9 +115,10 @@ package struct CLIConfiguration: Sendable {
     }
 
     /// ``parse(_:factories:)`` with every problem of the file listed, not only the first (issue 47): each problem
-    /// found while decoding (every network, placement, line and field is read even after one failed), else, once
-    /// the file reads, each placement's first problem against the networks (``MediationConfiguration/validate``).
-    /// A file that is not JSON, or not an object, is one problem (with its line and column).
+    /// found while decoding (every network and its settings, placement, line and field is read even after one
+    /// failed), else, once the file reads, every problem against the networks
+    /// (``MediationConfiguration/problems(networks:)``: every placement, line, bidder and arm). A file that is not
+    /// JSON, or not an object, is one problem (with its line and column).
     package static func check(_ data: Data, factories: [any AdNetworkFactory.Type] = factories)
         throws(ConfigurationProblems) -> CLIConfiguration
     {
@@ -148,20 +149,9 @@ package struct CLIConfiguration: Sendable {
         }
         var formats: [String: Set<AdFormat.Kind>] = [:]
         for (id, network) in file.networks { formats[id] = network.factory.formats }
-        do throws(AdError) {
-            try file.mediation.validate(networks: formats)
-        } catch {
-            // The first problem (the breaker's, or the first placement's), then each other placement's first.
-            var messages = [error.message]
-            for (id, placement) in file.mediation.placements.sorted(by: { $0.key < $1.key }) {
-                do throws(AdError) {
-                    try MediationConfiguration(placements: [id: placement]).validate(networks: formats)
-                } catch {
-                    if !messages.contains(error.message) { messages.append(error.message) }
-                }
-            }
-            throw ConfigurationProblems(messages)
-        }
+        // Every problem against the networks: each placement's, line's, bidder's and arm's, not a first one each.
+        let problems = file.mediation.problems(networks: formats)
+        if !problems.isEmpty { throw ConfigurationProblems(problems) }
         return CLIConfiguration(networks: file.networks, mediation: file.mediation, factories: factories)
     }
 

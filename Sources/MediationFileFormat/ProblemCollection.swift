@@ -7,7 +7,7 @@ import Foundation
 /// them all.
 public struct ConfigurationProblems: Error, Hashable, Sendable {
     /// The most problems kept (and shown): a file with hundreds of broken entries is not printed whole.
-    public static let limit = 20
+    public static let limit = Limits.maxProblemsListed
 
     /// Always `AdError.Code.configuration`.
     public var code: AdError.Code { .configuration }
@@ -23,9 +23,7 @@ public struct ConfigurationProblems: Error, Hashable, Sendable {
     }
 
     /// The lines a user reads: each problem, then `… and 5 more problems` when some were left out.
-    public var lines: [String] {
-        total > messages.count ? messages + ["… and \(total - messages.count) more problems"] : messages
-    }
+    public var lines: [String] { Limits.listed(messages, total: total) }
 
     /// One `AdError.Code.configuration` error listing them, one per line (a single problem is its message alone).
     public var error: AdError { AdError(.configuration, lines.joined(separator: "\n")) }
@@ -34,7 +32,7 @@ public struct ConfigurationProblems: Error, Hashable, Sendable {
 /// Collects the `DecodingError`s of one decoding (``ConfigurationProblems``) instead of stopping at the first. It sits
 /// in the decoder's `userInfo`; the file form's types ask for it through `Decoder.recovering(_:_:)` and, when
 /// it is absent (a plain `JSONDecoder`), throw at the first problem as any `Decodable` does.
-public final class ProblemCollector: Sendable {
+public final class ProblemCollector: Sendable, DecodingProblemRecorder {
     private struct State {
         var errors: [DecodingError] = []
         var total = 0
@@ -44,20 +42,16 @@ public final class ProblemCollector: Sendable {
     }
     private let state = LockedValue(State())
 
-    /// Where the collector sits in a decoder's `userInfo`.
-    static let key: CodingUserInfoKey? = CodingUserInfoKey(rawValue: "mediation.problems")
+    /// Where the collector sits in a decoder's `userInfo` (the core's key: the built-in adapters' settings are
+    /// collected through it too).
+    static var key: CodingUserInfoKey? { DecodingProblems.key }
 
     /// An empty collector.
     public init() {}
 
-    /// The collector `decoder` carries, if any.
-    static func of(_ decoder: any Decoder) -> ProblemCollector? {
-        key.flatMap { decoder.userInfo[$0] as? ProblemCollector }
-    }
-
     /// Records `error` (the first ``ConfigurationProblems/limit`` are kept, all are counted), unless it is at the
     /// path of an absent key already reported as misspelt (``expectAbsent(_:)``).
-    func record(_ error: DecodingError) {
+    package func record(_ error: DecodingError) {
         let path = Self.path(of: error)
         state.withLock { state in
             guard !state.misspelt.contains(path) else { return }
@@ -67,7 +61,7 @@ public final class ProblemCollector: Sendable {
     }
 
     /// The key at `path` is absent because an unknown key, reported already, was meant for it.
-    func expectAbsent(_ path: [any CodingKey]) {
+    package func expectAbsent(_ path: [any CodingKey]) {
         let path = ConfigurationPath.path(path)
         state.withLock { _ = $0.misspelt.insert(path) }
     }
@@ -82,11 +76,21 @@ public final class ProblemCollector: Sendable {
         }
     }
 
-    /// The problems recorded so far, nil when there is none.
-    var problems: ConfigurationProblems? {
+    /// Whether any problem was recorded.
+    private var found: Bool { state.withLock { $0.total > 0 } }
+
+    /// The problems recorded so far, nil when there is none; a type mismatch names the value found in `data` (the
+    /// file decoded), never a network setting's value (``ConfigurationPath``).
+    func problems(in data: Data?) -> ConfigurationProblems? {
         let (errors, total) = state.withLock { ($0.errors, $0.total) }
         guard total > 0 else { return nil }
-        return ConfigurationProblems(errors.map(ConfigurationPath.describe), total: total)
+        let root = errors.contains(where: Self.isTypeMismatch) ? data.flatMap(FoundValue.parse) : nil
+        return ConfigurationProblems(errors.map { ConfigurationPath.describe($0, in: root) }, total: total)
+    }
+
+    private static func isTypeMismatch(_ error: DecodingError) -> Bool {
+        if case .typeMismatch = error { return true }
+        return false
     }
 
     /// Decodes `type` from `data` with every problem collected: throws ``ConfigurationProblems`` when any was found
@@ -99,11 +103,11 @@ public final class ProblemCollector: Sendable {
         do {
             value = try decoder.decode(type, from: data)
         } catch let error as DecodingError {
-            guard collector.problems != nil else { throw error }
+            guard collector.found else { throw error }
             collector.record(error)
-            throw collector.problems ?? ConfigurationProblems([ConfigurationPath.describe(error)])
+            throw collector.problems(in: data) ?? ConfigurationProblems([ConfigurationPath.describe(error)])
         }
-        if let problems = collector.problems { throw problems }
+        if let problems = collector.problems(in: data) { throw problems }
         return value
     }
 }
@@ -113,13 +117,7 @@ extension Decoder {
     /// throws is recorded and `fallback` is returned instead, so decoding goes on to find the next problem; the
     /// value decoded is thrown away in the end. Without a collector the error is thrown.
     public func recovering<T>(_ fallback: @autoclosure () -> T, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as DecodingError {
-            guard let collector = ProblemCollector.of(self) else { throw error }
-            collector.record(error)
-            return fallback()
-        }
+        try collecting(fallback(), body)
     }
 
     /// `Decoder.rejectUnknownKeys(_:besides:)`, recording every unknown key when this decoder collects
@@ -130,25 +128,8 @@ extension Decoder {
 
     /// ``rejectingUnknownKeys(_:)`` with the valid keys as strings; `what` starts each message.
     public func rejectingUnknownKeys(allowing valid: [String], what: String = "unknown key") throws {
-        guard let collector = ProblemCollector.of(self) else {
-            try rejectUnknownKeys(allowing: valid, what: what)
-            return
-        }
-        guard let object = try? container(keyedBy: ConfigurationKey.self) else { return }
-        let known = Set(valid)
-        let present = Set(object.allKeys.map(\.stringValue))
-        for key in present.filter({ !known.contains($0) }).sorted() {
-            // A misspelt key (`baseurl`) leaves the key it was meant for absent: that is this problem, not another.
-            if let meant = ConfigurationKeys.nearest(to: key, in: valid), !present.contains(meant) {
-                collector.expectAbsent(codingPath + [ConfigurationKey(meant)])
-            }
-            let shown = key.count <= 64 ? key : key.prefix(64) + "…"
-            collector.record(
-                .dataCorrupted(
-                    .init(
-                        codingPath: codingPath + [ConfigurationKey(shown)],
-                        debugDescription: ConfigurationKeys.unknownKey(key, valid: valid, what: what))))
-        }
+        // The core's check records every unknown key itself when this decoder collects problems.
+        try rejectUnknownKeys(allowing: valid, what: what)
     }
 }
 

@@ -11,11 +11,16 @@ public struct CircuitBreakerConfiguration: Sendable, Hashable {
         self.coolDown = coolDown
     }
 
-    func validate(path: String) throws(AdError) {
+    /// Every problem of the breaker's settings at `path`.
+    func problems(path: String) -> [String] {
+        var problems: [String] = []
         if !(1...10_000).contains(failureThreshold) {
-            throw AdError(.configuration, "\(path).failure_threshold: must be 1…10000, got \(failureThreshold)")
+            problems.append("\(path).failure_threshold: must be 1…10000, got \(failureThreshold)")
         }
-        try Limits.checkSeconds(coolDown, field: "\(path).cool_down_s", zeroAllowed: true)
+        if let problem = Limits.secondsProblem(coolDown, field: "\(path).cool_down_s", zeroAllowed: true) {
+            problems.append(problem)
+        }
+        return problems
     }
 }
 
@@ -34,19 +39,32 @@ package enum Limits {
         zeroAllowed ? "must be 0…\(Int(maxSeconds))" : "must be over 0 and at most \(Int(maxSeconds))"
     }
 
-    /// Throws unless `duration` is 1 ms…10 min, naming `field` (a `_ms` field) and the value in milliseconds.
-    static func checkMilliseconds(_ duration: Duration, field: String) throws(AdError) {
+    /// The problem of `duration` unless it is 1 ms…10 min, naming `field` (a `_ms` field) and the value in
+    /// milliseconds; nil when it is in range.
+    static func millisecondsProblem(_ duration: Duration, field: String) -> String? {
         guard duration >= .milliseconds(1) && duration <= .milliseconds(maxMilliseconds) else {
-            throw AdError(.configuration, "\(field): must be 1…\(maxMilliseconds), got \(duration.milliseconds)")
+            return "\(field): must be 1…\(maxMilliseconds), got \(duration.milliseconds)"
         }
+        return nil
     }
 
-    /// Throws unless `duration` is within 0 (excluded unless `zeroAllowed`)…7 days, naming `field` (a `_s` field).
-    static func checkSeconds(_ duration: Duration, field: String, zeroAllowed: Bool) throws(AdError) {
+    /// The problem of `duration` unless it is within 0 (excluded unless `zeroAllowed`)…7 days, naming `field` (a
+    /// `_s` field); nil when it is in range.
+    static func secondsProblem(_ duration: Duration, field: String, zeroAllowed: Bool) -> String? {
         let low = zeroAllowed ? duration >= .zero : duration > .zero
         guard low && duration <= .seconds(maxSeconds) else {
-            throw AdError(
-                .configuration, "\(field): \(secondsRange(zeroAllowed: zeroAllowed)), got \(duration.seconds)")
+            return "\(field): \(secondsRange(zeroAllowed: zeroAllowed)), got \(duration.seconds)"
         }
+        return nil
+    }
+
+    /// The most problems an error lists (the file format's `ConfigurationProblems.limit` is this).
+    package static let maxProblemsListed = 20
+
+    /// `problems` as an error lists them: the first ``maxProblemsListed``, then `… and 5 more problems`.
+    package static func listed(_ problems: [String], total: Int? = nil) -> [String] {
+        let shown = Array(problems.prefix(maxProblemsListed))
+        let total = max(total ?? problems.count, shown.count)
+        return total > shown.count ? shown + ["… and \(total - shown.count) more problems"] : shown
     }
 }

@@ -13,14 +13,26 @@ public struct MediationConfiguration: Sendable, Hashable {
         self.circuitBreaker = circuitBreaker
     }
 
-    /// Checks the configuration against the networks that exist (id → served formats). Throws
-    /// ``AdError/Code/configuration`` naming the first field at fault.
-    public func validate(networks: [String: Set<AdFormat.Kind>]) throws(AdError) {
-        try circuitBreaker.validate(path: "circuit_breaker")
-        if placements.isEmpty { throw AdError(.configuration, "placements: no placement configured") }
+    /// Every problem of the configuration against the networks that exist (id → served formats), each naming its
+    /// file field and the value at fault (`placements.home.lines[1].network: unknown network "gx"`), in order: the
+    /// breaker's, then each placement's by id — its own fields, each line, each bidder, its optimizer, each arm.
+    /// Empty when the configuration is valid.
+    public func problems(networks: [String: Set<AdFormat.Kind>]) -> [String] {
+        var problems = circuitBreaker.problems(path: "circuit_breaker")
+        if placements.isEmpty { problems.append("placements: no placement configured") }
         for (id, placement) in placements.sorted(by: { $0.key < $1.key }) {
-            try placement.validate(path: "placements.\(id)", networks: networks)
+            problems += placement.problems(path: "placements.\(id)", networks: networks)
         }
+        return problems
+    }
+
+    /// Checks the configuration against the networks that exist (id → served formats). Throws
+    /// ``AdError/Code/configuration`` listing every problem ``problems(networks:)`` finds, one per line (the first
+    /// 20, then how many more).
+    public func validate(networks: [String: Set<AdFormat.Kind>]) throws(AdError) {
+        let problems = problems(networks: networks)
+        guard !problems.isEmpty else { return }
+        throw AdError(.configuration, Limits.listed(problems).joined(separator: "\n"))
     }
 }
 
@@ -101,76 +113,108 @@ public struct PlacementConfiguration: Sendable, Hashable {
         self.minInterval = minInterval
     }
 
-    func validate(path: String, networks: [String: Set<AdFormat.Kind>]) throws(AdError) {
+    /// Every problem of the placement at `path` (its fields, lines, bidders, optimizer and arms).
+    func problems(path: String, networks: [String: Set<AdFormat.Kind>]) -> [String] {
+        var problems: [String] = []
         if case .banner(let size) = format, !(1...10_000).contains(size.width) || !(1...10_000).contains(size.height) {
-            throw AdError(.configuration, "\(path).size: invalid banner size \"\(size)\"")
+            problems.append("\(path).size: invalid banner size \"\(size)\"")
         }
         if lines.isEmpty && bidders.isEmpty {
-            throw AdError(.configuration, "\(path).lines: the waterfall is empty (and there are no bidders)")
+            problems.append("\(path).lines: the waterfall is empty (and there are no bidders)")
         }
         if !(1...64).contains(maxInFlight) {
-            throw AdError(.configuration, "\(path).max_in_flight: must be 1…64, got \(maxInFlight)")
+            problems.append("\(path).max_in_flight: must be 1…64, got \(maxInFlight)")
         }
-        try Limits.checkMilliseconds(deadline, field: "\(path).deadline_ms")
+        problems += [Limits.millisecondsProblem(deadline, field: "\(path).deadline_ms")].compactMap { $0 }
         if let cap = frequencyCap, !(1...1_000_000).contains(cap) {
-            throw AdError(.configuration, "\(path).frequency_cap: must be 1…1000000, got \(cap)")
+            problems.append("\(path).frequency_cap: must be 1…1000000, got \(cap)")
         }
-        try Limits.checkSeconds(frequencyWindow, field: "\(path).frequency_window_s", zeroAllowed: false)
-        if let minInterval { try Limits.checkSeconds(minInterval, field: "\(path).min_interval_s", zeroAllowed: true) }
-        if let label = abLabel,
-            !(1...64).contains(label.utf8.count) || !label.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
-        {
-            throw AdError(.configuration, "\(path).ab_label: must be 1…64 printable ASCII characters without spaces")
+        problems += [
+            Limits.secondsProblem(frequencyWindow, field: "\(path).frequency_window_s", zeroAllowed: false),
+            minInterval.flatMap { Limits.secondsProblem($0, field: "\(path).min_interval_s", zeroAllowed: true) },
+        ].compactMap { $0 }
+        if let label = abLabel, !Self.isLabel(label) {
+            problems.append("\(path).ab_label: must be 1…64 printable ASCII characters without spaces")
         }
-        try Self.validate(lines, field: "lines", path: path, format: format, networks: networks)
-        let bidderLines = bidders.map {
-            WaterfallLine(network: $0.network, placement: $0.placement, floorEcpm: $0.floorEcpm, timeout: $0.timeout)
-        }
-        try Self.validate(bidderLines, field: "bidders", path: path, format: format, networks: networks)
-        try optimizer?.validate(path: "\(path).optimizer", lineCount: lines.count)
+        problems += Self.problems(lines, field: "lines", path: path, format: format, networks: networks)
+        problems += Self.problems(bidders.map(\.line), field: "bidders", path: path, format: format, networks: networks)
+        problems += optimizer?.problems(path: "\(path).optimizer", lineCount: lines.count) ?? []
         var labels: Set<String> = []
         for (index, arm) in arms.enumerated() {
-            let armPath = "\(path).arms[\(index)]"
-            if !labels.insert(arm.label).inserted {
-                throw AdError(.configuration, "\(armPath).label: \"\(arm.label.prefix(64))\" is used twice")
-            }
-            if !(arm.weight.isFinite && arm.weight > 0 && arm.weight <= 1_000_000) {
-                throw AdError(
-                    .configuration, "\(armPath).weight: must be over 0 and at most 1000000, got \(arm.weight)")
-            }
-            var variant = arm.apply(to: self)
-            variant.arms = []
-            try variant.validate(path: armPath, networks: networks)
+            let firstUse = labels.insert(arm.label).inserted
+            problems += armProblems(arm, path: "\(path).arms[\(index)]", firstUse: firstUse, networks: networks)
         }
+        return problems
     }
 
-    /// Checks each entry of `lines` or `bidders` (the same fields): its own values, a known network serving `format`,
-    /// and no network and placement twice.
-    private static func validate(
+    /// The problems of `arm`: its label and weight, and what it replaces (its lines, bidders, optimizer), each at
+    /// the arm's path. What it keeps of the placement was checked with the placement, so no problem is listed twice.
+    private func armProblems(
+        _ arm: PlacementArm, path: String, firstUse: Bool, networks: [String: Set<AdFormat.Kind>]
+    ) -> [String] {
+        var problems: [String] = []
+        if !firstUse { problems.append("\(path).label: \"\(arm.label.prefix(64))\" is used twice") }
+        if !Self.isLabel(arm.label) {
+            problems.append("\(path).label: must be 1…64 printable ASCII characters without spaces")
+        }
+        if !(arm.weight.isFinite && arm.weight > 0 && arm.weight <= 1_000_000) {
+            problems.append("\(path).weight: must be over 0 and at most 1000000, got \(arm.weight)")
+        }
+        let variant = arm.apply(to: self)
+        if arm.lines != nil || arm.bidders != nil, variant.lines.isEmpty && variant.bidders.isEmpty {
+            problems.append("\(path).lines: the waterfall is empty (and there are no bidders)")
+        }
+        if let lines = arm.lines {
+            problems += Self.problems(lines, field: "lines", path: path, format: format, networks: networks)
+        }
+        if let bidders = arm.bidders {
+            problems += Self.problems(
+                bidders.map(\.line), field: "bidders", path: path, format: format, networks: networks)
+        }
+        if let optimizer = arm.optimizer {
+            problems += optimizer.problems(path: "\(path).optimizer", lineCount: variant.lines.count)
+        } else if arm.lines != nil, let optimizer {
+            // The placement's optimizer over the arm's lines: only its pinned lines can be wrong here.
+            problems += optimizer.pinnedProblems(path: "\(path).optimizer", lineCount: variant.lines.count)
+        }
+        return problems
+    }
+
+    /// 1…64 printable ASCII characters without spaces (an A/B label).
+    private static func isLabel(_ label: String) -> Bool {
+        (1...64).contains(label.utf8.count) && label.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    /// The problems of each entry of `lines` or `bidders` (the same fields): its own values, a known network serving
+    /// `format`, and no network and placement twice.
+    private static func problems(
         _ entries: [WaterfallLine], field: String, path: String, format: AdFormat,
         networks: [String: Set<AdFormat.Kind>]
-    ) throws(AdError) {
+    ) -> [String] {
+        var problems: [String] = []
         var seen: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
             let entryPath = "\(path).\(field)[\(index)]"
-            try entry.validate(path: entryPath)
-            guard let formats = networks[entry.network] else {
-                throw AdError(.configuration, "\(entryPath).network: unknown network \"\(entry.network)\"")
-            }
-            if !formats.contains(format.kind) {
-                throw AdError(
-                    .configuration,
-                    "\(entryPath).network: network \"\(entry.network)\" does not serve format \"\(format.name)\"")
+            problems += entry.problems(path: entryPath)
+            if let formats = networks[entry.network] {
+                if !formats.contains(format.kind) {
+                    problems.append(
+                        "\(entryPath).network: network \"\(entry.network)\" does not serve format "
+                            + "\"\(format.name)\"")
+                }
+            } else if !entry.network.isEmpty {
+                problems.append("\(entryPath).network: unknown network \"\(entry.network)\"")
             }
             let key = "\(entry.network)\u{0}\(entry.placement)"
             if let first = seen[key] {
-                throw AdError(
-                    .configuration,
+                problems.append(
                     "\(entryPath): duplicate of \(field)[\(first)] (network \"\(entry.network)\", placement "
                         + "\"\(entry.placement)\")")
+            } else {
+                seen[key] = index
             }
-            seen[key] = index
         }
+        return problems
     }
 
     /// The placement as `arm` runs it: the arm's lines, bidders, auction and optimizer where it sets them, its label as

@@ -67,6 +67,10 @@ public struct BidderLine: Sendable, Hashable {
         self.timeout = timeout
     }
 
+    /// The bidder as a line, for the checks lines and bidders share.
+    var line: WaterfallLine {
+        WaterfallLine(network: network, placement: placement, floorEcpm: floorEcpm, timeout: timeout)
+    }
 }
 
 /// The self-ordering waterfall of a placement: each line's eCPM, fill rate and timeouts are learned online, and
@@ -92,18 +96,26 @@ public struct OptimizerConfiguration: Sendable, Hashable {
         self.seed = seed
     }
 
-    func validate(path: String, lineCount: Int) throws(AdError) {
+    /// Every problem of the optimizer at `path` over a waterfall of `lineCount` lines.
+    func problems(path: String, lineCount: Int) -> [String] {
+        var problems: [String] = []
         if !(exploration >= 0 && exploration <= 1) {
-            throw AdError(.configuration, "\(path).exploration: must be 0…1, got \(exploration)")
+            problems.append("\(path).exploration: must be 0…1, got \(exploration)")
         }
         if !(halfLifeRequests >= 1 && halfLifeRequests <= 100_000_000) {
-            throw AdError(.configuration, "\(path).half_life_requests: must be 1…100000000, got \(halfLifeRequests)")
+            problems.append("\(path).half_life_requests: must be 1…100000000, got \(halfLifeRequests)")
         }
+        return problems + pinnedProblems(path: path, lineCount: lineCount)
+    }
+
+    /// The problems of ``pinned`` over a waterfall of `lineCount` lines: a line it does not have, a line twice.
+    func pinnedProblems(path: String, lineCount: Int) -> [String] {
+        var problems: [String] = []
         for (position, index) in pinned.enumerated() where !(0..<lineCount).contains(index) {
-            throw AdError(
-                .configuration, "\(path).pinned[\(position)]: no line \(index) (the waterfall has \(lineCount))")
+            problems.append("\(path).pinned[\(position)]: no line \(index) (the waterfall has \(lineCount))")
         }
-        if Set(pinned).count != pinned.count { throw AdError(.configuration, "\(path).pinned: a line is pinned twice") }
+        if Set(pinned).count != pinned.count { problems.append("\(path).pinned: a line is pinned twice") }
+        return problems
     }
 }
 
@@ -133,15 +145,18 @@ public struct WaterfallLine: Sendable, Hashable {
         self.timeout = timeout
     }
 
-    func validate(path: String) throws(AdError) {
-        if network.isEmpty { throw AdError(.configuration, "\(path).network: must not be empty") }
-        if placement.isEmpty { throw AdError(.configuration, "\(path).placement: must not be empty") }
-        try Limits.checkMilliseconds(timeout, field: "\(path).timeout_ms")
+    /// Every problem of the line's own values at `path` (its network is checked with the placement).
+    func problems(path: String) -> [String] {
+        var problems: [String] = []
+        if network.isEmpty { problems.append("\(path).network: must not be empty") }
+        if placement.isEmpty { problems.append("\(path).placement: must not be empty") }
+        if let problem = Limits.millisecondsProblem(timeout, field: "\(path).timeout_ms") { problems.append(problem) }
         if let floor = floorEcpm, !(floor >= 0 && floor <= Limits.maxEcpm) {
-            throw AdError(.configuration, "\(path).floor_ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(floor)")
+            problems.append("\(path).floor_ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(floor)")
         }
         if let ecpm, !(ecpm >= 0 && ecpm <= Limits.maxEcpm) {
-            throw AdError(.configuration, "\(path).ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(ecpm)")
+            problems.append("\(path).ecpm: must be 0…\(Int(Limits.maxEcpm)), got \(ecpm)")
         }
+        return problems
     }
 }
