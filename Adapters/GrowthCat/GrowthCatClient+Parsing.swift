@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdTransport
 import AdapterSupport
 import CoreMetrics
 import Foundation

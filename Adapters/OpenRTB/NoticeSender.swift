@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import AdapterSupport
 
 /// The bidder's win, loss and billing notices, sent through the shared bounded sender (``BackgroundSender``: queue,

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 
 /// Numbers and times of the file form, refused at their field when out of range.
 extension KeyedDecodingContainer {

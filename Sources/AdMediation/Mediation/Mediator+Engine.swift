@@ -1,3 +1,4 @@
+import AdPrivacy
 import Tracing
 
 /// How many mediators decide around the current task: above zero inside a line of another mediator, whose decision
