@@ -37,6 +37,8 @@ let package = Package(
     platforms: [.iOS(.v18), .macOS(.v15), .tvOS(.v18)],
     products: [
         .library(name: "AdMediation", targets: ["AdMediation"]),
+        .library(name: "AdTransport", targets: ["AdTransport"]),
+        .library(name: "AdPrivacy", targets: ["AdPrivacy"]),
         .library(name: "CurlTransport", targets: ["CurlTransport"]),
         .library(name: "URLSessionTransport", targets: ["URLSessionTransport"]),
         .library(name: "AdMediationServices", targets: ["AdMediationServices"]),
@@ -64,11 +66,27 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ] + docsPlugin,
     targets: [
+        // Below the core: the IAB consent strings (TCF v2, GPP, US Privacy, US National) decoded into values, and the
+        // privacy rule table that decides from them what a network may be asked and receive. Pure, bounded, no
+        // dependency; the core's mediator applies the rules (its `PrivacySignals` conform to `PrivacySignalValues`).
+        .target(name: "AdPrivacy", swiftSettings: fuzzSettings),
+
+        // Below the core: the HTTP transport contract (`HTTPClient`, its value types and `HTTPClientError`), URL
+        // classification and the destination policy, the rules both transports share (`package`), and the bounds on
+        // outside values (`JSONLimits`, `OutsideValue`). Adapters and transports name it; apps rarely do.
+        .target(
+            name: "AdTransport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ], swiftSettings: fuzzSettings),
+
         // Core: protocol, value types, errors, clock, mediator. No I/O dependencies.
         // swift-log and swift-metrics are API-only: the app chooses the backends.
         .target(
             name: "AdMediation",
             dependencies: [
+                "AdPrivacy", "AdTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -79,17 +97,21 @@ let package = Package(
 
         // The mediation configuration's JSON file form (Codable, snake_case keys, errors at the field path): the core's
         // configuration is plain values; the CLI and apps that read the same file use this.
-        .target(name: "MediationFileFormat", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+        .target(
+            name: "MediationFileFormat", dependencies: ["AdMediation", "AdTransport", "AdapterKit"],
+            swiftSettings: fuzzSettings),
 
         // The conformance kit for adapter authors (core only, no test framework).
-        .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting"]),
+        .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting", "AdTransport"]),
 
         // The adapter kit, public for adapter authors outside the project too: the request runner (deadline,
         // cancellation, status and transport-error mapping) and JSON wire codecs.
-        .target(name: "AdapterKit", dependencies: ["AdMediation"], swiftSettings: fuzzSettings),
+        .target(name: "AdapterKit", dependencies: ["AdMediation", "AdTransport"], swiftSettings: fuzzSettings),
 
         // Plumbing every adapter shares (privacy on the wire, query strings, prices, tracking): `package` access only.
-        .target(name: "AdapterSupport", dependencies: ["AdMediation", "AdapterKit"], swiftSettings: fuzzSettings),
+        .target(
+            name: "AdapterSupport", dependencies: ["AdMediation", "AdTransport", "AdapterKit"],
+            swiftSettings: fuzzSettings),
 
         // libcurl through pkg-config, and a tiny C shim for the variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -97,12 +119,12 @@ let package = Package(
         .target(
             name: "CurlTransport",
             dependencies: [
-                "AdMediation", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
+                "AdMediation", "AdTransport", "CCurl", "CurlShim", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
 
         // URLSession (Foundation; FoundationNetworking on Linux): the transport for iOS and tvOS apps. No libcurl.
-        .target(name: "URLSessionTransport", dependencies: ["AdMediation"]),
+        .target(name: "URLSessionTransport", dependencies: ["AdMediation", "AdTransport"]),
 
         // Opt-in: every `BackgroundWork` component as a swift-service-lifecycle `Service`, for servers and tools that
         // run a `ServiceGroup` (the library's own modules do not depend on swift-service-lifecycle).
@@ -115,7 +137,8 @@ let package = Package(
         // SQLite storage (GRDB): the HTTP cache, later the durable event queue.
         // Binary HTTP (RFC 9292) and Oblivious HTTP (RFC 9458) on swift-crypto's HPKE.
         .target(
-            name: "ObliviousHTTP", dependencies: ["AdMediation", .product(name: "Crypto", package: "swift-crypto")],
+            name: "ObliviousHTTP",
+            dependencies: ["AdMediation", "AdTransport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: fuzzSettings),
 
         .target(
@@ -135,19 +158,19 @@ let package = Package(
 
         // Adapters: one module per network; they see the core only and never each other.
         .target(
-            name: "AppOpenAds", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"],
+            name: "AppOpenAds", dependencies: ["AdMediation", "AdTransport", "AdapterKit", "AdapterSupport"],
             path: "Adapters/AppOpen",
             swiftSettings: fuzzSettings),
         .target(
             name: "ChartboostBanners",
             dependencies: [
-                "AdMediation", "AdapterKit", "AdapterSupport", "AdPresentation",
+                "AdMediation", "AdTransport", "AdapterKit", "AdapterSupport", "AdPresentation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
         .target(
             name: "MARSAds",
             dependencies: [
-                "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage", "ObliviousHTTP",
+                "AdMediation", "AdTransport", "AdapterKit", "AdapterSupport", "AdStorage", "ObliviousHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,12 +178,12 @@ let package = Package(
         .target(
             name: "GrowthCatAds",
             dependencies: [
-                "AdMediation", "AdapterKit", "AdapterSupport", "AdStorage",
+                "AdMediation", "AdTransport", "AdapterKit", "AdapterSupport", "AdStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
-            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdapterKit", "AdapterSupport"],
+            name: "OpenRTBBidder", dependencies: ["AdMediation", "AdTransport", "AdapterKit", "AdapterSupport"],
             path: "Adapters/OpenRTB",
             swiftSettings: fuzzSettings),
 
@@ -171,7 +194,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "transport-demo",
-            dependencies: ["CurlTransport", "AdMediationTesting"],
+            dependencies: ["CurlTransport", "AdMediationTesting", "AdTransport"],
             path: "Examples/transport-demo"
         ),
 
@@ -180,14 +203,15 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AdMediation", "AdNetworkConformance", "CurlTransport", "AdMediationTesting",
-                .product(name: "Logging", package: "swift-log"),
+                "AdMediation", "AdNetworkConformance", "AdPrivacy", "AdTransport", "CurlTransport",
+                "AdMediationTesting", .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/TestSupport"),
         .testTarget(
             name: "AdMediationTests",
             dependencies: [
                 "AdMediationTesting",
-                "AdMediation", "AdNetworkConformance", "AdStorage", "TestSupport",
+                "AdMediation", "AdNetworkConformance", "AdPrivacy", "AdStorage", "AdTransport", "AdapterKit",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -195,19 +219,23 @@ let package = Package(
             ]),
         .testTarget(
             name: "AdapterSupportTests",
-            dependencies: ["AdapterSupport", "AdapterKit", "AdMediation", "CurlTransport", "AdMediationTesting"]),
+            dependencies: [
+                "AdapterSupport", "AdapterKit", "AdMediation", "AdTransport", "CurlTransport", "AdMediationTesting",
+            ]),
         .testTarget(
             name: "MediationFileFormatTests",
             dependencies: ["AdMediation", "AdMediationTesting", "MediationFileFormat"]),
         .testTarget(
             name: "AdUIModelsTests",
             dependencies: ["AdUIModels", "AdMediation", "AdPresentation", "AdMediationTesting"]),
-        .testTarget(name: "AdNetworkConformanceTests", dependencies: ["AdMediationTesting", "AdNetworkConformance"]),
+        .testTarget(
+            name: "AdNetworkConformanceTests",
+            dependencies: ["AdMediationTesting", "AdNetworkConformance", "AdTransport"]),
         .testTarget(name: "ObliviousHTTPTests", dependencies: ["AdMediationTesting", "ObliviousHTTP"]),
         .testTarget(
             name: "CurlTransportTests",
             dependencies: [
-                "CurlTransport", "URLSessionTransport", "CurlShim", "AdMediationTesting", "TestSupport",
+                "CurlTransport", "URLSessionTransport", "CurlShim", "AdMediationTesting", "AdTransport", "TestSupport",
                 .product(name: "Logging", package: "swift-log"), serviceLifecycle, "AdMediationServices",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "CurlTransport", package: "AdMediation"),
                 .product(name: "URLSessionTransport", package: "AdMediation"),
                 .product(name: "AdMediationTesting", package: "AdMediation"),
+                .product(name: "AdTransport", package: "AdMediation"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -42,6 +43,7 @@ let package = Package(
                 .product(name: "DemandSandbox", package: "AdMediationTools"),
                 .product(name: "MARSAds", package: "AdMediation"),
                 .product(name: "AdStorage", package: "AdMediation"),
+                .product(name: "AdTransport", package: "AdMediation"),
             ]
         ),
         // What an app feels (issue 36): hung partners, start-up, idle cost, a long session.

@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "DemandSandbox",
             dependencies: [
-                lib("AdMediation"), lib("AdapterKit"), lib("ObliviousHTTP"),
+                lib("AdMediation"), lib("AdTransport"), lib("AdapterKit"), lib("ObliviousHTTP"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -75,7 +75,8 @@ let package = Package(
         .target(
             name: "MediateKit",
             dependencies: [
-                lib("AdMediation"), lib("MediationFileFormat"), lib("CurlTransport"), lib("AppOpenAds"),
+                lib("AdMediation"), lib("AdTransport"), lib("AdapterKit"), lib("MediationFileFormat"),
+                lib("CurlTransport"), lib("AppOpenAds"),
                 lib("ChartboostBanners"), lib("MARSAds"),
                 lib("GrowthCatAds"), lib("OpenRTBBidder"), lib("AdMediationServices"), serviceLifecycle,
             ], swiftSettings: fuzzSettings),
@@ -85,7 +86,7 @@ let package = Package(
             name: "mediate",
             dependencies: [
                 lib("AdMediation"), lib("AdMediationTesting"), lib("AdNetworkConformance"), lib("AdStorage"),
-                lib("CurlTransport"),
+                lib("AdPrivacy"), lib("AdTransport"), lib("CurlTransport"),
                 "DemandSandbox", lib("AppOpenAds"), lib("ChartboostBanners"), lib("MARSAds"), lib("GrowthCatAds"),
                 "MediateKit",
                 lib("AdMediationServices"),
@@ -128,7 +129,7 @@ let package = Package(
             dependencies: [
                 lib("AdMediationTesting"),
                 lib("AdMediation"), lib("GrowthCatAds"), lib("MARSAds"), lib("ChartboostBanners"), lib("AppOpenAds"),
-                "DemandSandbox",
+                lib("AdPrivacy"), lib("AdTransport"), "DemandSandbox",
                 "MediateKit", lib("MediationFileFormat"), lib("ObliviousHTTP"), lib("OpenRTBBidder"),
             ],
             path: "Tests/Fuzz",
@@ -142,20 +143,21 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                lib("AdMediation"), lib("AdNetworkConformance"), lib("CurlTransport"), lib("AdMediationTesting"),
-                .product(name: "Logging", package: "swift-log"),
+                lib("AdMediation"), lib("AdNetworkConformance"), lib("AdPrivacy"), lib("AdTransport"),
+                lib("CurlTransport"), lib("AdMediationTesting"), .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/TestSupport"),
         .testTarget(
             name: "DemandSandboxTests",
             dependencies: [
                 lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"),
-                lib("AdNetworkConformance"),
+                lib("AdNetworkConformance"), lib("AdTransport"),
                 "TestSupport",
             ]),
         .testTarget(
             name: "AppOpenAdsTests",
             dependencies: [
-                lib("AppOpenAds"), lib("AdPresentation"), lib("AdNetworkConformance"), "DemandSandbox",
+                lib("AppOpenAds"), lib("AdPresentation"), lib("AdNetworkConformance"), lib("AdTransport"),
+                "DemandSandbox",
                 lib("CurlTransport"),
                 lib("AdMediationTesting"), "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -165,14 +167,16 @@ let package = Package(
         .testTarget(
             name: "ChartboostBannersTests",
             dependencies: [
-                lib("ChartboostBanners"), lib("AdPresentation"), lib("AdNetworkConformance"), "DemandSandbox",
+                lib("ChartboostBanners"), lib("AdPresentation"), lib("AdNetworkConformance"), lib("AdTransport"),
+                "DemandSandbox",
                 lib("CurlTransport"),
                 lib("AdMediationTesting"), "TestSupport",
             ], exclude: ["Fixtures"]),
         .testTarget(
             name: "MARSAdsTests",
             dependencies: [
-                lib("MARSAds"), lib("AdStorage"), lib("ObliviousHTTP"), lib("AdNetworkConformance"), "DemandSandbox",
+                lib("MARSAds"), lib("AdStorage"), lib("ObliviousHTTP"), lib("AdNetworkConformance"), lib("AdTransport"),
+                lib("AdapterKit"), "DemandSandbox",
                 lib("CurlTransport"),
                 lib("AdMediationTesting"), "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -181,7 +185,8 @@ let package = Package(
             name: "MediateCLITests",
             dependencies: [
                 lib("AdMediationTesting"),
-                "mediate", "DemandSandbox", lib("AdStorage"), "MediateKit", lib("AdMediation"),
+                "mediate", "DemandSandbox", lib("AdStorage"), "MediateKit", lib("AdMediation"), lib("AdTransport"),
+                lib("AdapterKit"),
                 lib("AdNetworkConformance"),
                 lib("CurlTransport"), lib("GrowthCatAds"), "TestSupport",
             ], exclude: ["Fixtures"]),
@@ -191,7 +196,8 @@ let package = Package(
         .testTarget(
             name: "GrowthCatAdsTests",
             dependencies: [
-                lib("GrowthCatAds"), lib("AdStorage"), .product(name: "Logging", package: "swift-log"),
+                lib("GrowthCatAds"), lib("AdPrivacy"), lib("AdStorage"), lib("AdTransport"),
+                .product(name: "Logging", package: "swift-log"),
                 lib("AdNetworkConformance"),
                 "DemandSandbox", lib("CurlTransport"), lib("AdMediationTesting"), "TestSupport",
                 "growthcat-crash-child",
@@ -201,7 +207,8 @@ let package = Package(
         .testTarget(
             name: "OpenRTBBidderTests",
             dependencies: [
-                lib("OpenRTBBidder"), lib("AdMediation"), lib("AdNetworkConformance"), "DemandSandbox",
+                lib("OpenRTBBidder"), lib("AdMediation"), lib("AdNetworkConformance"), lib("AdTransport"),
+                lib("AdapterKit"), "DemandSandbox",
                 lib("CurlTransport"),
                 lib("AdMediationTesting"), "TestSupport",
             ], exclude: ["Fixtures"]),
@@ -209,8 +216,8 @@ let package = Package(
             name: "FaultMatrixTests",
             dependencies: [
                 lib("AdMediationTesting"),
-                lib("AdMediation"), lib("AdNetworkConformance"), "DemandSandbox", lib("CurlTransport"),
-                lib("GrowthCatAds"), lib("MARSAds"),
+                lib("AdMediation"), lib("AdNetworkConformance"), lib("AdPrivacy"), lib("AdTransport"), "DemandSandbox",
+                lib("CurlTransport"), lib("GrowthCatAds"), lib("MARSAds"),
                 lib("ChartboostBanners"), lib("AppOpenAds"), lib("OpenRTBBidder"), "TestSupport",
             ]),
         // A sixth, toy network in a folder of its own: proves docs/ARCHITECTURE.md's "Adding a network" checklist.
@@ -218,15 +225,15 @@ let package = Package(
             name: "AddANetworkTests",
             dependencies: [
                 lib("AdMediation"), lib("AdapterKit"), lib("AdMediationTesting"), lib("AdNetworkConformance"),
-                lib("CurlTransport"),
+                lib("AdTransport"), lib("CurlTransport"),
                 "DemandSandbox", "MediateKit",
             ]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(
             name: "TimingTests",
             dependencies: [
-                lib("AdMediation"), lib("AdNetworkConformance"), lib("AdStorage"), lib("CurlTransport"),
-                lib("AdMediationTesting"),
+                lib("AdMediation"), lib("AdNetworkConformance"), lib("AdStorage"), lib("AdTransport"),
+                lib("CurlTransport"), lib("AdMediationTesting"),
                 "TestSupport", "DemandSandbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 portable=(
     Sources/AdMediation Sources/AdapterSupport Sources/AdStorage Sources/ObliviousHTTP Sources/AdPresentation
     Sources/URLSessionTransport Sources/AdNetworkConformance Sources/AdMediationTesting Sources/MediationFileFormat
-    Sources/AdapterKit Sources/AdUIModels
+    Sources/AdapterKit Sources/AdUIModels Sources/AdPrivacy Sources/AdTransport
     Adapters
 )
 dirs=()

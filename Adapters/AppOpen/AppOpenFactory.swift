@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 
 /// Builds ``AppOpenNetwork``s from a configuration file: `{"type": "appopen", "base_url": …}`.
 public enum AppOpenFactory: AdNetworkFactory {

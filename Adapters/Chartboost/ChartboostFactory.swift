@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 
 /// Builds ``ChartboostNetwork``s from a configuration file: `app_id` and `app_signature` (the HMAC key, a secret) are
 /// required.

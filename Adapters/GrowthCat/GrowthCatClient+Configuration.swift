@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import CoreMetrics
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdTransport
 import AdapterKit
 import AdapterSupport
 import CoreMetrics

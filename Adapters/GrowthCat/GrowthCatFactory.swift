@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdapterKit
 import Foundation
 
 /// Builds ``GrowthCatNetwork``s from a configuration file: `api_key` (a secret) is required; `queue_path` is the

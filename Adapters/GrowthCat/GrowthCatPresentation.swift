@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 
 /// The presentation rules of a full-screen GrowthCat ad, from the seed, as a ``FullScreenContract``
 /// (``contract(for:)``) that the core's ``FullScreenLedger`` applies to the renderer's signals; no event is timed here.

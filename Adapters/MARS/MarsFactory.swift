@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 
 /// Builds ``MarsNetwork``s from a configuration file: optional `cache_path` (the SQLite HTTP cache), `cache_ttl_s`
 /// (1 s … 7 days) and `cache_max_mib` (1 … 100), and `ohttp` (`{"relay": URL, "config": URL}`: every ad request and

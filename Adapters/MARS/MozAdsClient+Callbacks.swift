@@ -1,5 +1,6 @@
 import AdMediation
 import AdStorage
+import AdTransport
 import Crypto
 import Foundation
 import ObliviousHTTP

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 // The request side of the MARS API: environments, placements, IAB content, cache modes and options.

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import AdapterKit
 import AdapterSupport
 import Foundation

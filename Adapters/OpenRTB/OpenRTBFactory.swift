@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 
 /// Builds ``BiddingNetwork``s from a configuration file: optional `app_bundle`, `app_id` and `auction`
 /// (`first_price`, the default, or `second_price`: the `at` its requests announce).

@@ -2,6 +2,7 @@
 // a GET, a POST, 64 concurrent requests over reused connections, a deadline and a cancellation.
 import AdMediation
 import AdMediationTesting
+import AdTransport
 import CurlTransport
 import Foundation
 

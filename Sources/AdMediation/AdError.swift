@@ -58,7 +58,7 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Nothing to show, reported as an error only where an API has no other way to say it (a banner delegate's
         /// `didCacheAd`); a load returns no fill as a value (``AdLoadResult/noFill(_:)``).
         public static let noFill = Code(.noFill)
-        /// The privacy rules forbid asking this network for this request (``PrivacyRules``); the message says why.
+        /// The privacy rules forbid asking this network for this request (`PrivacyRules`); the message says why.
         /// A network asked alone behind the privacy gate throws it; a ``Mediator`` skips the line instead.
         public static let privacyBlocked = Code(.privacyBlocked)
         /// Every line's circuit breaker was open: the request was refused without being sent (the networks had
@@ -114,15 +114,4 @@ public struct AdError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// `"timeout: line 2 did not answer within 300 ms"`.
     public var description: String { "\(code.name): \(message)" }
-
-    /// Maps an HTTP status the contract calls an error onto the taxonomy (400/401/403/429/5xx; others → server).
-    public static func http(status: Int, retryAfter: Duration? = nil, message: String) -> AdError {
-        switch status {
-        case 400: AdError(.badRequest, message)
-        case 401: AdError(.unauthorized, message)
-        case 403: AdError(.forbidden, message)
-        case 429: AdError(.rateLimited(retryAfter: retryAfter), message)
-        default: AdError(.server(status: status), message)
-        }
-    }
 }

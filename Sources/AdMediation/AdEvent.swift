@@ -37,3 +37,29 @@ public enum AdEvent: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// How far a reported event got.
+public enum AdEventDelivery: Hashable, Sendable, CustomStringConvertible {
+    /// The network's server accepted it.
+    case delivered
+    /// Stored (durably) and sent in the background; the server has not accepted it yet.
+    case queued
+    /// The network does not track this event: nothing was sent.
+    case notSent
+    /// Handed to the adapter, which does not say whether it reached the network (no built-in reporter answers this;
+    /// kept for reporters that cannot tell).
+    case reported
+    /// It had been reported before: nothing was sent now.
+    case alreadyReported
+
+    /// `delivered`, `queued`, `not sent (the network does not track it)`, ….
+    public var description: String {
+        switch self {
+        case .delivered: "delivered"
+        case .queued: "queued"
+        case .notSent: "not sent (the network does not track it)"
+        case .reported: "reported (the adapter does not say whether it was delivered)"
+        case .alreadyReported: "already reported"
+        }
+    }
+}

@@ -28,7 +28,7 @@ public struct AdNetworkCapabilities: Hashable, Sendable {
     public var formats: Set<AdFormat.Kind>
     /// Its fills carry a price.
     public var reportsPrice: Bool
-    /// Its vendor id in the IAB's Global Vendor List, for the TCF checks of ``PrivacyRules`` (nil: none declared, so
+    /// Its vendor id in the IAB's Global Vendor List, for the TCF checks of `PrivacyRules` (nil: none declared, so
     /// only the purposes are checked). ``PrivacyConfiguration/tcfVendorIDs`` can declare it for a network too.
     public var tcfVendorID: Int? = nil
 
@@ -63,7 +63,7 @@ public struct AdNetworkCapabilities: Hashable, Sendable {
 /// 9. **Privacy signals reach the network.** Every signal in ``AdRequest/privacy`` that the network's contract
 ///    can carry is sent on the wire.
 /// 10. **Concurrent loads are safe.** `load` may be called from many tasks at once; each gets its own answer.
-/// 11. **No I/O of its own.** HTTP goes through an injected ``HTTPClient``, and base URLs are configuration.
+/// 11. **No I/O of its own.** HTTP goes through an injected `HTTPClient`, and base URLs are configuration.
 public protocol AdNetwork: Sendable {
     /// A stable id (`growthcat`, `mars`, or the name the app configured).
     var id: String { get }

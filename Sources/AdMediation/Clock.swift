@@ -36,22 +36,6 @@ public struct AdInstant: Hashable, Comparable, Sendable, Codable, CustomStringCo
     public var description: String { "\(Double(nanoseconds) / 1e9)s" }
 }
 
-extension Duration {
-    /// The duration in whole nanoseconds, clamped to `Int64`.
-    public var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        let (ns, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return ns &+ attoseconds / 1_000_000_000
-    }
-
-    /// The duration in (fractional) milliseconds.
-    public var milliseconds: Double { Double(nanosecondsClamped) / 1e6 }
-
-    /// The duration in (fractional) seconds.
-    public var seconds: Double { Double(nanosecondsClamped) / 1e9 }
-}
-
 /// The time source of everything time-dependent in this project. Production uses ``SystemAdClock``; tests
 /// use `ManualAdClock` (in `AdMediationTesting`) and advance it instead of sleeping.
 public protocol AdClock: Sendable {

@@ -1,133 +1,3 @@
-/// What the app's renderer reports about a full-screen ad. With the clock, these are the only inputs its events,
-/// close button and reward come from: nothing is timed from the moment the ad was handed to the presenter.
-public enum RendererSignal: Hashable, Sendable, CustomStringConvertible {
-    /// The ad began to render on screen (the IAB/MRC "begin to render" moment; for a video, its first frame).
-    case renderBegan
-    /// A video's playback started (its first frame is on screen).
-    case playbackStarted
-    /// A video's playback reached `position` (the furthest point played counts; seeking back un-sends nothing), in a
-    /// media of length `of` when the renderer knows it (else the length the network declared).
-    case playbackProgressed(to: Duration, of: Duration? = nil)
-    /// Playback stopped to buffer. Nothing is timed from a stall: a renderer that gives up sends
-    /// ``playbackFailed(reason:)``.
-    case playbackStalled
-    /// Playback goes on after a stall.
-    case playbackResumed
-    /// The creative cannot be played (or rendered) any further: no more progress, the close button is available, and
-    /// the video never counts as completed.
-    case playbackFailed(reason: String)
-    /// A video's playback reached its real end.
-    case playbackEnded
-    /// The user tapped the ad (each tap is a signal of its own).
-    case tapped
-    /// The user tapped the close button.
-    case closeTapped
-
-    /// `render_began`, `playback_progressed(12.5s)`, ….
-    public var description: String {
-        switch self {
-        case .renderBegan: "render_began"
-        case .playbackStarted: "playback_started"
-        case .playbackProgressed(let position, let length):
-            "playback_progressed(\(position.seconds)s\(length.map { " of \($0.seconds)s" } ?? ""))"
-        case .playbackStalled: "playback_stalled"
-        case .playbackResumed: "playback_resumed"
-        case .playbackFailed(let reason): "playback_failed(\(reason))"
-        case .playbackEnded: "playback_ended"
-        case .tapped: "tapped"
-        case .closeTapped: "close_tapped"
-        }
-    }
-}
-
-/// A network's rules for one full-screen ad, as data: which events it tracks and what starts them, when its close
-/// button appears and when its reward is due. Adapters state them (``FullScreenRules/contract``); the
-/// ``FullScreenLedger`` applies them to the renderer's signals. No adapter times an event itself.
-public struct FullScreenContract: Hashable, Sendable {
-    /// What is shown.
-    public enum Creative: Hashable, Sendable {
-        /// A still creative (an image, a card): no playback.
-        case image
-        /// A video, with the length the network declared when it did (the renderer's own length wins).
-        case video(duration: Duration?)
-    }
-
-    /// What counts the impression.
-    public enum Impression: Hashable, Sendable {
-        /// ``RendererSignal/renderBegan`` (for a video that is its first frame; ``RendererSignal/playbackStarted``
-        /// implies it).
-        case renderBegan
-        /// For a video, ``RendererSignal/playbackStarted`` ("impression fire[s] when playback begins"); for an image,
-        /// the same as ``renderBegan``.
-        case playbackStarted
-    }
-
-    /// When the close button appears (for an ad without a reward; a rewarded ad's appears when its reward is due).
-    /// Whatever the case, it appears at once when the creative fails, and never before the ad rendered.
-    public enum Close: Hashable, Sendable {
-        /// As soon as the ad rendered.
-        case immediately
-        /// This long after the ad rendered, by the clock.
-        case afterShown(Duration)
-        /// After this much of the video was played (or at its end); for an image, this long after it rendered.
-        case afterPlayed(Duration)
-        /// At the video's real end ("cannot close until video finishes"); for an image, as soon as it rendered.
-        case atEnd
-    }
-
-    /// How clicks are counted.
-    public enum Clicks: Hashable, Sendable {
-        /// One `click` per ad, however often it is tapped.
-        case oncePerAd
-        /// One `click` per tap ("once per tap").
-        case eachTap
-    }
-
-    /// A rewarded ad's condition.
-    public struct Reward: Hashable, Sendable {
-        /// How long the ad must be watched: on screen for an image, played for a video. For a video the real end
-        /// also meets it ("until minimum_view_seconds elapses (or the video finishes)"); nil: an image's reward is due
-        /// when it renders, a video's at its end.
-        public var minimumView: Duration?
-
-        /// Creates the condition.
-        public init(minimumView: Duration?) { self.minimumView = minimumView }
-    }
-
-    /// What is shown.
-    public var creative: Creative
-    /// What counts the impression.
-    public var impression: Impression
-    /// When the close button appears.
-    public var close: Close
-    /// How clicks are counted.
-    public var clicks: Clicks
-    /// The reward's condition; nil for an ad without a reward.
-    public var reward: Reward?
-
-    /// Creates a contract.
-    public init(
-        creative: Creative, impression: Impression = .renderBegan, close: Close = .immediately,
-        clicks: Clicks = .oncePerAd, reward: Reward? = nil
-    ) {
-        self.creative = creative
-        self.impression = impression
-        self.close = close
-        self.clicks = clicks
-        self.reward = reward
-    }
-
-    /// An ad whose network states nothing: `impression` when it renders, one `click`, the close button at once,
-    /// `ad_closed` when it goes; no reward.
-    public static let standard = FullScreenContract(creative: .image)
-
-    /// Whether the creative is a video.
-    public var isVideo: Bool {
-        if case .video = creative { return true }
-        return false
-    }
-}
-
 /// The one record of what a full-screen ad has earned: a value-type state machine fed only by the renderer's signals
 /// (``RendererSignal``) and the clock, under the network's ``FullScreenContract``. It decides every tracked or billed
 /// event and emits each at most once (a `click` once per tap where the contract says so):
@@ -144,9 +14,9 @@ public struct FullScreenContract: Hashable, Sendable {
 ///
 /// After ``RendererSignal/playbackFailed(reason:)`` nothing more is earned (no progress, clicks or reward; never
 /// `completed: true`), and the close button is available. After the close nothing at all.
-public struct FullScreenLedger: Sendable {
+package struct FullScreenLedger: Sendable {
     /// What the ledger decided.
-    public enum Output: Hashable, Sendable {
+    package enum Output: Hashable, Sendable {
         /// Report this event (each once; a `click` once per tap where the contract says so).
         case event(AdEvent)
         /// The reward's condition is met: validate this claim (at most once per ad).
@@ -160,51 +30,51 @@ public struct FullScreenLedger: Sendable {
     }
 
     /// The network's rules.
-    public let contract: FullScreenContract
+    package let contract: FullScreenContract
     /// When the ad was handed to the presenter (nothing is timed from it).
-    public let presentedAt: AdInstant
+    package let presentedAt: AdInstant
     /// When it began to render; nil until then.
-    public private(set) var renderedAt: AdInstant?
+    package private(set) var renderedAt: AdInstant?
     /// When the video's playback started; nil until then.
-    public private(set) var playbackStartedAt: AdInstant?
+    package private(set) var playbackStartedAt: AdInstant?
     /// The furthest position played.
-    public private(set) var played: Duration = .zero
+    package private(set) var played: Duration = .zero
     /// When the video really ended; nil until then.
-    public private(set) var endedAt: AdInstant?
+    package private(set) var endedAt: AdInstant?
     /// Why the creative failed; nil unless it did.
-    public private(set) var failure: String?
+    package private(set) var failure: String?
     /// Whether playback is stalled (buffering).
-    public private(set) var isStalled = false
+    package private(set) var isStalled = false
     /// Whether the ad was closed or dismissed.
-    public private(set) var isClosed = false
+    package private(set) var isClosed = false
     /// How many clicks were emitted.
-    public private(set) var clicks = 0
+    package private(set) var clicks = 0
     /// Whether the reward's claim was emitted.
-    public private(set) var rewardClaimed = false
+    package private(set) var rewardClaimed = false
     private var sent: Set<AdEvent> = []
     private var mediaLength: Duration?
 
     /// A ledger for an ad handed to the presenter at `presentedAt`: nothing is earned until the renderer says so.
-    public init(contract: FullScreenContract, presentedAt: AdInstant) {
+    package init(contract: FullScreenContract, presentedAt: AdInstant) {
         self.contract = contract
         self.presentedAt = presentedAt
         if case .video(let duration?) = contract.creative, duration > .zero { mediaLength = duration }
     }
 
     /// The events emitted so far (clicks once, however many).
-    public var emitted: Set<AdEvent> { sent }
+    package var emitted: Set<AdEvent> { sent }
 
     /// The media's length: the renderer's when it said, else the network's; nil when neither.
-    public var videoLength: Duration? { mediaLength }
+    package var videoLength: Duration? { mediaLength }
 
     /// Time moved to `now`: what falls due by the clock alone (an image's reward).
-    public mutating func advance(to now: AdInstant) -> [Output] {
+    package mutating func advance(to now: AdInstant) -> [Output] {
         guard !isClosed else { return [] }
         return claimIfDue(at: now)
     }
 
     /// Applies one renderer signal at `now` (first what the clock made due by then).
-    public mutating func apply(_ signal: RendererSignal, at now: AdInstant) -> [Output] {
+    package mutating func apply(_ signal: RendererSignal, at now: AdInstant) -> [Output] {
         guard !isClosed else { return [] }
         var out = claimIfDue(at: now)
         switch signal {
@@ -259,13 +129,13 @@ public struct FullScreenLedger: Sendable {
     }
 
     /// The ad left the screen at `now` without the close button: what was due by then and `ad_closed`.
-    public mutating func dismiss(at now: AdInstant) -> [Output] {
+    package mutating func dismiss(at now: AdInstant) -> [Output] {
         guard !isClosed else { return [] }
         return claimIfDue(at: now) + finalEvents() + [.dismissed]
     }
 
     /// Whether the close button is available at `now`.
-    public func isCloseAvailable(at now: AdInstant) -> Bool {
+    package func isCloseAvailable(at now: AdInstant) -> Bool {
         guard !isClosed else { return false }
         if failure != nil { return true }
         guard let renderedAt else { return false }
@@ -286,7 +156,7 @@ public struct FullScreenLedger: Sendable {
     /// When the close button is expected, for a countdown: the instant itself when the clock decides it; for a video,
     /// `now` plus what remains to play if playback goes on without a stall; nil when not known (not rendered yet, or a
     /// video of unknown length).
-    public func closeExpectedAt(now: AdInstant) -> AdInstant? {
+    package func closeExpectedAt(now: AdInstant) -> AdInstant? {
         guard !isClosed else { return nil }
         if failure != nil { return now }
         guard let renderedAt else { return nil }
@@ -303,7 +173,7 @@ public struct FullScreenLedger: Sendable {
     }
 
     /// The next instant after `now` at which the clock alone changes something (an image's close button or reward).
-    public func nextChange(after now: AdInstant) -> AdInstant? {
+    package func nextChange(after now: AdInstant) -> AdInstant? {
         guard !isClosed, failure == nil, let renderedAt else { return nil }
         var due: [AdInstant] = []
         if !contract.isVideo {
@@ -402,31 +272,5 @@ public struct FullScreenLedger: Sendable {
             out += emit(.videoProgress(percent: percent))
         }
         return out
-    }
-}
-
-/// How far a reported event got.
-public enum AdEventDelivery: Hashable, Sendable, CustomStringConvertible {
-    /// The network's server accepted it.
-    case delivered
-    /// Stored (durably) and sent in the background; the server has not accepted it yet.
-    case queued
-    /// The network does not track this event: nothing was sent.
-    case notSent
-    /// Handed to the adapter, which does not say whether it reached the network (no built-in reporter answers this;
-    /// kept for reporters that cannot tell).
-    case reported
-    /// It had been reported before: nothing was sent now.
-    case alreadyReported
-
-    /// `delivered`, `queued`, `not sent (the network does not track it)`, ….
-    public var description: String {
-        switch self {
-        case .delivered: "delivered"
-        case .queued: "queued"
-        case .notSent: "not sent (the network does not track it)"
-        case .reported: "reported (the adapter does not say whether it was delivered)"
-        case .alreadyReported: "already reported"
-        }
     }
 }

@@ -29,20 +29,10 @@ public struct RewardClaim: Hashable, Sendable {
     }
 }
 
-/// What closing a full-screen ad produced (the answer of the rules' old `close(at:)`; the ``FullScreenLedger`` now
-/// decides the close, and reports it as ``FullScreenLedger/Output/closed`` or
-/// ``FullScreenLedger/Output/closeRefused(availableAt:)``).
-public enum FullScreenClose: Sendable, Hashable {
-    /// The close button is not available yet; it appears at this instant (nil: when the creative ends).
-    case refused(availableAt: AdInstant?)
-    /// Closed: send these events, then validate this claim if there is one.
-    case closed(events: [AdEvent], claim: RewardClaim?)
-}
-
 /// The presentation rules of one full-screen ad, as an adapter defines them: its network's ``contract`` (which events,
 /// what counts them, when the close button appears, when a reward is due), how the network validates a reward, and
 /// what is delivered at the end. The adapter never times an event: ``LoadedAd/presentFullScreen(on:clock:)`` feeds the
-/// renderer's signals and the clock to a ``FullScreenLedger`` under this contract, and reports what it decides.
+/// renderer's signals and the clock to a `FullScreenLedger` under this contract, and reports what it decides.
 ///
 /// An adapter gives its rules to the ad it creates (the `fullScreenRules` argument of ``LoadedAd``'s initializer); an
 /// ad without rules is shown with ``StandardFullScreenRules``.
@@ -86,7 +76,7 @@ public struct FullScreenState: Hashable, Sendable {
     public var showsSponsoredLabel: Bool
     /// Whether the close button is visible.
     public var closeVisible: Bool
-    /// When the close button is expected (for a countdown): see ``FullScreenLedger/closeExpectedAt(now:)``; nil while
+    /// When the close button is expected (for a countdown): see `FullScreenLedger.closeExpectedAt(now:)`; nil while
     /// unknown.
     public var closeAvailableAt: AdInstant?
     /// The reward the network confirmed, once it has.
@@ -100,7 +90,7 @@ public struct FullScreenState: Hashable, Sendable {
     /// Whether the ad offers a reward (its network's contract states a reward condition).
     public var offersReward = false
     /// Whether the reward's condition was met and its claim went to the network for validation
-    /// (``FullScreenLedger/rewardClaimed``); the network's answer is ``reward``.
+    /// (`FullScreenLedger.rewardClaimed`); the network's answer is ``reward``.
     public var rewardClaimed = false
     /// How much of a video was played, 0…1: the furthest position played over the media's length (1 at its real
     /// end); nil for an image, or for a video whose length neither the renderer nor the network gave.

@@ -1,3 +1,5 @@
+import AdPrivacy
+
 /// The privacy signals that travel with every ad request. Adapters must pass each one their network supports
 /// to the wire (the conformance kit checks this).
 public struct PrivacySignals: Hashable, Sendable, Codable {
@@ -19,8 +21,8 @@ public struct PrivacySignals: Hashable, Sendable, Codable {
     public var appTracking: AppTrackingStatus? = nil
     /// The user limited ad tracking (the platform's setting, OpenRTB's `lmt`).
     public var limitAdTracking: Bool = false
-    /// What the network this request goes to may receive, as the ``Mediator`` decided it from ``PrivacyRules`` for
-    /// that network (nil: not decided, e.g. an adapter called directly).
+    /// What the network this request goes to may receive, as the ``Mediator`` decided it from the privacy rules
+    /// (`PrivacyRules`, the `AdPrivacy` module) for that network (nil: not decided, e.g. an adapter called directly).
     public var permissions: PrivacyPermissions? = nil
 
     /// What the network may receive: ``permissions`` when the mediator set them, else the rules' verdict for a
@@ -52,14 +54,20 @@ public struct PrivacySignals: Hashable, Sendable, Codable {
     public var restrictsPersonalData: Bool { coppa || underAgeOfConsent }
 }
 
-/// Apple's App Tracking Transparency authorisation, with OpenRTB's `device.ext.atts` values.
-public enum AppTrackingStatus: Int, Hashable, Sendable, Codable, CaseIterable {
-    /// The user has not been asked yet.
-    case notDetermined = 0
-    /// Tracking is restricted (parental controls, a managed device).
-    case restricted = 1
-    /// The user refused tracking.
-    case denied = 2
-    /// The user allowed tracking.
-    case authorized = 3
+/// The privacy rules (`AdPrivacy`, below the core) read the signals through `PrivacySignalValues`.
+extension PrivacySignals: PrivacySignalValues {}
+
+extension DecodedPrivacy {
+    /// Decodes `signals` through the shared cache (`ConsentDecodeCache`): the same strings are decoded once, whichever
+    /// request or network needs them.
+    public init(_ signals: PrivacySignals) {
+        self.init(signals, decoders: ConsentDecodeCache.shared.decoders)
+    }
+}
+
+extension PrivacyRules {
+    /// The verdict for undecoded `signals` (decodes them first, through the shared cache).
+    public static func verdict(_ signals: PrivacySignals, tcfVendorID: Int?) -> PrivacyVerdict {
+        verdict(DecodedPrivacy(signals), tcfVendorID: tcfVendorID)
+    }
 }

@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdTransport
 import Foundation
 
 /// A bidder under test: a network whose fills are priced bids with an expiry, the wire it sends through, a request

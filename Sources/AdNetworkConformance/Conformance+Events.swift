@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// The event rules: nothing sent before an event is reported or after invalidation, one impression per show.

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// The conformance kit: one function per rule of `AdNetwork`. Each throws ``ConformanceFailure`` when the rule

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// A conformance scenario's failure: which scenario, what was expected, what happened.

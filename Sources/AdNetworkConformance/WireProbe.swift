@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdTransport
 import Foundation
 
 /// What reached a network's wire, as the conformance kit sees it.

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 
 /// Sends fire-and-forget pings (OpenRTB win, loss and billing notices; impression and click tracking) in the
 /// background as a bounded service: at most ``Limits/queue`` pings wait, at most ``Limits/concurrency`` are in

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// Sends an adapter's request and turns what comes back into an outcome or an ``AdError``, written once for every

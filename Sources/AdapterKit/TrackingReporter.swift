@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// Fires a served ad's impression and click tracking URLs through the network's bounded ``BackgroundSender`` (each

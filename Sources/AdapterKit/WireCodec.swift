@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// JSON on the wire, written once for adapters: request bodies from `Encodable` values, answers decoded into

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import CCurl
 import CurlShim
 import Foundation

@@ -1,4 +1,6 @@
 import AdMediation
+import AdTransport
+import AdapterKit
 import Foundation
 import Synchronization
 

@@ -1,5 +1,7 @@
 import AdMediation
 import AdMediationServices
+import AdTransport
+import AdapterKit
 import AppOpenAds
 import ChartboostBanners
 import CurlTransport

@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 import Foundation
 import MediationFileFormat
 

@@ -1,4 +1,6 @@
 import AdMediation
+import AdTransport
+import AdapterKit
 import Foundation
 
 /// Numbers and times of the file form, refused at their field when out of range.

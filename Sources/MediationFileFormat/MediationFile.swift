@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 // The JSON file form of the mediation configuration (docs/CONFIG.md): snake_case keys, times in `_ms` and `_s`

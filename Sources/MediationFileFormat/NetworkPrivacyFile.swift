@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 
 /// The privacy keys every network entry of the configuration file may carry besides its `type`, `base_url` and its
 /// type's own settings (docs/CONFIG.md): `tcf_vendor_id`, the network's id in the IAB Global Vendor List. With it, the

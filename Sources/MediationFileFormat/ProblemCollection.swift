@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 import Foundation
 
 /// Every problem a configuration file's decoding found, not only the first (issue 47): a user fixing a file sees them

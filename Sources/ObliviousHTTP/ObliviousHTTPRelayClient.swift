@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// An ``AdMediation/HTTPClient`` that sends every request through an Oblivious HTTP relay (RFC 9458): each request

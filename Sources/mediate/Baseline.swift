@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// `--baseline OLD.json`: a previous `mediate compare --format json` output, read back for the summary's "what

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Foundation
 
 /// `load --bodies` (issue 47 item 4): the HTTP client the networks of one `load` send through, recording each

@@ -1,4 +1,5 @@
 import AdMediation
+import AdPrivacy
 import Foundation
 
 /// `mediate consent --json` as one typed value: the decoded signals, then each network's decision.

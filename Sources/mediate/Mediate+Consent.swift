@@ -1,4 +1,5 @@
 import AdMediation
+import AdPrivacy
 import ArgumentParser
 import Foundation
 import MediateKit

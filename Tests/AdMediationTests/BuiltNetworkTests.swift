@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdapterKit
 import Testing
 
 /// A factory's result carries the network's background work by the network's type (issue 49 item 4): no cast

@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 import Testing
 
 /// The nearest valid key that an unknown-key error suggests (every configuration the project reads uses it).

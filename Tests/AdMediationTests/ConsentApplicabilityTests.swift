@@ -1,4 +1,5 @@
 import AdMediationTesting
+import AdPrivacy
 import TestSupport
 import Testing
 

@@ -1,3 +1,4 @@
+import AdPrivacy
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import Testing
 
 /// The destination policy's parser and rule (issue 31 items 4, 5, 7).

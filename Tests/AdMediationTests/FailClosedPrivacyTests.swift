@@ -1,4 +1,5 @@
 import AdMediationTesting
+import AdPrivacy
 import Testing
 
 @testable import AdMediation

@@ -1,6 +1,7 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
+import AdapterKit
 import CurlTransport
 import DemandSandbox
 import Foundation

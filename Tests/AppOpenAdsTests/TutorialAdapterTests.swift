@@ -2,6 +2,7 @@
 // compiled and run against the sandbox and the conformance kit, so the article's code stays true.
 import AdMediation
 import AdNetworkConformance
+import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation

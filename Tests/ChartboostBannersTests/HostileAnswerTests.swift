@@ -1,6 +1,7 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
+import AdTransport
 import Foundation
 import Testing
 

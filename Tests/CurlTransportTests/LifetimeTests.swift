@@ -1,6 +1,7 @@
 import AdMediation
 import AdMediationServices
 import AdMediationTesting
+import AdTransport
 import CurlTransport
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdTransport
 import CurlShim
 import CurlTransport
 import Foundation

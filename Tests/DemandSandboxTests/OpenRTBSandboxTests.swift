@@ -1,4 +1,5 @@
 import AdMediation
+import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation

@@ -1,6 +1,8 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
+import AdPrivacy
+import AdTransport
 import AppOpenAds
 import ChartboostBanners
 import CurlTransport

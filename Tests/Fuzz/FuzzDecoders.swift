@@ -1,4 +1,6 @@
 import AdMediationTesting
+import AdPrivacy
+import AdTransport
 import DemandSandbox
 import Foundation
 import Logging

@@ -1,6 +1,7 @@
 import AdMediation
 import AdMediationTesting
 import AdStorage
+import AdTransport
 import CurlTransport
 import Foundation
 import Testing

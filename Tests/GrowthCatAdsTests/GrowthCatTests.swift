@@ -2,6 +2,7 @@ import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
 import AdStorage
+import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation

@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdTransport
 import CurlTransport
 import Foundation
 import Testing

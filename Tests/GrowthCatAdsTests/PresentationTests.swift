@@ -1,6 +1,6 @@
-import AdMediation
 import Testing
 
+@testable import AdMediation
 @testable import GrowthCatAds
 
 func gcAd(

@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdPrivacy
 import CurlTransport
 import DemandSandbox
 import Foundation

@@ -6,6 +6,7 @@ import MediateKit
 import Testing
 
 @testable import AdMediation
+@testable import AdapterKit
 
 /// A network type from outside the built-in adapters: a scripted network that always fills at `ecpm`.
 enum EchoFactory: AdNetworkFactory {

@@ -1,5 +1,6 @@
 import AdMediation
 import AdNetworkConformance
+import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation

@@ -1,5 +1,6 @@
 import AdMediation
 import AdMediationTesting
+import AdapterKit
 import CurlTransport
 import Foundation
 import OpenRTBBidder

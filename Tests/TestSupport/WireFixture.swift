@@ -1,4 +1,5 @@
 import AdMediation
+import AdPrivacy
 import Foundation
 
 // One wire fixture file, parsed field by field (see WireFixtures.swift and docs/RELIABILITY.md).

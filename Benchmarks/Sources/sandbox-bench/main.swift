@@ -5,6 +5,7 @@
 import AdMediation
 import AdMediationTesting
 import AdStorage
+import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation

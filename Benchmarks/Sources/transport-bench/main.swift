@@ -4,6 +4,7 @@
 // as `transport-bench serve`)
 import AdMediation
 import AdMediationTesting
+import AdTransport
 import AsyncHTTPClient
 import CurlTransport
 import Foundation

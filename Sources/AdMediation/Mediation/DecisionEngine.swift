@@ -19,7 +19,7 @@ struct DecisionEngine: Sendable {
         case idle, bidding, waterfall, finished
     }
 
-    private enum State: Sendable {
+    enum State: Sendable {
         case pending
         case running(started: AdInstant, deadline: AdInstant)
         /// A valid fill: for a line, a candidate of the waterfall; for a bidder, a valid bid.
@@ -35,28 +35,28 @@ struct DecisionEngine: Sendable {
     private let maxInFlight: Int
     /// How the placement's auction clears (announced to its bidders).
     let auction: AuctionType
-    private let abLabel: String?
+    let abLabel: String?
     /// The engine runs as a line of an outer decider (a nested mediator): its winner's auction result is the outer
     /// decision's to settle, once, so the winner is never told it won an auction it may still lose.
-    private let defersWinnerSettlement: Bool
+    let defersWinnerSettlement: Bool
     /// Configured line indexes in the order the waterfall tries them.
-    private let order: [Int]
+    let order: [Int]
     /// Why pacing or the cap blocked the request, if it did.
-    private let blocked: SkipReason?
-    private var states: [State]
+    let blocked: SkipReason?
+    var states: [State]
     private var phase = Phase.idle
     /// The instant the bidding ends at the latest (the latest deadline of a started bidder).
     private var biddingEnds: AdInstant?
     /// The waterfall's slots, in the order tried (lines priced at or under the best bid left out).
     private var waterfall: [Int] = []
     /// Valid bids, best first: price descending, then configured order.
-    private var bids: [(slot: Int, ad: LoadedAd, price: Double)] = []
+    var bids: [(slot: Int, ad: LoadedAd, price: Double)] = []
     /// Each bidder's auction result, as traced.
-    private var auctions: [AuctionResult?]
-    private var callerCancelled = false
+    var auctions: [AuctionResult?]
+    var callerCancelled = false
     /// The configured index of the line that won the waterfall, if one did.
     private(set) var winnerIndex: Int?
-    private(set) var decision: Decision?
+    var decision: Decision?
     private(set) var finishedAt: AdInstant?
 
     /// A request for `placement` starting at `now`: its deadline is the placement's (1 ms to 10 min) or the request's
@@ -240,51 +240,6 @@ struct DecisionEngine: Sendable {
         finish(at: now, into: &actions)
     }
 
-    // MARK: Trace
-
-    /// The trace so far (complete once finished): lines in configured order, every bidder, the order tried.
-    func trace(placement: String, at now: AdInstant) -> MediationTrace {
-        let lineCount = slots.count - bidderCount
-        if let blocked {
-            let lines = (0..<lineCount).map { index in
-                let slot = slots[lineSlot(index)]
-                return LineTrace(
-                    network: slot.network, placement: slot.placement, outcome: .skipped(blocked), latency: nil,
-                    ecpm: nil)
-            }
-            return MediationTrace(
-                placement: placement, lines: lines, winnerIndex: nil, duration: .zero, abLabel: abLabel)
-        }
-        let lines = (0..<lineCount).map { index in
-            let (outcome, latency, ecpm) = traced(lineSlot(index), at: now)
-            let slot = slots[lineSlot(index)]
-            return LineTrace(
-                network: slot.network, placement: slot.placement, outcome: outcome, latency: latency, ecpm: ecpm)
-        }
-        let bids = (0..<bidderCount).map { index in
-            let (outcome, latency, price) = traced(index, at: now)
-            return BidTrace(
-                network: slots[index].network, placement: slots[index].placement, outcome: outcome, price: price,
-                latency: latency, auction: auctions[index])
-        }
-        var winningBid: Int?
-        var winner = winnerIndex
-        if case .filled(_, let slot, _, _) = decision, slot < bidderCount { (winningBid, winner) = (slot, nil) }
-        if case .cancelled = decision { winner = nil }
-        return MediationTrace(
-            placement: placement, lines: lines, winnerIndex: winner, duration: (finishedAt ?? now) - startedAt,
-            abLabel: abLabel, bids: bids, winningBid: winningBid, order: order)
-    }
-
-    private func traced(_ slot: Int, at now: AdInstant) -> (LineOutcome, Duration?, Double?) {
-        switch states[slot] {
-        case .pending: (.skipped(.notReached), nil, nil)
-        case .running(let started, _): (.skipped(.cancelled), now - started, nil)
-        case .filled(let ad, let latency): (.fill, latency, ad.ecpm)
-        case .done(let outcome, let latency, let ecpm): (outcome, latency, ecpm)
-        }
-    }
-
     // MARK: Steps
 
     /// After a bidder or line settled: the bidding may end, the waterfall may decide or start more lines.
@@ -422,54 +377,5 @@ struct DecisionEngine: Sendable {
         finishedAt = now
         settle(at: now, into: &actions)
         actions.append(.finish)
-    }
-
-    /// The highest price that filled wins; every other valid bid is settled lost and invalidated.
-    private mutating func settle(at now: AdInstant, into actions: inout [Action]) {
-        let line = winnerIndex.flatMap { index -> (slot: Int, ad: LoadedAd, price: Double)? in
-            let slot = lineSlot(index)
-            guard case .filled(let ad, _) = states[slot] else { return nil }
-            return (slot, ad, ad.ecpm ?? slots[slot].ecpm ?? slots[slot].floor ?? 0)
-        }
-        if callerCancelled {
-            if let line {
-                actions.append(.settle(line.ad, .lost(reason: .internalError, winningPrice: nil)))
-                actions.append(.invalidate(line.ad))
-            }
-            decision = .cancelled
-            return settleBids(except: nil, .lost(reason: .internalError, winningPrice: nil), into: &actions)
-        }
-        if let bid = bids.first, line.map({ bid.price > $0.price }) ?? true {
-            let clearing = Self.clearingPrice(
-                of: bid.price, second: bids.dropFirst().first?.price, auction: auction, floor: slots[bid.slot].floor)
-            if let line {
-                actions.append(.settle(line.ad, .lost(reason: .lostToHigherBid, winningPrice: clearing)))
-                actions.append(.invalidate(line.ad))
-            }
-            if !defersWinnerSettlement { actions.append(.settle(bid.ad, .won(clearingPrice: clearing))) }
-            auctions[bid.slot] = .won(clearingPrice: clearing)
-            decision = .filled(bid.ad, slot: bid.slot, ecpm: clearing, precision: .exact)
-            return settleBids(
-                except: bid.slot, .lost(reason: .lostToHigherBid, winningPrice: clearing), into: &actions)
-        }
-        guard let line else {
-            decision = now >= deadline ? .timeout : .noFill("waterfall exhausted")
-            return
-        }
-        if !defersWinnerSettlement { actions.append(.settle(line.ad, .won(clearingPrice: line.price))) }
-        settleBids(except: nil, .lost(reason: .lostToHigherBid, winningPrice: line.price), into: &actions)
-        // A fill the network did not price takes the line's publisher-defined price, if the line has one.
-        decision =
-            line.ad.ecpm != nil
-            ? .filled(line.ad, slot: line.slot, ecpm: line.ad.ecpm, precision: line.ad.pricePrecision)
-            : .filled(line.ad, slot: line.slot, ecpm: slots[line.slot].ecpm, precision: .publisherDefined)
-    }
-
-    private mutating func settleBids(except winner: Int?, _ result: AuctionResult, into actions: inout [Action]) {
-        for bid in bids where bid.slot != winner {
-            actions.append(.settle(bid.ad, result))
-            actions.append(.invalidate(bid.ad))
-            auctions[bid.slot] = result
-        }
     }
 }

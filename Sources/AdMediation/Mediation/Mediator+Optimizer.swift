@@ -1,3 +1,4 @@
+import AdTransport
 import Foundation
 
 /// What the self-ordering placements learned: read, saved and restored.

@@ -1,3 +1,5 @@
+import AdPrivacy
+
 /// What a request for one placement (or one arm of it) needs that never changes after the mediator's `init`: the
 /// placement as its requests run it, the engine's slots, and per slot the network, its breaker and what its privacy
 /// gate needs. Built once, so a request reads one table instead of looking each line's network, breaker and vendor id

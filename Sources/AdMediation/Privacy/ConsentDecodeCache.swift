@@ -1,3 +1,4 @@
+import AdPrivacy
 import Logging
 
 /// The consent strings decoded so far, keyed by the strings themselves (issue 44 item 5): a TC string, a GPP string or
@@ -10,7 +11,7 @@ import Logging
 /// A string that does not decode is logged once, when it enters the cache: a warning naming the field and the error,
 /// never the value.
 package final class ConsentDecodeCache: Sendable {
-    /// The cache every ``DecodedPrivacy`` reads through.
+    /// The cache every `DecodedPrivacy` reads through.
     package static let shared = ConsentDecodeCache()
 
     /// The strings of each kind kept.
@@ -44,6 +45,12 @@ package final class ConsentDecodeCache: Sendable {
         decode(text, field: "us_privacy", length: 64, at: \.usPrivacy) { text throws(ConsentStringError) in
             try USPrivacyString(decoding: text)
         }
+    }
+
+    /// The decoders `DecodedPrivacy` reads through: this cache's.
+    package var decoders: ConsentStringDecoders {
+        ConsentStringDecoders(
+            tcf: { [self] in tcf($0) }, gpp: { [self] in gpp($0) }, usPrivacy: { [self] in usPrivacy($0) })
     }
 
     /// How many strings of each kind are kept now (for tests): TCF, GPP, US Privacy.

@@ -1,3 +1,4 @@
+import AdPrivacy
 import Logging
 
 /// How a ``Mediator`` reads and enforces consent.

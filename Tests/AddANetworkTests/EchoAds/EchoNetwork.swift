@@ -1,6 +1,7 @@
 // A sixth, toy network written the way docs/ARCHITECTURE.md's "Adding a network" checklist says, with nothing but the
 // public API an outside adapter author has (AdMediation, AdapterKit, DemandSandbox): it proves the checklist.
 import AdMediation
+import AdTransport
 import AdapterKit
 import Foundation
 

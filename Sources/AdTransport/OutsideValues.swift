@@ -79,8 +79,8 @@ public enum OutsideValue {
 }
 
 /// Limits a JSON body must respect before it is decoded, so that a hostile answer can neither exhaust the stack
-/// (deep nesting) nor memory and time (huge strings, huge arrays). ``check(_:_:)`` scans the bytes once, without
-/// recursion, before any decoder sees them.
+/// (deep nesting) nor memory and time (huge strings, huge arrays). ``violation(in:)`` (and the core's `check(_:_:)`,
+/// which throws it as an `AdError`) scans the bytes once, without recursion, before any decoder sees them.
 public struct JSONLimits: Sendable, Hashable {
     /// The largest body, in bytes. Default 4 MiB.
     public var maxBytes: Int = 4 << 20
@@ -160,10 +160,5 @@ public struct JSONLimits: Sendable, Hashable {
             }
             return nil
         }
-    }
-
-    /// Throws ``AdError/Code/invalidResponse`` naming the limit when `data` breaks one; `what` names the body.
-    public func check(_ data: Data, _ what: String) throws(AdError) {
-        if let violation = violation(in: data) { throw AdError(.invalidResponse, "\(what): \(violation)") }
     }
 }

@@ -1,3 +1,4 @@
+import AdTransport
 import Foundation
 
 extension Decoder {

@@ -261,24 +261,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public var description: String { "\(code.rawValue): \(message)" }
 }
 
-extension AdError {
-    /// Maps a transport failure onto the ad taxonomy: timeout → timeout, cancelled → cancelled,
-    /// unreadable response → invalidResponse, everything else → network.
-    public init(_ error: HTTPClientError) {
-        switch error.code {
-        case .timeout: self.init(.timeout, error.message)
-        case .cancelled: self.init(.cancelled, error.message)
-        case .invalidResponse, .responseTooLarge:
-            self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
-        case .insecureURL, .invalidURL, .invalidHeader, .ohttpKeyConfiguration:
-            self.init(.configuration, "\(error.code.rawValue): \(error.message)")
-        case .ohttpDecryption: self.init(.invalidResponse, "\(error.code.rawValue): \(error.message)")
-        default: self.init(.network, "\(error.code.rawValue): \(error.message)")
-        }
-    }
-}
-
-/// Sends HTTP requests. The core depends on this protocol only; `CurlHTTPClient` implements it.
+/// Sends HTTP requests. Adapters depend on this protocol only; `CurlHTTPClient` and `URLSessionHTTPClient` implement
+/// it.
 public protocol HTTPClient: Sendable {
     /// Sends `request` and returns the response, whatever its status. Throws ``HTTPClientError`` for transport
     /// failures, with ``HTTPClientError/Code/cancelled`` when the calling task is cancelled.

@@ -1,8 +1,65 @@
+/// The privacy signals the rules read, as the core's `PrivacySignals` holds them (it conforms): the consent strings as
+/// given, the GPP sections in force, and the flags that restrict a request whatever the consent says.
+public protocol PrivacySignalValues: Sendable {
+    /// GDPR applies to this user (`nil`: unknown).
+    var gdprApplies: Bool? { get }
+    /// IAB TCF v2 consent string.
+    var tcfConsent: String? { get }
+    /// IAB US Privacy (CCPA) string, e.g. `1YNN`.
+    var usPrivacy: String? { get }
+    /// IAB Global Privacy Platform string.
+    var gpp: String? { get }
+    /// GPP section ids that apply.
+    var gppSectionIDs: [Int] { get }
+    /// The app is directed to children (COPPA).
+    var coppa: Bool { get }
+    /// The user is under the age of consent.
+    var underAgeOfConsent: Bool { get }
+    /// Apple's App Tracking Transparency status (`nil`: not an Apple platform, or unknown).
+    var appTracking: AppTrackingStatus? { get }
+    /// The user limited ad tracking (the platform's setting, OpenRTB's `lmt`).
+    var limitAdTracking: Bool { get }
+}
+
+/// Apple's App Tracking Transparency authorisation, with OpenRTB's `device.ext.atts` values.
+public enum AppTrackingStatus: Int, Hashable, Sendable, Codable, CaseIterable {
+    /// The user has not been asked yet.
+    case notDetermined = 0
+    /// Tracking is restricted (parental controls, a managed device).
+    case restricted = 1
+    /// The user refused tracking.
+    case denied = 2
+    /// The user allowed tracking.
+    case authorized = 3
+}
+
+/// How ``DecodedPrivacy`` decodes each consent string: the core passes its shared, bounded cache
+/// (`ConsentDecodeCache`), so the same string is decoded once whichever request or network needs it.
+package struct ConsentStringDecoders: Sendable {
+    /// Decodes a TC string.
+    package var tcf: @Sendable (String) -> Result<TCFConsent, ConsentStringError>
+    /// Decodes a GPP string.
+    package var gpp: @Sendable (String) -> Result<GPPString, ConsentStringError>
+    /// Decodes a US Privacy string.
+    package var usPrivacy: @Sendable (String) -> Result<USPrivacyString, ConsentStringError>
+
+    /// Decoders over `tcf`, `gpp` and `usPrivacy`.
+    package init(
+        tcf: @escaping @Sendable (String) -> Result<TCFConsent, ConsentStringError>,
+        gpp: @escaping @Sendable (String) -> Result<GPPString, ConsentStringError>,
+        usPrivacy: @escaping @Sendable (String) -> Result<USPrivacyString, ConsentStringError>
+    ) {
+        self.tcf = tcf
+        self.gpp = gpp
+        self.usPrivacy = usPrivacy
+    }
+}
+
 /// What a network may receive with one request, after the privacy rules (``PrivacyRules``).
 public struct PrivacyPermissions: Hashable, Sendable, Codable {
     /// Device identifiers (the advertising id, OpenRTB's `device.ifa`).
     public var deviceIDs: Bool
-    /// The app's user ids (``AdRequest/userID``, a network's user id fields).
+    /// The app's user ids (`AdRequest.userID`, a network's user id fields).
     public var userIDs: Bool
     /// Precise geolocation (coordinates finer than a city).
     public var preciseGeo: Bool
@@ -39,17 +96,17 @@ public struct PrivacyVerdict: Hashable, Sendable {
 }
 
 /// The privacy signals of one request, decoded once for every network the request goes to: the TCF string (from
-/// ``PrivacySignals/tcfConsent``, else the GPP string's section 2), the GPP string, the US Privacy string (from
-/// ``PrivacySignals/usPrivacy``, else GPP section 6) and the US National section (GPP section 7). A GPP section
-/// counts only when ``PrivacySignals/gppSectionIDs`` lists it, or lists nothing. A string (or a GPP section) that does
+/// `PrivacySignals.tcfConsent`, else the GPP string's section 2), the GPP string, the US Privacy string (from
+/// `PrivacySignals.usPrivacy`, else GPP section 6) and the US National section (GPP section 7). A GPP section
+/// counts only when `PrivacySignals.gppSectionIDs` lists it, or lists nothing. A string (or a GPP section) that does
 /// not decode is kept as its error, read as "no consent" where consent is needed and as an opt-out otherwise (fails
 /// closed), and named in ``malformed``; a GPP section that decodes counts even when a sibling does not.
 ///
 /// Whether GDPR applies is decided here, in one place (``gdprApplies(_:gpp:)``). Decoding is cached by the strings
 /// (`ConsentDecodeCache`): the same strings are decoded once, whichever request or network needs them.
 public struct DecodedPrivacy: Sendable {
-    /// The signals as given.
-    public var signals: PrivacySignals
+    /// The signals as given (the core's `PrivacySignals`).
+    public var signals: any PrivacySignalValues
     /// The TCF consent, when a string was given and decodes.
     public var tcf: TCFConsent?
     /// Why the TCF string (or GPP section 2, when it is the TCF string in force) did not decode.
@@ -70,19 +127,18 @@ public struct DecodedPrivacy: Sendable {
     /// field and quoting the start of its value (`invalid us_privacy "1yyn" (invalid_field)`, `invalid gpp section 6
     /// "1YNNN" (invalid_field)`): the rules read each as an opt-out.
     public var malformed: [String] = []
-    /// The TC string in force that does not decode (``PrivacySignals/tcfConsent``, or GPP section 2), named like
+    /// The TC string in force that does not decode (`PrivacySignals.tcfConsent`, or GPP section 2), named like
     /// ``malformed`` (`invalid tcf "x" (unsupported_version)`): under GDPR, the rules block.
     public var malformedTCF: String?
 
-    /// Decodes `signals` (through the shared cache).
-    public init(_ signals: PrivacySignals) {
+    /// Decodes `signals` with `decoders` (the core's `DecodedPrivacy.init(_:)` passes its shared cache's).
+    package init(_ signals: any PrivacySignalValues, decoders: ConsentStringDecoders) {
         self.signals = signals
-        let cache = ConsentDecodeCache.shared
         var malformed: [String] = []
         var malformedTCF: String?
         var gpp: GPPString?
         if let text = signals.gpp {
-            switch cache.gpp(text) {
+            switch decoders.gpp(text) {
             case .success(let decoded): gpp = decoded
             case .failure(let error):
                 gppError = error
@@ -100,7 +156,7 @@ public struct DecodedPrivacy: Sendable {
             return error
         }
         if let text = signals.tcfConsent {
-            switch cache.tcf(text) {
+            switch decoders.tcf(text) {
             case .success(let decoded): tcf = decoded
             case .failure(let error):
                 tcfError = error
@@ -111,7 +167,7 @@ public struct DecodedPrivacy: Sendable {
             tcfError = sectionError(2)
         }
         if let text = signals.usPrivacy {
-            switch cache.usPrivacy(text) {
+            switch decoders.usPrivacy(text) {
             case .success(let decoded): usPrivacy = decoded
             case .failure(let error):
                 usPrivacyError = error
@@ -131,15 +187,15 @@ public struct DecodedPrivacy: Sendable {
     /// Whether GDPR applies to a request with `signals` (and its GPP string decoded, `gpp`): the applicability rules,
     /// written down in the privacy article. Where the signals disagree, the stricter applies.
     ///
-    /// 1. `gdpr=1` (``PrivacySignals/gdprApplies`` true): it applies.
-    /// 2. ``PrivacySignals/gppSectionIDs`` lists section 2 (EU TCF v2): it applies — even with `gdpr=0`, and even
+    /// 1. `gdpr=1` (`PrivacySignals.gdprApplies` true): it applies.
+    /// 2. `PrivacySignals.gppSectionIDs` lists section 2 (EU TCF v2): it applies — even with `gdpr=0`, and even
     ///    when the GPP string lacks section 2 or is missing (then no TC string is in force, and the rules block).
-    /// 3. `gdpr` not given and a TC string given (``PrivacySignals/tcfConsent``): it applies (fail closed: a TC string
+    /// 3. `gdpr` not given and a TC string given (`PrivacySignals.tcfConsent`): it applies (fail closed: a TC string
     ///    is only written where the TCF is shown).
-    /// 4. `gdpr` not given, ``PrivacySignals/gppSectionIDs`` empty and the GPP string has section 2: it applies (an
+    /// 4. `gdpr` not given, `PrivacySignals.gppSectionIDs` empty and the GPP string has section 2: it applies (an
     ///    empty list means every section of the string applies).
     /// 5. Otherwise (`gdpr=0` without section 2 listed; nothing given) it does not.
-    public static func gdprApplies(_ signals: PrivacySignals, gpp: GPPString?) -> Bool {
+    public static func gdprApplies(_ signals: any PrivacySignalValues, gpp: GPPString?) -> Bool {
         if signals.gdprApplies == true || signals.gppSectionIDs.contains(2) { return true }
         guard signals.gdprApplies == nil else { return false }
         if signals.tcfConsent != nil { return true }
@@ -163,10 +219,10 @@ public struct DecodedPrivacy: Sendable {
 ///
 /// | row | when | effect |
 /// |---|---|---|
-/// | coppa | ``PrivacySignals/coppa`` | no device ids, no user ids, no precise geo, not personalised |
-/// | under age | ``PrivacySignals/underAgeOfConsent`` | the same |
-/// | lmt | ``PrivacySignals/limitAdTracking`` | no device ids, no user ids, not personalised |
-/// | att | ``PrivacySignals/appTracking`` set and not `authorized` | the same |
+/// | coppa | `PrivacySignals.coppa` | no device ids, no user ids, no precise geo, not personalised |
+/// | under age | `PrivacySignals.underAgeOfConsent` | the same |
+/// | lmt | `PrivacySignals.limitAdTracking` | no device ids, no user ids, not personalised |
+/// | att | `PrivacySignals.appTracking` set and not `authorized` | the same |
 /// | gdpr, no string | GDPR applies, no TCF string or one that does not decode | blocked |
 /// | tcf undisclosed | GDPR applies, a disclosed-vendors segment without the vendor | blocked |
 /// | tcf purpose 1 | GDPR applies, purpose 1 (device access) without consent (purpose or vendor) | blocked |
@@ -236,11 +292,6 @@ public enum PrivacyRules {
             }
         }
         return verdict
-    }
-
-    /// The verdict for undecoded `signals` (decodes them first).
-    public static func verdict(_ signals: PrivacySignals, tcfVendorID: Int?) -> PrivacyVerdict {
-        verdict(DecodedPrivacy(signals), tcfVendorID: tcfVendorID)
     }
 
     /// Why a network may not be asked under GDPR, if it may not.

@@ -1,3 +1,5 @@
+import AdMediation
+import AdTransport
 import Foundation
 
 /// A network type's own settings, as its object in a configuration file spells them (`{"type": "chartboost",
