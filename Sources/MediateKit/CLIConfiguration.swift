@@ -119,11 +119,14 @@ package struct CLIConfiguration: Sendable {
     /// ``parse(_:factories:)`` with every problem of the file listed, not only the first (issue 47): each problem
     /// found while decoding (every network and its settings, placement, line and field is read even after one
     /// failed), else, once the file reads, every problem against the networks
-    /// (``MediationConfiguration/problems(networks:)``: every placement, line, bidder and arm). A file that is not
-    /// JSON, or not an object, is one problem (with its line and column).
-    package static func check(_ data: Data, factories: [any AdNetworkFactory.Type] = factories)
-        throws(ConfigurationProblems) -> CLIConfiguration
-    {
+    /// (``MediationConfiguration/problems(networks:)``: every placement, line, bidder and arm) together with what
+    /// `upFront` finds in the configuration (the host policy, banner sizes, a command's arms): one listing, so one
+    /// pass over the file fixes it. A file that is not JSON, or not an object, is one problem (with its line and
+    /// column).
+    package static func check(
+        _ data: Data, factories: [any AdNetworkFactory.Type] = factories,
+        upFront: (CLIConfiguration) -> [String] = { _ in [] }
+    ) throws(ConfigurationProblems) -> CLIConfiguration {
         if let violation = JSONLimits(maxBytes: maxFileBytes, maxDepth: 16, maxStringBytes: 16 << 10, maxItems: 1000)
             .violation(in: data)
         {
@@ -151,10 +154,12 @@ package struct CLIConfiguration: Sendable {
         }
         var formats: [String: Set<AdFormat.Kind>] = [:]
         for (id, network) in file.networks { formats[id] = network.factory.formats }
-        // Every problem against the networks: each placement's, line's, bidder's and arm's, not a first one each.
-        let problems = file.mediation.problems(networks: formats)
+        let configuration = CLIConfiguration(networks: file.networks, mediation: file.mediation, factories: factories)
+        // Every problem against the networks (each placement's, line's, bidder's and arm's, not a first one each),
+        // then the up-front checks, in one listing.
+        let problems = file.mediation.problems(networks: formats) + upFront(configuration)
         if !problems.isEmpty { throw ConfigurationProblems(problems) }
-        return CLIConfiguration(networks: file.networks, mediation: file.mediation, factories: factories)
+        return configuration
     }
 
     /// The per-user state directory of `mediate`: `$XDG_STATE_HOME/mediate`, else `~/.local/state/mediate`.

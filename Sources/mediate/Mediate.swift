@@ -221,13 +221,12 @@ struct Environment {
     ) async throws -> T {
         var configuration: CLIConfiguration
         do throws(ConfigurationProblems) {
-            configuration = try CLIConfiguration.check(data)
+            configuration = try CLIConfiguration.check(data) { $0.problems + checks($0) }
         } catch {
             // Every problem the file's reading found, at once (the first 20): a user fixes them in one pass.
             try refuse(error.messages, total: error.total)
             throw error.error
         }
-        try refuse(configuration.problems + checks(configuration))
         if let seed {
             for (id, placement) in configuration.mediation.placements where placement.optimizer != nil {
                 configuration.mediation.placements[id]?.optimizer?.seed = seed

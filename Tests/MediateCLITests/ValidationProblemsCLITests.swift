@@ -43,4 +43,27 @@ struct ValidationProblemsCLITests {
             run.err.contains("error: 25 problems in the configuration (the first 20 shown); nothing was sent"),
             "\(run.err)")
     }
+
+    @Test func validationAndUpFrontProblemsAreListedTogetherInOneRun() async throws {
+        // A line's unknown network (validation), a plain-http public host and a banner size the network does not
+        // serve (the up-front checks), and an arm that cannot apply (--arms): one listing, one run.
+        let config = try writeConfig(
+            """
+            {"networks": {"ao": {"type": "appopen", "base_url": "http://ads.example.com/"},
+               "cb": {"type": "chartboost", "base_url": "http://127.0.0.1:9/", "app_id": "a", "app_signature": "s"}},
+             "placements": {"launch": {"format": "app_open", "lines": [{"network": "gone", "placement": "x"}]},
+               "wide": {"format": "banner", "size": "468x60", "lines": [{"network": "cb", "placement": "y"}]}}}
+            """)
+        let run = try await mediate(["compare", "--config", config, "--requests", "1"])
+        #expect(run.code == 2, "\(run.err)")
+        for problem in [
+            #"placements.launch.lines[0].network: unknown network "gone""#,
+            "networks.ao.base_url: plain http to ads.example.com, not a loopback host",
+            "placements.wide.lines[0]: network cb (chartboost) serves banners of",
+        ] {
+            #expect(run.err.contains("error: " + problem), "\(problem): \(run.err)")
+        }
+        #expect(run.err.contains("error: 3 problems in the configuration; nothing was sent"), "\(run.err)")
+        #expect(run.out.isEmpty, "nothing ran: \(run.out)")
+    }
 }
