@@ -94,9 +94,7 @@ extension MozAdsClient {
         guard left > .zero else {
             throw AdError.mars(
                 code: .transport(.timeout),
-                message:
-                    "the OHTTP preflight took the request's whole \(Int(budget.milliseconds)) ms; nothing more was sent"
-            )
+                message: "the OHTTP preflight took the request's whole \(budget) budget; nothing more was sent")
         }
         return left
     }
