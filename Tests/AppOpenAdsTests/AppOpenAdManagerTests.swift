@@ -123,24 +123,30 @@ struct AppOpenAdManagerTests {
     }
 
     @Test func dismissalClearsCompletesAndLoadsTheNext() async {
-        let (m, network, _) = manager()
+        // The next load takes a second of the manual clock, so it cannot end (and log `loaded`) before the check.
+        let (m, network, clock) = manager([.fill(ttl: nil), .fill(latency: .seconds(1), ttl: nil)])
         await m.loadAd()
         _ = await m.applicationWillEnterForeground()
         await m.adDidDismiss()
         #expect(await m.isShowingAd == false)
         #expect(await m.history.last == .completed)
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(1))
         await m.waitForLoad()
         #expect(network.loadCount == 2)
         #expect(await m.isAdAvailable)
     }
 
     @Test func failureToPresentClearsCompletesAndLoadsTheNext() async {
-        let (m, network, _) = manager()
+        // As above: the next load waits on the manual clock, so `completed` is the last event when it is checked.
+        let (m, network, clock) = manager([.fill(ttl: nil), .fill(latency: .seconds(1), ttl: nil)])
         await m.loadAd()
         _ = await m.applicationWillEnterForeground()
         await m.adDidFailToPresent(AdError(.invalidState, "no window"))
         #expect(await m.isShowingAd == false)
         #expect(await m.history.last == .completed)
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(1))
         await m.waitForLoad()
         #expect(network.loadCount == 2)
     }
