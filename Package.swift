@@ -159,7 +159,7 @@ let package = Package(
         // Adapters: one module per network; they see the core only and never each other.
         .target(
             name: "AppOpenAds", dependencies: ["AdMediation", "AdTransport", "AdapterKit", "AdapterSupport"],
-            path: "Adapters/AppOpen",
+            path: "Adapters/AppOpen", exclude: ["Sandbox"],  // its sandbox routes build with the tools (Tools/)
             swiftSettings: fuzzSettings),
         .target(
             name: "ChartboostBanners",

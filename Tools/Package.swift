@@ -59,10 +59,25 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
+        // What a network's sandbox routes are written against (`SandboxRouteModule`): no server, no dependencies.
+        .target(name: "SandboxRouting"),
+
+        // Each network's sandbox routes, in its own folder beside its adapter.
+        .target(name: "AppOpenSandbox", dependencies: ["SandboxRouting"], path: "Adapters/AppOpen/Sandbox"),
+
+        // The registry of built-in networks: one line each (its factory, its sandbox routes).
+        .target(
+            name: "BuiltInNetworks",
+            dependencies: [
+                lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"), lib("GrowthCatAds"),
+                lib("MARSAds"), lib("OpenRTBBidder"), "SandboxRouting",
+            ]),
+
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
         .target(
             name: "DemandSandbox",
             dependencies: [
+                "BuiltInNetworks", "SandboxRouting",
                 lib("AdMediation"), lib("AdTransport"), lib("AdapterKit"), lib("ObliviousHTTP"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -76,9 +91,8 @@ let package = Package(
             name: "MediateKit",
             dependencies: [
                 lib("AdMediation"), lib("AdTransport"), lib("AdapterKit"), lib("MediationFileFormat"),
-                lib("CurlTransport"), lib("AppOpenAds"),
-                lib("ChartboostBanners"), lib("MARSAds"),
-                lib("GrowthCatAds"), lib("OpenRTBBidder"), lib("AdMediationServices"), serviceLifecycle,
+                lib("CurlTransport"), "BuiltInNetworks", lib("GrowthCatAds"), lib("AdMediationServices"),
+                serviceLifecycle,
             ], swiftSettings: fuzzSettings),
 
         // The CLI.
@@ -226,7 +240,7 @@ let package = Package(
             dependencies: [
                 lib("AdMediation"), lib("AdapterKit"), lib("AdMediationTesting"), lib("AdNetworkConformance"),
                 lib("AdTransport"), lib("CurlTransport"),
-                "DemandSandbox", "MediateKit",
+                "DemandSandbox", "MediateKit", "SandboxRouting",
             ]),
         // Wall-clock bounds (bounded by the contract plus the measured scheduler slack); `make test` runs it last.
         .testTarget(

@@ -8,6 +8,8 @@ public enum ChartboostFactory: AdNetworkFactory {
     public static let type = "chartboost"
     /// Banners.
     public static let formats: Set<AdFormat.Kind> = [.banner]
+    /// ``ChartboostNetwork/sizes``: the three sizes the spec defines.
+    public static var bannerSizes: [BannerSize]? { ChartboostNetwork.sizes }
 
     /// A Chartboost network's settings: `app_id` and `app_signature`, both required and non-empty.
     public struct Settings: AdNetworkSettings, Hashable {

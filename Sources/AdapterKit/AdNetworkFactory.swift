@@ -71,12 +71,20 @@ public protocol AdNetworkFactory: Sendable {
     static var type: String { get }
     /// The formats its networks serve (placements are checked against them before anything is built).
     static var formats: Set<AdFormat.Kind> { get }
+    /// The banner sizes its networks serve when they serve only some (a banner placement of another size on one of
+    /// its lines is refused before anything is sent); nil, the default, when they serve any size or no banners.
+    static var bannerSizes: [BannerSize]? { get }
     /// Builds the network. Throws ``AdError/Code/configuration`` naming the field (`networks.gc.queue_path: …`).
     /// Starts nothing. The result carries the network's background work by its type (``BuiltNetwork``): whoever
     /// builds it ends that work with ``BuiltNetwork/backgroundWork``'s `shutdown()` (`mediate` runs it as a service
     /// of its `ServiceGroup`, beside the HTTP client, and ends it with the group's graceful shutdown).
     static func make(_ network: NetworkConfiguration<Settings>, context: AdNetworkFactoryContext) throws(AdError)
         -> BuiltNetwork
+}
+
+extension AdNetworkFactory {
+    /// Any size, or no banners: nil.
+    public static var bannerSizes: [BannerSize]? { nil }
 }
 
 /// A network a factory built, with the background work it owns, known from its type: `BuiltNetwork(network)` of a

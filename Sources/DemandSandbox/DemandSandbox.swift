@@ -1,5 +1,6 @@
 import AdMediation
 import AdapterKit
+import BuiltInNetworks
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,6 +9,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ObliviousHTTP
+import SandboxRouting
 import ServiceLifecycle
 import Synchronization
 
@@ -130,9 +132,12 @@ final class SandboxState: Sendable {
 
     let configuration: SandboxConfiguration
     let mutable: LockedValue<Mutable>
+    /// The built-in networks' route modules (the registry's), then the configuration's.
+    let routeModules: [any SandboxRouteModule]
 
     init(scenario: SandboxScenario, configuration: SandboxConfiguration) {
         self.configuration = configuration
+        self.routeModules = BuiltInNetworks.routeModules + configuration.routeModules
         self.mutable = LockedValue(Mutable(scenario: scenario, rng: SeededGenerator(seed: scenario.seed)))
     }
 
@@ -212,7 +217,6 @@ final class SandboxState: Sendable {
         if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
         if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
         if path.hasPrefix("/chartboost/") { return await chartboost(incoming, context: context) }
-        if path.hasPrefix("/appopen/") { return await appOpen(incoming, context: context) }
         if path.hasPrefix("/openrtb/") { return await openRTB(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
         if let module = routeModule(for: path) { return await respond(incoming, with: module, context: context) }

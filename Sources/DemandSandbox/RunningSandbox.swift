@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ObliviousHTTP
+import SandboxRouting
 import ServiceLifecycle
 import Synchronization
 
@@ -21,8 +22,9 @@ public struct SandboxConfiguration: Sendable {
     public var growthcatAPIKeys: Set<String> = ["gc_test_demo"]
     /// Chartboost-style app ids and their app signatures (the HMAC keys). Default `cb_app_demo`.
     public var chartboostApps: [String: String] = ["cb_app_demo": "cb_sig_demo_secret"]
-    /// Networks that are not built in, each under `/<network>/` (see ``SandboxRouteModule``). A module whose name is
-    /// a built-in network's, `admin` or `ohttp` is never reached. Default none.
+    /// Networks that are not built in, each under `/<network>/` (see `SandboxRouteModule`), mounted after the
+    /// built-in networks' modules from the registry (`BuiltInNetworks`). A module whose name is a built-in network's,
+    /// `admin` or `ohttp` is never reached. Default none.
     public var routeModules: [any SandboxRouteModule] = []
     /// Connections served at once (at least 1). At the cap the listening socket is not read: a new connection waits
     /// in the kernel's accept backlog until one closes, so idle or half-sent connections can never take the last

@@ -2,14 +2,11 @@ import AdMediation
 import AdMediationServices
 import AdTransport
 import AdapterKit
-import AppOpenAds
-import ChartboostBanners
+import BuiltInNetworks
 import CurlTransport
 import Foundation
 import GrowthCatAds
-import MARSAds
 import MediationFileFormat
-import OpenRTBBidder
 import ServiceLifecycle
 
 /// Every problem a configuration file's reading found (``CLIConfiguration/check(_:factories:)``), for the CLI, which
@@ -19,14 +16,8 @@ package typealias ConfigurationProblems = MediationFileFormat.ConfigurationProbl
 /// The CLI's configuration file: named networks and mediated placements (see docs/CONFIG.md). Every network type comes
 /// from an adapter's ``AdNetworkFactory`` in ``factories``: this file has no code of its own per network.
 package struct CLIConfiguration: Sendable {
-    /// The network types `mediate` knows: one line per adapter module.
-    package static let factories: [any AdNetworkFactory.Type] = [
-        GrowthCatFactory.self,
-        MarsFactory.self,
-        ChartboostFactory.self,
-        AppOpenFactory.self,
-        OpenRTBFactory.self,
-    ]
+    /// The network types `mediate` knows: the registry of built-in networks (`BuiltInNetworks`).
+    package static let factories: [any AdNetworkFactory.Type] = BuiltInNetworks.factories
 
     /// The formats networks of `type` serve (none for an unknown type).
     package static func formats(of type: String, in factories: [any AdNetworkFactory.Type] = factories) -> Set<
@@ -205,9 +196,6 @@ package struct CLIConfiguration: Sendable {
 }
 
 extension CLIConfiguration {
-    /// The banner sizes of the network types that serve only some (any other size would be refused at request time).
-    package static let servedBannerSizes: [String: [BannerSize]] = [ChartboostFactory.type: ChartboostNetwork.sizes]
-
     /// Every problem a request would meet later, found before any is sent (issue 47 item 5), each naming its field:
     /// a base URL of plain http to a host that is not loopback (plain http is for local servers; anything else
     /// uses https), and a banner placement whose line's network does not serve its size. Empty when there is none.
@@ -224,8 +212,8 @@ extension CLIConfiguration {
         for id in mediation.placements.keys.sorted() {
             guard let placement = mediation.placements[id], case .banner(let size) = placement.format else { continue }
             for (index, line) in placement.lines.enumerated() {
-                guard let type = networks[line.network]?.type, let sizes = Self.servedBannerSizes[type],
-                    !sizes.contains(size)
+                guard let type = networks[line.network]?.type,
+                    let sizes = Self.factory(type, in: factories)?.bannerSizes, !sizes.contains(size)
                 else { continue }
                 problems.append(
                     "placements.\(id).lines[\(index)]: network \(line.network) (\(type)) serves banners of "

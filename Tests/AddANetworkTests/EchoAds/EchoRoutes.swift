@@ -1,5 +1,5 @@
-import DemandSandbox
 import Foundation
+import SandboxRouting
 
 /// The echo network in the sandbox: `GET /echo/v1/ad` (placements `echo_banner` and `echo_slow`; any other is a 400),
 /// and `GET /echo/v1/track` (204).

@@ -1,0 +1,49 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SandboxRouting
+
+/// How the sandbox serves a ``SandboxRouteModule``: the built-in networks' modules from the registry
+/// (`BuiltInNetworks`) and the configuration's (``SandboxConfiguration/routeModules``), each under `/<network>/`.
+extension SandboxState {
+    /// The module mounted at the first segment of `path`, if any.
+    func routeModule(for path: String) -> (any SandboxRouteModule)? {
+        let segment = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first
+        guard let segment else { return nil }
+        return routeModules.first { $0.network == segment }
+    }
+
+    /// Answers a request through `module`, drawing the scenario for an ad request.
+    func respond(_ incoming: Incoming, with module: any SandboxRouteModule, context: SandboxContext) async -> Response {
+        let prefix = "/" + module.network
+        var headers: [String: String] = [:]
+        for field in incoming.headers {
+            let name = field.name.canonicalName
+            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
+        }
+        let root = baseURL
+        let request = SandboxRequest(
+            method: incoming.method, path: String(incoming.path.dropFirst(prefix.count)), query: incoming.query,
+            body: incoming.body, baseURL: root + prefix, rootURL: root, headers: headers)
+        switch module.respond(to: request).kind {
+        case .plain(let status, let json):
+            guard let json else { return Self.empty(status) }
+            return Self.json(status, json)
+        case .tracked(let status):
+            let hit = CallbackRecord(network: module.network, path: incoming.path, query: incoming.query)
+            record { $0.trackingHits.append(hit) }
+            return Self.empty(status)
+        case .ad(let placement, let options, let render):
+            if let privacy = options.privacy { record { $0.adRequestPrivacy.append(privacy) } }
+            var draw = self.draw(network: module.network, placement: placement)
+            if options.alwaysFills { draw.fills = true }
+            guard draw.fills else {
+                if let faulted = await applyDraw(draw, validBody: Data(), context: context) { return faulted }
+                return Self.empty(204)
+            }
+            let body = render(SandboxFill(ecpm: draw.ecpm, serial: nextSerial()))
+            if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
+            return Self.json(200, body)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// One network's routes in the demand sandbox, mounted under `/<network>/`: how every network gets a sandbox of its
+/// own, built in or not (docs/ARCHITECTURE.md, "Adding a network"). The sandbox counts each request in its records,
+/// and for an ad request (``SandboxReply/ad(placement:render:)``) draws the scenario of `<network>/<placement>`
+/// (fill, price, latency, fault), so scenario files, `--demo` faults and the admin API work for it unchanged.
+public protocol SandboxRouteModule: Sendable {
+    /// The first path segment, which is also the network's key in a sandbox scenario: `echo` for `/echo/v1/ad`.
+    /// Lower-case letters, digits, `-` and `_`; `admin`, `ohttp` and the names of the networks the sandbox serves
+    /// itself (`growthcat`, `mars`, `chartboost`, `openrtb`) are never reached.
+    var network: String { get }
+
+    /// Answers one request under `/<network>/`.
+    func respond(to request: SandboxRequest) -> SandboxReply
+}
+
+/// A request to a ``SandboxRouteModule``.
+public struct SandboxRequest: Sendable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The path after `/<network>`, e.g. `/v1/ad`.
+    public var path: String
+    /// The query's items (the last value of a repeated name).
+    public var query: [String: String]
+    /// The body (at most 1 MiB).
+    public var body: Data
+    /// The module's base URL, `http://HOST:PORT/<network>`, for URLs in answers (tracking, creatives).
+    public var baseURL: String
+    /// The sandbox's root URL, `http://HOST:PORT`, for URLs served by the sandbox outside the module (shared assets).
+    public var rootURL: String
+    /// Header fields by lower-case name (repeated fields joined with `, `).
+    let headers: [String: String]
+
+    /// Creates a request (the sandbox does; a module's own unit tests may too).
+    public init(
+        method: String, path: String, query: [String: String] = [:], body: Data = Data(), baseURL: String,
+        rootURL: String, headers: [String: String] = [:]
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.body = body
+        self.baseURL = baseURL
+        self.rootURL = rootURL
+        var lowered: [String: String] = [:]
+        for (name, value) in headers {
+            let key = name.lowercased()
+            lowered[key] = lowered[key].map { $0 + ", " + value } ?? value
+        }
+        self.headers = lowered
+    }
+
+    /// The value of the header `name` (case-insensitive), if present.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What the sandbox drew for an ad request that fills (``SandboxReply/ad(placement:options:render:)``).
+public struct SandboxFill: Sendable {
+    /// The drawn price, USD CPM, rounded to cents.
+    public var ecpm: Double
+    /// A number unique in this sandbox's life, for ad ids.
+    public var serial: Int
+
+    /// Creates a draw (the sandbox does; a module's own unit tests may too).
+    public init(ecpm: Double, serial: Int) {
+        self.ecpm = ecpm
+        self.serial = serial
+    }
+}
+
+/// How the sandbox treats one ad request (``SandboxReply/ad(placement:options:render:)``).
+public struct SandboxAdOptions: Sendable {
+    /// The request's privacy fields as received (e.g. `gdpr=1&us_privacy=1YNN`), kept in the sandbox's records for
+    /// privacy assertions. Default none (nothing recorded).
+    public var privacy: String?
+    /// Fills whatever the scenario's fill rate (a network's documented test ad unit); latency and faults still apply.
+    /// Default false.
+    public var alwaysFills = false
+
+    /// The defaults.
+    public init() {}
+}
+
+/// A ``SandboxRouteModule``'s answer.
+public struct SandboxReply: Sendable {
+    package enum Kind: Sendable {
+        case plain(status: Int, json: Data?)
+        case tracked(status: Int)
+        case ad(placement: String, options: SandboxAdOptions, render: @Sendable (SandboxFill) -> Data)
+    }
+    package let kind: Kind
+
+    /// A JSON answer with `status`.
+    public static func json(_ status: Int, _ body: Data) -> SandboxReply {
+        SandboxReply(kind: .plain(status: status, json: body))
+    }
+
+    /// An answer with `status` and no body (e.g. 204 for a tracking hit).
+    public static func empty(_ status: Int) -> SandboxReply { SandboxReply(kind: .plain(status: status, json: nil)) }
+
+    /// A tracking hit: kept in the sandbox's records (its tracking hits: the network, the full path and the query),
+    /// answered with `status` and no body.
+    public static func tracked(_ status: Int = 204) -> SandboxReply { SandboxReply(kind: .tracked(status: status)) }
+
+    /// An ad request for `placement`: the sandbox draws the scenario of `<network>/<placement>`; on a fill it answers
+    /// 200 with `render(ecpm)` (JSON, the drawn price), on no fill 204; the drawn latency and fault apply to both.
+    public static func ad(placement: String, render: @escaping @Sendable (Double) -> Data) -> SandboxReply {
+        ad(placement: placement, options: SandboxAdOptions()) { fill in render(fill.ecpm) }
+    }
+
+    /// ``ad(placement:render:)`` with `options`, and the whole draw (price and a serial number) handed to `render`.
+    public static func ad(
+        placement: String, options: SandboxAdOptions, render: @escaping @Sendable (SandboxFill) -> Data
+    ) -> SandboxReply {
+        SandboxReply(kind: .ad(placement: placement, options: options, render: render))
+    }
+}
