@@ -166,7 +166,8 @@ let package = Package(
             dependencies: [
                 "AdMediation", "AdTransport", "AdapterKit", "AdapterSupport", "AdPresentation",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ], path: "Adapters/Chartboost", swiftSettings: fuzzSettings),
+            ], path: "Adapters/Chartboost", exclude: ["Sandbox"],  // its sandbox routes build with the tools (Tools/)
+            swiftSettings: fuzzSettings),
         .target(
             name: "MARSAds",
             dependencies: [

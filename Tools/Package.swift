@@ -64,12 +64,17 @@ let package = Package(
 
         // Each network's sandbox routes, in its own folder beside its adapter.
         .target(name: "AppOpenSandbox", dependencies: ["SandboxRouting"], path: "Adapters/AppOpen/Sandbox"),
+        .target(
+            name: "ChartboostSandbox",
+            dependencies: ["SandboxRouting", lib("AdapterKit"), .product(name: "Crypto", package: "swift-crypto")],
+            path: "Adapters/Chartboost/Sandbox"),
 
         // The registry of built-in networks: one line each (its factory, its sandbox routes).
         .target(
             name: "BuiltInNetworks",
             dependencies: [
-                lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"), lib("GrowthCatAds"),
+                lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"), "ChartboostSandbox",
+                lib("GrowthCatAds"),
                 lib("MARSAds"), lib("OpenRTBBidder"), "SandboxRouting",
             ]),
 
@@ -164,7 +169,7 @@ let package = Package(
             name: "DemandSandboxTests",
             dependencies: [
                 lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"),
-                lib("AdNetworkConformance"), lib("AdTransport"),
+                lib("AdNetworkConformance"), lib("AdTransport"), "ChartboostSandbox",
                 "TestSupport",
             ]),
         .testTarget(

@@ -2,6 +2,7 @@ import AdapterKit
 import AppOpenAds
 import AppOpenSandbox
 import ChartboostBanners
+import ChartboostSandbox
 import GrowthCatAds
 import MARSAds
 import OpenRTBBidder
@@ -13,8 +14,8 @@ public struct BuiltInNetwork: Sendable {
     /// Reads the network's settings and builds it.
     public let factory: any AdNetworkFactory.Type
     /// Its routes in the demand sandbox, mounted under `/<network>/`; nil while the sandbox still serves the network
-    /// with routes of its own (GrowthCat, MARS, Chartboost and OpenRTB: their answers share the sandbox's reward
-    /// tokens, OHTTP gateway, app signatures and notice records).
+    /// with routes of its own (GrowthCat, MARS and OpenRTB: their answers share the sandbox's reward tokens,
+    /// OHTTP gateway and notice records).
     public let routes: (any SandboxRouteModule)?
 
     /// Creates an entry.
@@ -31,7 +32,7 @@ public enum BuiltInNetworks {
     public static let all: [BuiltInNetwork] = [
         BuiltInNetwork(factory: GrowthCatFactory.self),
         BuiltInNetwork(factory: MarsFactory.self),
-        BuiltInNetwork(factory: ChartboostFactory.self),
+        BuiltInNetwork(factory: ChartboostFactory.self, routes: ChartboostRoutes()),
         BuiltInNetwork(factory: AppOpenFactory.self, routes: AppOpenRoutes()),
         BuiltInNetwork(factory: OpenRTBFactory.self),
     ]

@@ -216,7 +216,6 @@ final class SandboxState: Sendable {
         let path = incoming.path, method = incoming.method
         if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
         if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
-        if path.hasPrefix("/chartboost/") { return await chartboost(incoming, context: context) }
         if path.hasPrefix("/openrtb/") { return await openRTB(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
         if let module = routeModule(for: path) { return await respond(incoming, with: module, context: context) }

@@ -20,8 +20,6 @@ public struct SandboxConfiguration: Sendable {
     public var port: Int = 0
     /// Accepted GrowthCat API keys. Default `gc_test_demo`.
     public var growthcatAPIKeys: Set<String> = ["gc_test_demo"]
-    /// Chartboost-style app ids and their app signatures (the HMAC keys). Default `cb_app_demo`.
-    public var chartboostApps: [String: String] = ["cb_app_demo": "cb_sig_demo_secret"]
     /// Networks that are not built in, each under `/<network>/` (see `SandboxRouteModule`), mounted after the
     /// built-in networks' modules from the registry (`BuiltInNetworks`). A module whose name is a built-in network's,
     /// `admin` or `ohttp` is never reached. Default none.

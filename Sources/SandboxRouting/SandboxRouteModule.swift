@@ -28,13 +28,16 @@ public struct SandboxRequest: Sendable {
     public var baseURL: String
     /// The sandbox's root URL, `http://HOST:PORT`, for URLs served by the sandbox outside the module (shared assets).
     public var rootURL: String
+    /// The request target as sent: the whole path (with `/<network>`) and the query, undecoded (what a signature
+    /// covers).
+    public var target: String
     /// Header fields by lower-case name (repeated fields joined with `, `).
     let headers: [String: String]
 
     /// Creates a request (the sandbox does; a module's own unit tests may too).
     public init(
         method: String, path: String, query: [String: String] = [:], body: Data = Data(), baseURL: String,
-        rootURL: String, headers: [String: String] = [:]
+        rootURL: String, target: String? = nil, headers: [String: String] = [:]
     ) {
         self.method = method
         self.path = path
@@ -42,6 +45,7 @@ public struct SandboxRequest: Sendable {
         self.body = body
         self.baseURL = baseURL
         self.rootURL = rootURL
+        self.target = target ?? path
         var lowered: [String: String] = [:]
         for (name, value) in headers {
             let key = name.lowercased()

@@ -1,5 +1,6 @@
 import AdMediation
 import AdTransport
+import ChartboostSandbox
 import CurlTransport
 import DemandSandbox
 import Foundation
@@ -37,7 +38,7 @@ func signed(
     _ method: HTTPMethod, _ sandbox: RunningSandbox, _ pathWithQuery: String, body: String = "",
     secret: String = "cb_sig_demo_secret"
 ) -> HTTPRequest {
-    let signature = chartboostSignature(
+    let signature = ChartboostRoutes.signature(
         secret: secret, method: method.rawValue, pathWithQuery: pathWithQuery, body: Data(body.utf8))
     var headers: HTTPHeaders = ["X-CB-App-Id": "cb_app_demo", "X-CB-Signature": signature]
     if !body.isEmpty { headers.add(name: "Content-Type", value: "application/json") }
