@@ -169,8 +169,8 @@ let package = Package(
             name: "DemandSandboxTests",
             dependencies: [
                 lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"),
-                lib("AdNetworkConformance"), lib("AdTransport"), "ChartboostSandbox",
-                "TestSupport",
+                lib("AdNetworkConformance"), lib("AdTransport"), "BuiltInNetworks", "ChartboostSandbox",
+                "SandboxRouting", "TestSupport",
             ]),
         .testTarget(
             name: "AppOpenAdsTests",

@@ -99,6 +99,32 @@ public struct SandboxReply: Sendable {
         SandboxReply(kind: .plain(status: status, json: body))
     }
 
+    /// A JSON answer with `status` and `value` encoded, keys sorted (the same bytes for the same value); `{}` if
+    /// `value` cannot be encoded.
+    public static func json(_ status: Int, encoding value: some Encodable) -> SandboxReply {
+        json(status, encoded(value))
+    }
+
+    /// The error answer the wire contracts share, `{"error": {"code": …, "message": …}}`, with `status`.
+    public static func error(_ status: Int, code: String, message: String) -> SandboxReply {
+        struct Body: Encodable {
+            struct Detail: Encodable {
+                var code: String
+                var message: String
+            }
+            var error: Detail
+        }
+        return json(status, encoding: Body(error: Body.Detail(code: code, message: message)))
+    }
+
+    /// `value` as JSON with sorted keys, or `{}` if it cannot be encoded (for ``ad(placement:options:render:)``'s
+    /// `render`).
+    public static func encoded(_ value: some Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)) ?? Data("{}".utf8)
+    }
+
     /// An answer with `status` and no body (e.g. 204 for a tracking hit).
     public static func empty(_ status: Int) -> SandboxReply { SandboxReply(kind: .plain(status: status, json: nil)) }
 

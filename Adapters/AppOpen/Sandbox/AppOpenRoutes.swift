@@ -49,7 +49,7 @@ public struct AppOpenRoutes: SandboxRouteModule {
                     branding: .init(app_name: "Sandbox App"),
                     tracking: .init(impression: "\(track)?e=impression&ad=\(id)", click: "\(track)?e=click&ad=\(id)"),
                     ecpm: fill.ecpm, ttl_seconds: 14_400)
-                return (try? JSONEncoder().encode(ad)) ?? Data()
+                return SandboxReply.encoded(ad)
             }
         case ("GET", "/appopen/v1/track"):
             return .tracked(204)
@@ -60,14 +60,7 @@ public struct AppOpenRoutes: SandboxRouteModule {
 
     /// The spec's error body, `{"error": {"code": …, "message": …}}`.
     static func error(_ status: Int, _ code: String, _ message: String) -> SandboxReply {
-        struct Body: Encodable {
-            struct Detail: Encodable {
-                var code: String
-                var message: String
-            }
-            var error: Detail
-        }
-        return .json(status, (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data())
+        .error(status, code: code, message: message)
     }
 
     /// An ad as the spec's `GET /appopen/v1/ad` answers it.

@@ -68,20 +68,13 @@ public struct ChartboostRoutes: SandboxRouteModule {
                 click_url: "https://advertiser.example.com/landing/\(id)",
                 tracking: .init(impression: "\(track)?e=impression&ad=\(id)", click: "\(track)?e=click&ad=\(id)"),
                 ecpm: fill.ecpm, expires_in_seconds: 3600)
-            return (try? JSONEncoder().encode(ad)) ?? Data()
+            return SandboxReply.encoded(ad)
         }
     }
 
     /// The spec's error body, `{"error": {"code": …, "message": …}}`.
     static func error(_ status: Int, _ code: String, _ message: String) -> SandboxReply {
-        struct Body: Encodable {
-            struct Detail: Encodable {
-                var code: String
-                var message: String
-            }
-            var error: Detail
-        }
-        return .json(status, (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data())
+        .error(status, code: code, message: message)
     }
 
     /// The load request's fields the sandbox reads (any other is ignored). A field of the wrong type reads as absent,

@@ -1,0 +1,58 @@
+import AdTransport
+import BuiltInNetworks
+import CurlTransport
+import DemandSandbox
+import Foundation
+import SandboxRouting
+import Testing
+
+/// The registry of built-in networks (`BuiltInNetworks`) is what the sandbox serves: one line per network.
+@Suite("Sandbox: the registry of built-in networks", .timeLimit(.minutes(2)))
+struct RegistryTests {
+    @Test func eachBuiltInTypeIsRegisteredOnce() {
+        let types = BuiltInNetworks.all.map { $0.factory.type }
+        #expect(Set(types).count == types.count, "\(types)")
+        #expect(Set(types) == ["growthcat", "mars", "chartboost", "appopen", "openrtb"])
+    }
+
+    @Test func aRegisteredRouteModuleIsNamedForItsNetworksType() {
+        for entry in BuiltInNetworks.all {
+            guard let routes = entry.routes else { continue }
+            #expect(routes.network == entry.factory.type)
+        }
+    }
+
+    /// Each registered module answers under `/<network>/` in a sandbox started with no route modules configured: a
+    /// request it refuses gets the module's own answer (status and body), not the sandbox's "no route".
+    @Test func theSandboxMountsEveryRegisteredRouteModule() async throws {
+        #expect(BuiltInNetworks.routeModules.count >= 2)
+        try await withSandbox { sandbox, client in
+            for module in BuiltInNetworks.routeModules {
+                let direct = module.respond(
+                    to: SandboxRequest(
+                        method: "GET", path: "/no/such/route", baseURL: sandbox.moduleBaseURL(module.network),
+                        rootURL: sandbox.rootURL, target: "/\(module.network)/no/such/route"))
+                guard case .plain(let status, let body) = direct.kind else {
+                    Issue.record("\(module.network): a refused request should get a plain answer")
+                    continue
+                }
+                let served = try await client.send(
+                    HTTPRequest(url: sandbox.moduleBaseURL(module.network) + "/no/such/route"))
+                #expect(served.status == status, "\(module.network)")
+                #expect(served.body == (body ?? Data()), "\(module.network)")
+            }
+        }
+    }
+
+    @Test func aTrackingHitThroughAModuleIsRecordedWithItsNetworkAndFullPath() async throws {
+        try await withSandbox { sandbox, client in
+            let url = sandbox.appOpenBaseURL + "/appopen/v1/track?e=impression&ad=ao_1"
+            let response = try await client.send(HTTPRequest(url: url))
+            #expect(response.status == 204)
+            let hit = try #require(sandbox.records.trackingHits.last)
+            #expect(hit.network == "appopen")
+            #expect(hit.path == "/appopen/appopen/v1/track")
+            #expect(hit.query == ["e": "impression", "ad": "ao_1"])
+        }
+    }
+}
