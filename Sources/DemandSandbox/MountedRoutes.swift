@@ -24,7 +24,8 @@ extension SandboxState {
         let root = baseURL
         let request = SandboxRequest(
             method: incoming.method, path: String(incoming.path.dropFirst(prefix.count)), query: incoming.query,
-            body: incoming.body, baseURL: root + prefix, rootURL: root, target: incoming.pathWithQuery, headers: headers)
+            body: incoming.body, baseURL: root + prefix, rootURL: root, target: incoming.pathWithQuery,
+            headers: headers)
         switch module.respond(to: request).kind {
         case .plain(let status, let json):
             guard let json else { return Self.empty(status) }
