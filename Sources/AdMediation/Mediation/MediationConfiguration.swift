@@ -119,6 +119,9 @@ public struct PlacementConfiguration: Sendable, Hashable {
         if case .banner(let size) = format, !(1...10_000).contains(size.width) || !(1...10_000).contains(size.height) {
             problems.append("\(path).size: invalid banner size \"\(size)\"")
         }
+        if format == .unsized(.banner) {
+            problems.append("\(path).size: a banner placement needs a size such as \"320x50\"")
+        }
         if lines.isEmpty && bidders.isEmpty {
             problems.append("\(path).lines: the waterfall is empty (and there are no bidders)")
         }
