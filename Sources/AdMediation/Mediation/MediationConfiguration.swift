@@ -224,3 +224,13 @@ public struct PlacementConfiguration: Sendable, Hashable {
     /// the A/B label.
     func variant(_ arm: PlacementArm) -> PlacementConfiguration { arm.apply(to: self) }
 }
+
+extension MediationConfiguration {
+    /// Whether a waterfall line of some placement or arm sets an `ecpm`: a fill it wins carries that price
+    /// (`publisher_defined`) even from a network that reports none, so the mediator's fills may carry a price.
+    var pricesALine: Bool {
+        placements.values.contains { placement in
+            ([placement] + placement.arms.map(placement.variant)).contains { $0.lines.contains { $0.ecpm != nil } }
+        }
+    }
+}
