@@ -35,62 +35,67 @@ public struct BannerSize: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// The kind of ad a placement shows.
+/// The kind of ad a placement shows: a banner of a size, or a format that has no size.
+///
+/// The set of formats is open: the general ones are static members here (``interstitial``, ``rewarded``,
+/// ``appOpen``, ``native``), and a network module declares its own the same way (MARS's `tile`, `spoc` and `image`
+/// are `AdFormat.Kind` and `AdFormat` extensions in `MARSAds`). A new format is a new ``Kind``, never a new case, so
+/// it breaks no `switch`: match a sizeless format as `case .interstitial:` (an equality match) with a `default`.
 public enum AdFormat: Hashable, Sendable, CustomStringConvertible {
     /// An inline banner of a fixed size.
     case banner(BannerSize)
+    /// A format without a size, named by its kind. `.unsized(.banner)` is a banner without a size, which no network
+    /// can serve: a placement's validation refuses it.
+    case unsized(Kind)
+
     /// A full-screen ad the user can close.
-    case interstitial
+    public static let interstitial = AdFormat.unsized(.interstitial)
     /// A full-screen ad that grants a reward once watched.
-    case rewarded
+    public static let rewarded = AdFormat.unsized(.rewarded)
     /// A full-screen ad shown when the app comes to the foreground.
-    case appOpen
-    /// A small native tile (MARS-style).
-    case tile
-    /// A sponsored story in a feed (MARS-style).
-    case spoc
-    /// A display image such as a billboard (MARS-style).
-    case image
+    public static let appOpen = AdFormat.unsized(.appOpen)
     /// A native ad whose fields the app lays out itself.
-    case native
+    public static let native = AdFormat.unsized(.native)
 
     /// A format without its banner size: what a network serves (``AdNetworkCapabilities/formats``) and what a
-    /// configuration names. The raw value is the wire and configuration name.
-    public enum Kind: String, CaseIterable, Hashable, Sendable, Codable {
+    /// configuration names. An open set: the core declares the general kinds (``builtIn``), a network module its
+    /// own (`static let` in an extension). The raw value is the wire and configuration name.
+    public struct Kind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        // Codable as the name alone: the standard library's coding of a `String`-backed `RawRepresentable`.
+        /// The wire and configuration name (`banner`, `app_open`, …).
+        public let rawValue: String
+
+        /// The kind named `rawValue`. Whether any network serves it is the configuration's check, not this one's.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// Banners of any size.
-        case banner
+        public static let banner = Kind(rawValue: "banner")
         /// Interstitials.
-        case interstitial
+        public static let interstitial = Kind(rawValue: "interstitial")
         /// Rewarded ads.
-        case rewarded
+        public static let rewarded = Kind(rawValue: "rewarded")
         /// App-open ads.
-        case appOpen = "app_open"
-        /// Native tiles.
-        case tile
-        /// Sponsored stories.
-        case spoc
-        /// Display images.
-        case image
+        public static let appOpen = Kind(rawValue: "app_open")
         /// Native ads.
-        case native
+        public static let native = Kind(rawValue: "native")
+
+        /// The kinds the core declares, in this order; a network module's kinds are its factory's `formats`.
+        public static let builtIn: [Kind] = [.banner, .interstitial, .rewarded, .appOpen, .native]
+
+        /// The name.
+        public var description: String { rawValue }
     }
 
     /// The format without its size.
     public var kind: Kind {
         switch self {
         case .banner: .banner
-        case .interstitial: .interstitial
-        case .rewarded: .rewarded
-        case .appOpen: .appOpen
-        case .tile: .tile
-        case .spoc: .spoc
-        case .image: .image
-        case .native: .native
+        case .unsized(let kind): kind
         }
     }
 
-    /// The wire and configuration name (`banner`, `interstitial`, `rewarded`, `app_open`, `tile`, `spoc`,
-    /// `image`, `native`).
+    /// The wire and configuration name (`banner`, `interstitial`, `rewarded`, `app_open`, `native`, or a network's
+    /// own such as MARS's `tile`).
     public var name: String { kind.rawValue }
 
     /// The format's name, with the size for banners (`banner(320x50)`).
@@ -99,23 +104,20 @@ public enum AdFormat: Hashable, Sendable, CustomStringConvertible {
         return name
     }
 
-    /// The format named `name`; banners need a `size`. Returns nil for an unknown name or a banner without size.
+    /// The format named `name`; banners need a `size` (ignored for any other format). `appOpen` is read as
+    /// `app_open`. Returns nil for an empty name or a banner without size; any other name is a format of that kind
+    /// (the set is open: a configuration file checks names against the kinds its networks declare).
     public init?(name: String, size: BannerSize? = nil) {
         switch name {
-        case "banner":
+        case "":
+            return nil
+        case Kind.banner.rawValue:
             guard let size else { return nil }
             self = .banner(size)
-        case "interstitial": self = .interstitial
-        case "rewarded": self = .rewarded
-        case "app_open", "appOpen": self = .appOpen
-        case "tile": self = .tile
-        case "spoc": self = .spoc
-        case "image": self = .image
-        case "native": self = .native
-        default: return nil
+        case "appOpen":
+            self = .appOpen
+        default:
+            self = .unsized(Kind(rawValue: name))
         }
     }
-
-    /// All format names accepted by ``init(name:size:)``.
-    public static let allNames = Kind.allCases.map(\.rawValue)
 }

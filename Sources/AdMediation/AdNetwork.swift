@@ -26,7 +26,12 @@ public enum AdLoadResult: Sendable {
 public struct AdNetworkCapabilities: Hashable, Sendable {
     /// The formats it serves.
     public var formats: Set<AdFormat.Kind>
-    /// Its fills carry a price.
+    /// Its fills may carry a price, the network's own (``LoadedAd/ecpm``, revenue precision `estimated`). False:
+    /// they never do — a mediator then prices such a fill with its waterfall line's `ecpm` (`publisher_defined`)
+    /// or not at all (`undefined`), and a fill that carries a price anyway breaks rule 1 of ``AdNetwork`` (the
+    /// conformance kit checks it, bare and through mediators). A ``Mediator`` reports prices when one of its networks
+    /// does or one of its waterfall lines (an arm's included) sets an `ecpm`: then, and only then, can its fills carry
+    /// one.
     public var reportsPrice: Bool
     /// Its vendor id in the IAB's Global Vendor List, for the TCF checks of `PrivacyRules` (nil: none declared, so
     /// only the purposes are checked). ``PrivacyConfiguration/tcfVendorIDs`` can declare it for a network too.
@@ -47,7 +52,8 @@ public struct AdNetworkCapabilities: Hashable, Sendable {
 ///
 /// Rules every conforming type must honour (the conformance kit, `AdNetworkConformance`, checks each one):
 /// 1. **Fill is well formed.** A fill's ``LoadedAd`` has this network's ``id``, the requested placement and
-///    format, a non-empty creative id, a non-negative finite eCPM when priced, and an expiry after its load time.
+///    format, a non-empty creative id, a non-negative finite eCPM when priced (and no eCPM when its capabilities say
+///    it reports no price: ``AdNetworkCapabilities/reportsPrice``), and an expiry after its load time.
 /// 2. **No fill is a value.** Nothing to show returns ``AdLoadResult/noFill(_:)``; it never throws.
 /// 3. **Errors map to the taxonomy.** `load` throws only ``AdError``, with the code the contract dictates
 ///    (401 → unauthorized, 429 → rateLimited with Retry-After, 5xx → server, unreadable body → invalidResponse,

@@ -41,7 +41,7 @@ public final class ScriptedAdNetwork: AdNetwork {
     /// placements without a script answer `fallback`.
     public init(
         id: String,
-        formats: Set<AdFormat.Kind> = Set(AdFormat.Kind.allCases),
+        formats: Set<AdFormat.Kind> = Set(AdFormat.Kind.builtIn),
         clock: any AdClock = SystemAdClock(),
         script: [String: [Step]] = [:],
         fallback: Step = .noFill()

@@ -157,6 +157,9 @@ public enum AdNetworkConformance {
         }
         if ad.creative.id.isEmpty { throw fail("a non-empty creative id", "an empty id") }
         if let ecpm = ad.ecpm, !(ecpm.isFinite && ecpm >= 0) { throw fail("a finite, non-negative eCPM", "\(ecpm)") }
+        if let ecpm = ad.ecpm, !subject.network.capabilities.reportsPrice {
+            throw fail("no eCPM (the network's capabilities say it reports no price)", "\(ecpm)")
+        }
         if let expiry = ad.expiresAt, expiry <= ad.loadedAt {
             throw fail("an expiry after the load time", "expiresAt \(expiry) <= loadedAt \(ad.loadedAt)")
         }

@@ -24,44 +24,11 @@ import Synchronization
 /// A `curl_multi_socket_action` engine on epoll was built and measured (docs/BENCHMARKS.md): on this workload it was
 /// 10–25 % slower at 8 and 64 concurrent requests, so this loop stayed.
 final class CurlEngine: @unchecked Sendable {
-    private struct Inbox {
-        var adds: [Transfer] = []
-        var cancels: [Transfer] = []
-        /// Reset easy handles kept for later requests.
-        var idle: [EasyHandle] = []
-        var stopRequested = false
-        var stopped = false
-        /// Whether the first request has set libcurl up and started the thread, or why it could not.
-        var start = Start.notStarted
-        /// A wake-up was claimed since the engine last drained the inbox.
-        var wakePending = false
-        var stopWaiters: [CheckedContinuation<Void, Never>] = []
-
-        /// Whether the caller should signal the engine: the first hand-over since the last drain does.
-        mutating func claimWake() -> Bool {
-            if wakePending { return false }
-            wakePending = true
-            return true
-        }
-    }
-
-    /// The engine's start: made by the first request, never by `init`.
-    private enum Start {
-        case notStarted
-        case running
-        case failed(HTTPClientError)
-    }
-
-    /// A finished transfer's caller and what it gets, resumed once the engine has put its handle back.
-    private struct Resumption {
-        var continuation: UnsafeContinuation<HTTPResponse, any Error>
-        var result: Result<HTTPResponse, HTTPClientError>
-    }
-
     /// Idle easy handles kept for reuse; more are freed.
     static let idleCapacity = 64
 
-    private let configuration: CurlHTTPClient.Configuration
+    /// The client's configuration (read by the options, `CurlEngine+Options.swift`).
+    let configuration: CurlHTTPClient.Configuration
     /// Written once, by the first request under the inbox lock before the thread starts; then read on the thread only.
     private var multi: UnsafeMutableRawPointer?
     /// The engine's wake-up eventfd (-1 when the engine could not start); closed in `deinit`.
@@ -251,116 +218,6 @@ final class CurlEngine: @unchecked Sendable {
         return transfer
     }
 
-    /// Sets every option; throws ``HTTPClientError/Code/other`` naming the first option libcurl refused.
-    private func configure(_ transfer: Transfer, _ request: HTTPRequest, target: Target, timeoutNanos: UInt64) throws {
-        let easy = transfer.easy
-        func check(_ code: CURLcode, _ option: String) throws {
-            guard code == CURLE_OK else {
-                throw HTTPClientError(
-                    .other, "libcurl refused \(option) (CURLcode \(code.rawValue)); the request was not sent")
-            }
-        }
-        let timeoutMs = Int(clamping: (timeoutNanos / 1_000_000) &+ (timeoutNanos % 1_000_000 == 0 ? 0 : 1))
-        try check(curlshim_setopt_str(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
-        try check(curlshim_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-        try check(curlshim_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, timeoutMs)), "CURLOPT_TIMEOUT_MS")
-        let connectMs = Int(configuration.connectTimeout.nanosecondsClamped / 1_000_000)
-        try check(
-            curlshim_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, min(connectMs, max(1, timeoutMs)))),
-            "CURLOPT_CONNECTTIMEOUT_MS")
-        try check(curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "CURLOPT_SSL_VERIFYPEER")
-        try check(curlshim_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "CURLOPT_SSL_VERIFYHOST")
-        if let ca = configuration.caCertificatesPath {
-            try check(curlshim_setopt_str(easy, CURLOPT_CAINFO, ca), "CURLOPT_CAINFO")
-        }
-        try check(curlshim_setopt_str(easy, CURLOPT_PROXY, configuration.proxy ?? ""), "CURLOPT_PROXY")
-        try check(curlshim_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
-        // libcurl never follows a redirect itself: `RedirectFollower` does, one transfer per hop, so every hop's URL
-        // passes `validate` and the destination rule, and headers and bodies are dropped across origins.
-        try check(curlshim_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
-        try check(curlshim_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
-        try check(
-            curlshim_setopt_off(
-                easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(clamping: max(0, configuration.maxResponseBytes))),
-            "CURLOPT_MAXFILESIZE_LARGE")
-        try check(
-            curlshim_setopt_long(
-                easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleConnectionAge.nanosecondsClamped / 1_000_000_000)),
-            "CURLOPT_MAXAGE_CONN")
-        try check(curlshim_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent), "CURLOPT_USERAGENT")
-        try check(curlshim_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
-        try check(curlshim_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
-        try check(
-            curlshim_setopt_ptr(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(transfer).toOpaque()),
-            "CURLOPT_WRITEDATA")
-        // Headers are collected and capped here as they arrive, in one pass; `curl_easy_nextheader` afterwards
-        // walks the whole list on every call (quadratic: 60 000 headers held the engine thread for ~45 s).
-        try check(
-            curlshim_setopt_write_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "CURLOPT_HEADERFUNCTION")
-        try check(
-            curlshim_setopt_ptr(easy, CURLOPT_HEADERDATA, Unmanaged.passUnretained(transfer).toOpaque()),
-            "CURLOPT_HEADERDATA")
-
-        switch request.method {
-        case .get where request.body == nil:
-            try check(curlshim_setopt_long(easy, CURLOPT_HTTPGET, 1), "CURLOPT_HTTPGET")
-        case .head:
-            try check(curlshim_setopt_long(easy, CURLOPT_NOBODY, 1), "CURLOPT_NOBODY")
-        case .post:
-            break
-        default:
-            try check(
-                curlshim_setopt_str(easy, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CURLOPT_CUSTOMREQUEST")
-        }
-        if let body = request.body {
-            try check(
-                curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
-                "CURLOPT_POSTFIELDSIZE_LARGE")
-            // COPYPOSTFIELDS copies the bytes, so the request's buffer need not outlive this call. An empty body has no
-            // base address; a one-byte scratch buffer stands in (libcurl copies zero bytes of it).
-            var scratch: UInt8 = 0
-            let code = body.withUnsafeBytes { raw in
-                withUnsafeMutablePointer(to: &scratch) { fallback in
-                    curlshim_setopt_ptr(
-                        easy, CURLOPT_COPYPOSTFIELDS,
-                        UnsafeMutableRawPointer(mutating: raw.baseAddress) ?? UnsafeMutableRawPointer(fallback))
-                }
-            }
-            try check(code, "CURLOPT_COPYPOSTFIELDS")
-        } else if request.method == .post {
-            try check(curlshim_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0), "CURLOPT_POSTFIELDSIZE_LARGE")
-            try check(curlshim_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, ""), "CURLOPT_COPYPOSTFIELDS")
-        }
-
-        var list: UnsafeMutablePointer<curl_slist>?
-        for field in request.headers {
-            list = curl_slist_append(list, "\(field.name): \(field.value)")
-        }
-        // An empty `Expect:` stops libcurl from waiting up to 1 s for `100 Continue` on large or PUT bodies.
-        list = curl_slist_append(list, "Expect:")
-        transfer.headerList = list
-        try check(curlshim_setopt_ptr(easy, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
-    }
-
-    private struct Target {
-        var host: String
-    }
-
-    /// The transport's rule for a request URL (each redirect hop's too): `https` anywhere; plain `http` to loopback,
-    /// or anywhere with ``CurlHTTPClient/Configuration/allowInsecureHTTP``; never another scheme, a user name in the
-    /// URL, an IP address in an odd form (`2130706433`, `[::ffff:127.0.0.1]`) or a reserved one (`0.0.0.0`). The URL
-    /// is parsed by ``URLDestination``, the parser of the destination policy.
-    private func validate(_ urlString: String) throws -> Target {
-        let destination = try TransportRules.destination(urlString, allowInsecureHTTP: configuration.allowInsecureHTTP)
-        return Target(host: destination.host)
-    }
-
-    /// Whether `host` is loopback (`localhost`, `*.localhost`, `127/8`, `::1`), by the destination policy's parser:
-    /// `127.attacker.invalid` is a name, not loopback.
-    static func isLoopback(_ host: String) -> Bool {
-        URLDestination.classify(host: host) == .loopback
-    }
-
     // MARK: - Engine thread
 
     private func run() {
@@ -505,12 +362,6 @@ final class CurlEngine: @unchecked Sendable {
         resumes.removeAll(keepingCapacity: true)
     }
 
-    private func timeoutError(_ transfer: Transfer) -> HTTPClientError {
-        HTTPClientError(
-            .timeout,
-            "\(transfer.method) to \(transfer.host) did not complete within \(Int(transfer.timeout.milliseconds)) ms")
-    }
-
     /// Ends `transfer` (already out of the multi): its handle is reset for reuse and its caller queued for
     /// ``flushFinished()``, which every engine iteration runs before it waits.
     private func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPClientError>) {
@@ -524,71 +375,5 @@ final class CurlEngine: @unchecked Sendable {
             resumes.append(Resumption(continuation: continuation, result: result))
         }
         transfer.continuation = nil
-    }
-
-    private func complete(_ transfer: Transfer, _ code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {
-        let easy = transfer.easy
-        guard code == CURLE_OK else { return .failure(mapError(transfer, code)) }
-        var status = 0
-        _ = curlshim_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        let headers = HTTPHeaders(transfer.headerFields)
-        transfer.headerFields = []
-        let body = transfer.body
-        transfer.body = Data()
-        return .success(HTTPResponse(status: status, headers: headers, body: body))
-    }
-
-    private func mapError(_ transfer: Transfer, _ code: CURLcode) -> HTTPClientError {
-        let text = transfer.curlMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : transfer.curlMessage
-        let message = "\(transfer.method) to \(transfer.host): \(text) (curl \(code.rawValue))"
-        switch code {
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return HTTPClientError(.hostNotFound, message)
-        case CURLE_COULDNT_CONNECT:
-            var osErrno = 0
-            _ = curlshim_getinfo_long(transfer.easy, CURLINFO_OS_ERRNO, &osErrno)
-            return HTTPClientError(osErrno == Int(ECONNREFUSED) ? .connectionRefused : .connectFailed, message)
-        case CURLE_OPERATION_TIMEDOUT:
-            return timeoutError(transfer)
-        case CURLE_WRITE_ERROR where transfer.tooLarge, CURLE_FILESIZE_EXCEEDED:
-            return HTTPClientError(
-                .responseTooLarge,
-                "\(transfer.method) to \(transfer.host): response body exceeds \(transfer.maxBytes) bytes")
-        case CURLE_WRITE_ERROR where transfer.headersTooLarge:
-            return HTTPClientError(
-                .responseTooLarge,
-                "\(transfer.method) to \(transfer.host): response headers exceed \(transfer.maxHeaderCount) fields or "
-                    + "\(transfer.maxHeaderBytes) bytes")
-        case CURLE_TOO_MANY_REDIRECTS:
-            return HTTPClientError(.tooManyRedirects, message)
-        case CURLE_PARTIAL_FILE:
-            return HTTPClientError(.truncatedBody, message)
-        case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
-            return HTTPClientError(.connectionReset, message)
-        case CURLE_GOT_NOTHING:
-            return HTTPClientError(.emptyResponse, message)
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
-            CURLE_SSL_INVALIDCERTSTATUS:
-            return HTTPClientError(.tls, message)
-        case CURLE_URL_MALFORMAT:
-            return HTTPClientError(.invalidURL, message)
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            // Our URLs are checked before libcurl sees them, so after a connection without a redirect this is the
-            // server's reply: a status line that is not HTTP/1.x (`HTTP/9.9`, `HTTP/1.1 abc`) — not the app's
-            // configuration (issue 31 item 8).
-            var port = 0
-            var redirects = 0
-            _ = curlshim_getinfo_long(transfer.easy, CURLINFO_PRIMARY_PORT, &port)
-            _ = curlshim_getinfo_long(transfer.easy, CURLINFO_REDIRECT_COUNT, &redirects)
-            if port > 0 && redirects == 0 {
-                return HTTPClientError(.invalidResponse, "\(message): the status line is not HTTP")
-            }
-            return HTTPClientError(.insecureURL, message)
-        case CURLE_BAD_CONTENT_ENCODING, CURLE_WEIRD_SERVER_REPLY:
-            return HTTPClientError(.invalidResponse, message)
-        default:
-            return HTTPClientError(.other, message)
-        }
     }
 }

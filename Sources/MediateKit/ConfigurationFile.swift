@@ -40,13 +40,17 @@ struct FileForm: Decodable {
     var networks: [String: ConfiguredNetwork]
     var mediation: MediationConfiguration
 
-    /// The factories to read networks with, handed to the decoder in its `userInfo`.
-    struct Factories: Sendable {
+    /// The factories to read networks with, handed to the decoder in its `userInfo`. They are also the file's
+    /// declared format kinds (each factory's `formats`), so a placement may name MARS's `tile` because `MarsFactory`
+    /// declares it.
+    struct Factories: Sendable, DeclaredFormatKinds {
         var list: [any AdNetworkFactory.Type]
+
+        var declaredFormatKinds: Set<AdFormat.Kind> { list.reduce(into: []) { $0.formUnion($1.formats) } }
     }
 
-    /// Where ``Factories`` sit in the decoder's `userInfo`.
-    static let factoriesKey: CodingUserInfoKey? = CodingUserInfoKey(rawValue: "mediate.factories")
+    /// Where ``Factories`` sit in the decoder's `userInfo`: the key the file form reads declared format kinds at.
+    static let factoriesKey: CodingUserInfoKey? = PlacementConfiguration.formatKindsKey
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case networks, placements

@@ -36,14 +36,21 @@ extension MediationConfiguration: Codable {
 
     /// Decodes the JSON file form, bounded by `JSONLimits`' defaults, turning decoding failures into a
     /// `configuration` `AdError` that names the field path (`placements.home.lines[1].timeout_ms: expected a
-    /// number`): every problem found, one per line (the first 20, then how many more). Call `validate(networks:)`
-    /// next.
-    public static func decode(json: Data) throws(AdError) -> MediationConfiguration {
+    /// number`): every problem found, one per line (the first 20, then how many more). A placement may name the
+    /// core's formats (`AdFormat.Kind.builtIn`) and `formats`, the ones the app's adapters declare (each factory's
+    /// `formats`: `MarsFactory.formats` for MARS's `tile`, `spoc` and `image`). Call `validate(networks:)` next.
+    public static func decode(json: Data, formats: Set<AdFormat.Kind> = []) throws(AdError)
+        -> MediationConfiguration
+    {
         if let violation = JSONLimits().violation(in: json) {
             throw AdError(.configuration, "configuration: \(violation)")
         }
+        let decoder = JSONDecoder()
+        if let key = PlacementConfiguration.formatKindsKey {
+            decoder.userInfo[key] = FormatKindSet(declaredFormatKinds: formats)
+        }
         do {
-            return try ProblemCollector.decode(MediationConfiguration.self, from: json, with: JSONDecoder())
+            return try ProblemCollector.decode(MediationConfiguration.self, from: json, with: decoder)
         } catch let problems as ConfigurationProblems {
             throw problems.error
         } catch let error as DecodingError {

@@ -18,7 +18,8 @@ extension PlacementConfiguration: Codable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectingUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let format = try decoder.recovering(.interstitial) { try Self.decodeFormat(c) }
+        let known = Self.knownKinds(in: decoder)
+        let format = try decoder.recovering(.interstitial) { try Self.decodeFormat(c, known: known) }
         let mode = try decoder.recovering(.parallel) { try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .parallel }
         // Nil when `bidders` is there but unreadable: `lines` is then not required (no second, false problem).
         let bidders: [BidderLine]? = try decoder.recovering(nil) {
@@ -58,16 +59,20 @@ extension PlacementConfiguration: Codable {
         self.lossNotices = lossNotices
     }
 
-    /// `format` and, for a banner, `size`, with the field at fault named.
-    private static func decodeFormat(_ c: KeyedDecodingContainer<CodingKeys>) throws -> AdFormat {
+    /// `format` (one of the `known` kinds; `appOpen` is read as `app_open`) and, for a banner, `size`, with the field
+    /// at fault named.
+    private static func decodeFormat(_ c: KeyedDecodingContainer<CodingKeys>, known: [AdFormat.Kind]) throws
+        -> AdFormat
+    {
         let name = try c.decode(String.self, forKey: .format)
-        guard let kind = AdFormat.Kind(rawValue: name) ?? (name == "appOpen" ? .appOpen : nil) else {
+        let kind = AdFormat.Kind(rawValue: name == "appOpen" ? AdFormat.Kind.appOpen.rawValue : name)
+        guard known.contains(kind) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .format, in: c,
                 debugDescription: "unknown format \"\(name.prefix(64))\" (expected one of "
-                    + "\(AdFormat.allNames.joined(separator: ", ")))")
+                    + "\(known.map(\.rawValue).joined(separator: ", ")))")
         }
-        guard kind == .banner else { return AdFormat(name: kind.rawValue) ?? .interstitial }
+        guard kind == .banner else { return .unsized(kind) }
         guard let size = try c.decodeIfPresent(String.self, forKey: .size) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .size, in: c, debugDescription: "a banner placement needs a size such as \"320x50\"")

@@ -91,7 +91,7 @@ struct OnePipeModelTests {
     /// and every settlement; with `held`, deliveries wait for the gate.
     final class ModelNetwork: AdNetwork {
         let id: String
-        let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
+        let capabilities = AdNetworkCapabilities(formats: AdFormat.Kind.everyTested, reportsPrice: true)
         let price: Double
         let failing: Set<AdEvent>
         let gate: Gate?

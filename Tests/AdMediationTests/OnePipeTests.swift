@@ -15,7 +15,7 @@ enum AdPath: String, CaseIterable, Sendable, CustomTestStringConvertible {
 /// endpoint), and every settlement.
 final class RecordingNetwork: AdNetwork {
     let id: String
-    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
+    let capabilities = AdNetworkCapabilities(formats: AdFormat.Kind.everyTested, reportsPrice: true)
     let gate = Gate()
     let ecpm: Double?
     private let state = LockedValue<(records: [AdEventRecord], settled: [AuctionResult], serial: Int)>(([], [], 0))
@@ -303,7 +303,7 @@ struct OnePipeTests {
 /// An adapter that runs a mediator inside its own load and returns an ad of its own with the winner's creative.
 final class WrappingNetwork: AdNetwork {
     let id: String
-    let capabilities = AdNetworkCapabilities(formats: Set(AdFormat.Kind.allCases), reportsPrice: true)
+    let capabilities = AdNetworkCapabilities(formats: AdFormat.Kind.everyTested, reportsPrice: true)
     let inner: Mediator
 
     init(id: String, inner: Mediator) {

@@ -141,7 +141,7 @@ struct FaultMatrixTests {
             "fault-matrix-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let backup = ScriptedAdNetwork(id: "backup", fallback: .fill(ecpm: 1))
+        let backup = ScriptedAdNetwork(id: "backup", formats: [network.format.kind], fallback: .fill(ecpm: 1))
         let adapter = try network.make(sandbox, http, directory: directory)
         let placement = PlacementConfiguration(
             format: network.format, mode: .sequential,
@@ -201,7 +201,7 @@ struct UnreachableMatrixTests {
         let sandboxURL = network.baseURL(sandbox)
         let baseURL = fault == "tls" ? "https://" + sandboxURL.dropFirst("http://".count) : "http://ads.example.invalid"
         let adapter = try network.make(baseURL: baseURL, http, directory: directory)
-        let backup = ScriptedAdNetwork(id: "backup", fallback: .fill(ecpm: 1))
+        let backup = ScriptedAdNetwork(id: "backup", formats: [network.format.kind], fallback: .fill(ecpm: 1))
         let placement = PlacementConfiguration(
             format: network.format, mode: .sequential,
             lines: [

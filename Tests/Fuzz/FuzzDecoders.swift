@@ -85,8 +85,8 @@ enum Targets {
         "appopen-load": { _ = try? appOpen.parse($0, request: AdRequest(placement: "p", format: .appOpen)) },
         "mediate-config": { data in
             _ = try? CLIConfiguration.parse(data)
-            if let configuration = try? MediationConfiguration.decode(json: data) {
-                try? configuration.validate(networks: ["n": Set(AdFormat.Kind.allCases)])
+            if let configuration = try? MediationConfiguration.decode(json: data, formats: MarsFactory.formats) {
+                try? configuration.validate(networks: ["n": Set(AdFormat.Kind.builtIn).union(MarsFactory.formats)])
             }
         },
         "cache-control": { _ = CacheControl(String(decoding: $0, as: UTF8.self)) },

@@ -89,6 +89,31 @@ struct AdapterRegistryTests {
         }
     }
 
+    /// An echo network and a `tile` placement: `tile` is MARS's format, declared by `MarsFactory.formats` only.
+    static let tileFile = Data(
+        (#"{"networks": {"e": {"type": "echo", "base_url": "http://h"}}, "placements": {"p": {"format": "tile", "#
+            + #""lines": [{"network": "e", "placement": "x"}]}}}"#).utf8)
+
+    @Test func aFormatNoRegisteredFactoryDeclaresIsRefusedListingTheKnownOnes() {
+        #expect(
+            throws: AdError(
+                .configuration,
+                #"placements.p.format: unknown format "tile" (expected one of banner, interstitial, rewarded, "#
+                    + "app_open, native)")
+        ) {
+            try CLIConfiguration.parse(Self.tileFile, factories: [EchoFactory.self])
+        }
+    }
+
+    @Test func aFormatIsKnownThroughTheFactoryThatDeclaresIt() {
+        // With MARS's factory registered, `tile` is a format: what is left is that the echo network does not serve it.
+        #expect(
+            throws: AdError(.configuration, #"placements.p.lines[0].network: network "e" does not serve format "tile""#)
+        ) {
+            try CLIConfiguration.parse(Self.tileFile, factories: CLIConfiguration.factories + [EchoFactory.self])
+        }
+    }
+
     @Test func aSettingTheFactoryDoesNotKnowIsRefusedNamingIt() {
         let file = Data(
             #"{"networks": {"e": {"type": "echo", "base_url": "http://h", "ecpn": 7}}, "placements": {}}"#.utf8)

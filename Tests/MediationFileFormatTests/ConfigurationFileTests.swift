@@ -11,7 +11,7 @@ struct ConfigurationFileTests {
 
     func error(_ json: String) -> String? {
         do {
-            let configuration = try MediationConfiguration.decode(json: Data(json.utf8))
+            let configuration = try MediationConfiguration.decode(json: Data(json.utf8), formats: [.tile])
             _ = try Mediator(networks: networks, configuration: configuration)
             return nil
         } catch {
@@ -25,7 +25,7 @@ struct ConfigurationFileTests {
             json: Data(
                 """
                 {"placements": {"home": {"format": "tile", "lines": [{"network": "mars", "placement": "mock_tile_1"}]}}}
-                """.utf8))
+                """.utf8), formats: [.tile])
         let home = try #require(configuration.placements["home"])
         #expect(home.mode == .parallel)
         #expect(home.lines[0].timeout == .seconds(1))

@@ -12,7 +12,8 @@ struct ConfigurationRangeTests {
             (#"{"circuit_breaker": \#(breaker), "placements": {"p": {"format": "tile", "lines": "#
                 + #"[{"network": "mars", "placement": "a"\#(placement.isEmpty ? "" : ", ")\#(placement)}]}}}"#)
         do {
-            try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks)
+            try MediationConfiguration.decode(json: Data(json.utf8), formats: [.tile])
+                .validate(networks: Self.networks)
             return nil
         } catch {
             return error.message
@@ -50,7 +51,8 @@ struct ConfigurationRangeTests {
                 (#"{"placements": {"p": {"format": "tile", \#(field), "#
                     + #""lines": [{"network": "mars", "placement": "a"}]}}}"#)
             do {
-                try MediationConfiguration.decode(json: Data(json.utf8)).validate(networks: Self.networks)
+                try MediationConfiguration.decode(json: Data(json.utf8), formats: [.tile])
+                    .validate(networks: Self.networks)
                 return nil
             } catch { return error.message }
         }

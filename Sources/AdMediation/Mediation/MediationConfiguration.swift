@@ -119,6 +119,9 @@ public struct PlacementConfiguration: Sendable, Hashable {
         if case .banner(let size) = format, !(1...10_000).contains(size.width) || !(1...10_000).contains(size.height) {
             problems.append("\(path).size: invalid banner size \"\(size)\"")
         }
+        if format == .unsized(.banner) {
+            problems.append("\(path).size: a banner placement needs a size such as \"320x50\"")
+        }
         if lines.isEmpty && bidders.isEmpty {
             problems.append("\(path).lines: the waterfall is empty (and there are no bidders)")
         }
@@ -220,4 +223,14 @@ public struct PlacementConfiguration: Sendable, Hashable {
     /// The placement as `arm` runs it: the arm's lines, bidders, auction and optimizer where it sets them, its label as
     /// the A/B label.
     func variant(_ arm: PlacementArm) -> PlacementConfiguration { arm.apply(to: self) }
+}
+
+extension MediationConfiguration {
+    /// Whether a waterfall line of some placement or arm sets an `ecpm`: a fill it wins carries that price
+    /// (`publisher_defined`) even from a network that reports none, so the mediator's fills may carry a price.
+    var pricesALine: Bool {
+        placements.values.contains { placement in
+            ([placement] + placement.arms.map(placement.variant)).contains { $0.lines.contains { $0.ecpm != nil } }
+        }
+    }
 }

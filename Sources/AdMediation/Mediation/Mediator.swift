@@ -70,7 +70,7 @@ public final class Mediator: AdNetwork {
         self.privacy = privacy
         self.capabilities = AdNetworkCapabilities(
             formats: Set(configuration.placements.values.map(\.format.kind)),
-            reportsPrice: byID.values.contains { $0.capabilities.reportsPrice })
+            reportsPrice: byID.values.contains { $0.capabilities.reportsPrice } || configuration.pricesALine)
         let breakers = byID.mapValues { _ in
             Guarded(
                 CircuitBreaker(
