@@ -83,7 +83,7 @@ enum SessionBench {
     static func sqliteBytes(_ path: String) -> Int {
         [path, path + "-wal", path + "-shm"].reduce(0) { total, file in
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
-            return total + (size ?? 0)
+            return total + size
         }
     }
 
