@@ -103,13 +103,7 @@ public struct AppOpenNetwork: AdNetwork {
     /// any other value shortens the validity, never lengthens it. `ecpm`: a value that is not a finite number
     /// 0…1 000 000 is dropped.
     package func parse(_ body: Data, request: AdRequest) throws -> LoadedAd {
-        try JSONLimits().check(body, "app-open ad for \(request.placement)")
-        let wire: Wire
-        do {
-            wire = try JSONDecoder().decode(Wire.self, from: body)
-        } catch {
-            throw AdError(.invalidResponse, "app-open ad for \(request.placement) could not be read: \(error)")
-        }
+        let wire = try WireCodec.decode(Wire.self, from: body, what: "app-open ad for \(request.placement)")
         guard !wire.ad_id.isEmpty else { throw AdError(.invalidResponse, "app-open ad without ad_id") }
         let destinations = DestinationPolicy.forNetwork(
             baseURL: configuration.baseURL, explicit: configuration.destinations)

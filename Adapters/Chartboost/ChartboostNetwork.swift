@@ -194,13 +194,7 @@ public struct ChartboostNetwork: AdNetwork {
     /// makes the ad invalid (`invalidResponse`); above 7 days it is clamped to 7 days. `ecpm`: a value that is not a
     /// finite number 0…1 000 000 is dropped (the ad is unpriced).
     package func parse(_ body: Data, request: AdRequest, size: BannerSize) throws -> AdLoadResult {
-        try JSONLimits().check(body, "Chartboost banner for \(request.placement)")
-        let wire: Wire
-        do {
-            wire = try JSONDecoder().decode(Wire.self, from: body)
-        } catch {
-            throw AdError(.invalidResponse, "Chartboost banner for \(request.placement) could not be read: \(error)")
-        }
+        let wire = try WireCodec.decode(Wire.self, from: body, what: "Chartboost banner for \(request.placement)")
         guard wire.size.width == size.width && wire.size.height == size.height else {
             return .noFill(NoFill(reason: "size mismatch: asked \(size), got \(wire.size.width)x\(wire.size.height)"))
         }

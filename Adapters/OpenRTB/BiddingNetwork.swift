@@ -209,14 +209,9 @@ public final class BiddingNetwork: AdNetwork, BackgroundWork {
     {
         var limits = JSONLimits()
         limits.maxBytes = OpenRTB.maxResponseBytes
-        try limits.check(body, "bid response of \(id)")
         try Task.checkCancellation()
-        let wire: OpenRTB.BidResponse
-        do {
-            wire = try JSONDecoder().decode(OpenRTB.BidResponse.self, from: body)
-        } catch {
-            throw AdError(.invalidResponse, "the bid response of \(id) could not be read: \(error)")
-        }
+        let wire = try WireCodec.decode(
+            OpenRTB.BidResponse.self, from: body, limits: limits, what: "the bid response of \(id)")
         let bids = (wire.seatbid ?? []).flatMap { seat in (seat.bid ?? []).map { (seat: seat.seat, bid: $0) } }
         let unreadable = (wire.seatbid ?? []).reduce(0) { $0 + $1.unreadable }
         if bids.isEmpty && unreadable > 0 {
