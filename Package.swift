@@ -185,7 +185,7 @@ let package = Package(
             ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
         .target(
             name: "OpenRTBBidder", dependencies: ["AdMediation", "AdTransport", "AdapterKit", "AdapterSupport"],
-            path: "Adapters/OpenRTB",
+            path: "Adapters/OpenRTB", exclude: ["Sandbox"],  // its sandbox routes build with the tools (Tools/)
             swiftSettings: fuzzSettings),
 
         // The iOS article's sample view model (no UIKit: compiled and run headless here).

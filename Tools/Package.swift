@@ -68,14 +68,16 @@ let package = Package(
             name: "ChartboostSandbox",
             dependencies: ["SandboxRouting", lib("AdapterKit"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Adapters/Chartboost/Sandbox"),
+        .target(
+            name: "OpenRTBSandbox", dependencies: ["SandboxRouting", lib("AdMediation")],
+            path: "Adapters/OpenRTB/Sandbox"),
 
         // The registry of built-in networks: one line each (its factory, its sandbox routes).
         .target(
             name: "BuiltInNetworks",
             dependencies: [
                 lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"), "ChartboostSandbox",
-                lib("GrowthCatAds"),
-                lib("MARSAds"), lib("OpenRTBBidder"), "SandboxRouting",
+                lib("GrowthCatAds"), lib("MARSAds"), lib("OpenRTBBidder"), "OpenRTBSandbox", "SandboxRouting",
             ]),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
@@ -168,6 +170,7 @@ let package = Package(
         .testTarget(
             name: "DemandSandboxTests",
             dependencies: [
+                "OpenRTBSandbox",
                 lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"),
                 lib("AdNetworkConformance"), lib("AdTransport"), "BuiltInNetworks", "ChartboostSandbox",
                 "SandboxRouting", "TestSupport",
@@ -203,6 +206,7 @@ let package = Package(
         .testTarget(
             name: "MediateCLITests",
             dependencies: [
+                "OpenRTBSandbox",
                 lib("AdMediationTesting"),
                 "mediate", "DemandSandbox", lib("AdStorage"), "MediateKit", lib("AdMediation"), lib("AdTransport"),
                 lib("AdapterKit"),
@@ -226,6 +230,7 @@ let package = Package(
         .testTarget(
             name: "OpenRTBBidderTests",
             dependencies: [
+                "OpenRTBSandbox",
                 lib("OpenRTBBidder"), lib("AdMediation"), lib("AdNetworkConformance"), lib("AdTransport"),
                 lib("AdapterKit"), "DemandSandbox",
                 lib("CurlTransport"),

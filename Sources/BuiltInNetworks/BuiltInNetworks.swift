@@ -6,6 +6,7 @@ import ChartboostSandbox
 import GrowthCatAds
 import MARSAds
 import OpenRTBBidder
+import OpenRTBSandbox
 import SandboxRouting
 
 /// One built-in network as the tools see it: the factory that reads its settings and builds it (for `mediate`'s
@@ -13,13 +14,13 @@ import SandboxRouting
 public struct BuiltInNetwork: Sendable {
     /// Reads the network's settings and builds it.
     public let factory: any AdNetworkFactory.Type
-    /// Its routes in the demand sandbox, mounted under `/<network>/`; nil while the sandbox still serves the network
-    /// with routes of its own (GrowthCat, MARS and OpenRTB: their answers share the sandbox's reward tokens,
-    /// OHTTP gateway and notice records).
-    public let routes: (any SandboxRouteModule)?
+    /// Makes its routes for one demand sandbox, mounted under `/<network>/` (a module that keeps records gets its own
+    /// per sandbox); nil while the sandbox still serves the network with routes of its own (GrowthCat and MARS:
+    /// their answers share the sandbox's reward tokens and OHTTP gateway).
+    public let routes: (@Sendable () -> any SandboxRouteModule)?
 
     /// Creates an entry.
-    public init(factory: any AdNetworkFactory.Type, routes: (any SandboxRouteModule)? = nil) {
+    public init(factory: any AdNetworkFactory.Type, routes: (@Sendable () -> any SandboxRouteModule)? = nil) {
         self.factory = factory
         self.routes = routes
     }
@@ -32,14 +33,14 @@ public enum BuiltInNetworks {
     public static let all: [BuiltInNetwork] = [
         BuiltInNetwork(factory: GrowthCatFactory.self),
         BuiltInNetwork(factory: MarsFactory.self),
-        BuiltInNetwork(factory: ChartboostFactory.self, routes: ChartboostRoutes()),
-        BuiltInNetwork(factory: AppOpenFactory.self, routes: AppOpenRoutes()),
-        BuiltInNetwork(factory: OpenRTBFactory.self),
+        BuiltInNetwork(factory: ChartboostFactory.self, routes: { ChartboostRoutes() }),
+        BuiltInNetwork(factory: AppOpenFactory.self, routes: { AppOpenRoutes() }),
+        BuiltInNetwork(factory: OpenRTBFactory.self, routes: { OpenRTBRoutes() }),
     ]
 
     /// The factories of ``all``, in order.
     public static var factories: [any AdNetworkFactory.Type] { all.map(\.factory) }
 
-    /// The sandbox routes of ``all`` that have them.
-    public static var routeModules: [any SandboxRouteModule] { all.compactMap(\.routes) }
+    /// The sandbox routes of ``all`` that have them, made for one sandbox.
+    public static func makeRouteModules() -> [any SandboxRouteModule] { all.compactMap { $0.routes?() } }
 }

@@ -132,12 +132,12 @@ final class SandboxState: Sendable {
 
     let configuration: SandboxConfiguration
     let mutable: LockedValue<Mutable>
-    /// The built-in networks' route modules (the registry's), then the configuration's.
+    /// The built-in networks' route modules (made for this sandbox by the registry), then the configuration's.
     let routeModules: [any SandboxRouteModule]
 
     init(scenario: SandboxScenario, configuration: SandboxConfiguration) {
         self.configuration = configuration
-        self.routeModules = BuiltInNetworks.routeModules + configuration.routeModules
+        self.routeModules = BuiltInNetworks.makeRouteModules() + configuration.routeModules
         self.mutable = LockedValue(Mutable(scenario: scenario, rng: SeededGenerator(seed: scenario.seed)))
     }
 
@@ -158,6 +158,7 @@ final class SandboxState: Sendable {
             $0.records = SandboxRecords()
             $0.seenEventIDs = []
         }
+        for module in routeModules { module.resetRecords() }
     }
 
     func nextSerial() -> Int {
@@ -216,7 +217,6 @@ final class SandboxState: Sendable {
         let path = incoming.path, method = incoming.method
         if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
         if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
-        if path.hasPrefix("/openrtb/") { return await openRTB(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
         if let module = routeModule(for: path) { return await respond(incoming, with: module, context: context) }
         return Self.error(404, "not_found", "no route for \(method) \(path)")
@@ -295,9 +295,7 @@ final class SandboxState: Sendable {
                 return Self.error(400, "invalid_scenario", "\(error)")
             }
         case ("GET", "/admin/records"):
-            let encoder = JSONEncoder()
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            return Self.json(200, try? encoder.encode(records))
+            return Self.json(200, recordsJSON())
         case ("POST", "/admin/ohttp/rotate"):
             return Self.json(200, object: ["key_id": Int(rotateOHTTPKey())])
         case ("POST", "/admin/reset"):

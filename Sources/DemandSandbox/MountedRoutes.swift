@@ -36,15 +36,38 @@ extension SandboxState {
             return Self.empty(status)
         case .ad(let placement, let options, let render):
             if let privacy = options.privacy { record { $0.adRequestPrivacy.append(privacy) } }
-            var draw = self.draw(network: module.network, placement: placement)
+            var draw = self.draw(network: options.scenarioNetwork ?? module.network, placement: placement)
             if options.alwaysFills { draw.fills = true }
-            guard draw.fills else {
+            guard draw.fills, draw.ecpm >= options.floor else {
                 if let faulted = await applyDraw(draw, validBody: Data(), context: context) { return faulted }
-                return Self.empty(204)
+                guard let body = options.noFillBody else { return Self.empty(204) }
+                return Self.json(200, body)
             }
             let body = render(SandboxFill(ecpm: draw.ecpm, serial: nextSerial()))
             if let faulted = await applyDraw(draw, validBody: body, context: context) { return faulted }
             return Self.json(200, body)
         }
+    }
+}
+
+extension SandboxState {
+    /// `GET /admin/records`: the sandbox's records (snake_case keys), with each module's own under
+    /// `modules.<network>`.
+    func recordsJSON() -> Data? {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = .sortedKeys
+        guard let shared = try? encoder.encode(records),
+            var object = (try? JSONSerialization.jsonObject(with: shared)) as? [String: Any]
+        else { return nil }
+        var modules: [String: Any] = [:]
+        for module in routeModules {
+            guard let json = module.recordsJSON(), let value = try? JSONSerialization.jsonObject(with: json) else {
+                continue
+            }
+            modules[module.network] = value
+        }
+        object["modules"] = modules
+        return try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 }

@@ -23,10 +23,6 @@ public struct SandboxRecords: Sendable, Codable {
     public var marsDeletedContextIDs: [String] = []
     /// Chartboost-style and app-open tracking hits.
     public var trackingHits: [CallbackRecord] = []
-    /// OpenRTB bid requests (raw JSON), in order (the first 10 000).
-    public var bidRequests: [String] = []
-    /// OpenRTB win, billing and loss notices, in order (the first 200 000).
-    public var bidNotices: [BidNoticeRecord] = []
     /// Every ad request's query or body privacy fields, as received (for privacy assertions).
     public var adRequestPrivacy: [String] = []
     /// What the OHTTP relay received and forwarded, in order: only the encapsulated bytes (it never decrypts).
@@ -100,27 +96,4 @@ public struct OHTTPGatewayRecord: Sendable, Codable, Hashable {
     public var path: String
     /// Its header fields (names lower-case).
     public var headers: [String: String]
-}
-
-/// One OpenRTB notice as received.
-public struct BidNoticeRecord: Sendable, Codable, Hashable {
-    /// The kind of notice.
-    public enum Kind: String, Sendable, Codable, Hashable {
-        /// `nurl`: the bid won.
-        case win
-        /// `burl`: the impression was billed.
-        case bill
-        /// `lurl`: the bid lost.
-        case loss
-    }
-    /// The bidder's name (its path segment).
-    public var bidder: String
-    /// Win, bill or loss.
-    public var kind: Kind
-    /// The bid's id.
-    public var bidID: String
-    /// `${AUCTION_PRICE}` as substituted, if any.
-    public var price: String?
-    /// `${AUCTION_LOSS}` as substituted (loss notices).
-    public var reason: String?
 }

@@ -107,8 +107,14 @@ public final class RunningSandbox: Sendable {
     public var scenario: SandboxScenario { state.scenario }
     /// Replaces the scenario (and re-seeds the generator) at runtime.
     public func setScenario(_ scenario: SandboxScenario) { state.setScenario(scenario) }
-    /// Forgets every record.
+    /// Forgets every record, the route modules' too.
     public func resetRecords() { state.resetRecords() }
+    /// The mounted route module of type `Module` (a built-in network's from the registry, or one of
+    /// ``SandboxConfiguration/routeModules``), for the records it keeps: `sandbox.routes(OpenRTBRoutes.self)`.
+    public func routes<Module: SandboxRouteModule>(_ type: Module.Type) -> Module? {
+        for module in state.routeModules { if let match = module as? Module { return match } }
+        return nil
+    }
 
     /// Ends the sandbox, as every component's `shutdown()` does: stops the server and returns once it has finished,
     /// including the close of its listening socket (the server's task can end a moment before NIO has closed it, and

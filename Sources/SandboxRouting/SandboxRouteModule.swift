@@ -12,6 +12,21 @@ public protocol SandboxRouteModule: Sendable {
 
     /// Answers one request under `/<network>/`.
     func respond(to request: SandboxRequest) -> SandboxReply
+
+    /// What the module recorded of its own (beyond the sandbox's request counts, tracking hits and privacy fields),
+    /// as JSON, for the admin API (`GET /admin/records`, under `modules.<network>`); nil, the default, when it keeps
+    /// none. A module that records is made anew for each sandbox, so two sandboxes never share its records.
+    func recordsJSON() -> Data?
+
+    /// Forgets what the module recorded (`POST /admin/reset`). The default does nothing.
+    func resetRecords()
+}
+
+extension SandboxRouteModule {
+    /// Keeps no records: nil.
+    public func recordsJSON() -> Data? { nil }
+    /// Keeps no records: nothing to forget.
+    public func resetRecords() {}
 }
 
 /// A request to a ``SandboxRouteModule``.
@@ -80,6 +95,13 @@ public struct SandboxAdOptions: Sendable {
     /// Fills whatever the scenario's fill rate (a network's documented test ad unit); latency and faults still apply.
     /// Default false.
     public var alwaysFills = false
+    /// The scenario's network to draw from, when not the module's own (OpenRTB: each bidder name is a network of the
+    /// scenario). Default nil: the module's ``SandboxRouteModule/network``.
+    public var scenarioNetwork: String?
+    /// A drawn price under it is a no fill (a bid floor). Default 0.
+    public var floor: Double = 0
+    /// The answer to a no fill: 200 with this JSON body (OpenRTB's `nbr`). Default nil: 204 with no body.
+    public var noFillBody: Data?
 
     /// The defaults.
     public init() {}

@@ -3,6 +3,7 @@ import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation
+import OpenRTBSandbox
 import Testing
 
 /// The sandbox's OpenRTB bidders, spoken to directly (the adapter's own tests go through `BiddingNetwork`).
@@ -26,7 +27,7 @@ struct OpenRTBSandboxTests {
             #expect(root["id"] as? String == "a1" && bid["impid"] as? String == "1" && bid["price"] as? Double == 2.5)
             #expect(bid["w"] as? Int == 320 && bid["h"] as? Int == 50)
             for key in ["nurl", "burl", "lurl"] { #expect((bid[key] as? String)?.hasPrefix(sandbox.rootURL) == true) }
-            #expect(sandbox.records.bidRequests.count == 1)
+            #expect(sandbox.routes(OpenRTBRoutes.self)?.records.bidRequests.count == 1)
         }
     }
 
@@ -59,7 +60,7 @@ struct OpenRTBSandboxTests {
             let base = sandbox.bidderBaseURL("b") + "/notice"
             _ = try await client.send(HTTPRequest(url: base + "/win?bid=b-1&price=2.5"))
             _ = try await client.send(HTTPRequest(url: base + "/loss?bid=b-2&price=2.5&reason=102"))
-            let notices = sandbox.records.bidNotices
+            let notices = (sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices ?? [])
             #expect(notices.map(\.kind) == [.win, .loss])
             #expect(notices.map(\.bidID) == ["b-1", "b-2"] && notices[1].reason == "102" && notices[0].price == "2.5")
         }

@@ -3,6 +3,7 @@ import BuiltInNetworks
 import CurlTransport
 import DemandSandbox
 import Foundation
+import OpenRTBSandbox
 import SandboxRouting
 import Testing
 
@@ -17,7 +18,7 @@ struct RegistryTests {
 
     @Test func aRegisteredRouteModuleIsNamedForItsNetworksType() {
         for entry in BuiltInNetworks.all {
-            guard let routes = entry.routes else { continue }
+            guard let routes = entry.routes?() else { continue }
             #expect(routes.network == entry.factory.type)
         }
     }
@@ -25,9 +26,10 @@ struct RegistryTests {
     /// Each registered module answers under `/<network>/` in a sandbox started with no route modules configured: a
     /// request it refuses gets the module's own answer (status and body), not the sandbox's "no route".
     @Test func theSandboxMountsEveryRegisteredRouteModule() async throws {
-        #expect(BuiltInNetworks.routeModules.count >= 2)
+        let modules = BuiltInNetworks.makeRouteModules()
+        #expect(modules.count >= 3)
         try await withSandbox { sandbox, client in
-            for module in BuiltInNetworks.routeModules {
+            for module in modules {
                 let direct = module.respond(
                     to: SandboxRequest(
                         method: "GET", path: "/no/such/route", baseURL: sandbox.moduleBaseURL(module.network),
@@ -53,6 +55,36 @@ struct RegistryTests {
             #expect(hit.network == "appopen")
             #expect(hit.path == "/appopen/appopen/v1/track")
             #expect(hit.query == ["e": "impression", "ad": "ao_1"])
+        }
+    }
+
+    /// A module that keeps records is made anew for each sandbox: what one sandbox's bidders received is not
+    /// another's.
+    @Test func twoSandboxesNeverShareAModulesRecords() async throws {
+        try await withSandbox { first, client in
+            try await withSandbox { second, _ in
+                let notice = first.bidderBaseURL("a") + "/notice/win?bid=b1&price=1.5"
+                let status = try await client.send(HTTPRequest(url: notice)).status
+                #expect(status == 204)
+                #expect(first.routes(OpenRTBRoutes.self)?.records.bidNotices.map(\.bidID) == ["b1"])
+                #expect(second.routes(OpenRTBRoutes.self)?.records.bidNotices.isEmpty == true)
+            }
+        }
+    }
+
+    @Test func theAdminRecordsCarryEachModulesOwnAndResetForgetsThem() async throws {
+        try await withSandbox { sandbox, client in
+            let notice = sandbox.bidderBaseURL("a") + "/notice/loss?bid=b2&price=1&reason=102"
+            let status = try await client.send(HTTPRequest(url: notice)).status
+            #expect(status == 204)
+            let admin = try await client.send(HTTPRequest(url: sandbox.adminURL + "/records"))
+            let object = try json(admin)
+            let modules = try #require(object["modules"] as? [String: Any])
+            let openrtb = try #require(modules["openrtb"] as? [String: Any])
+            let notices = try #require(openrtb["bidNotices"] as? [[String: Any]])
+            #expect(notices.first?["bidID"] as? String == "b2")
+            _ = try await client.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/reset"))
+            #expect(sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices.isEmpty == true)
         }
     }
 }

@@ -2,6 +2,7 @@ import AdMediation
 import AdStorage
 import DemandSandbox
 import Foundation
+import OpenRTBSandbox
 import Testing
 
 @Suite("mediate compare --arms", .serialized, .timeLimit(.minutes(2)))
@@ -52,7 +53,7 @@ struct ArmsTests {
             "placement": "x", "timeout_ms": 30000}]}}}
             """)
         let run = try await mediate(["load", "--config", path, "--placement", "p", "--json"])
-        let notices = sandbox.records.bidNotices.map(\.kind)
+        let notices = (sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices ?? []).map(\.kind)
         await sandbox.shutdown()
         #expect(run.code == 0, "\(run.err)")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])

@@ -1,5 +1,6 @@
 import DemandSandbox
 import Foundation
+import OpenRTBSandbox
 import TestSupport
 import Testing
 
@@ -273,7 +274,7 @@ struct AppIDsOnTheWireTests {
         let run = try await mediate(
             ["load", "--placement", "banner", "--config", try Self.config(sandbox), "--advertising-id", "IFA-7777"]
                 + extra)
-        let sent = sandbox.records.bidRequests
+        let sent = (sandbox.routes(OpenRTBRoutes.self)?.records.bidRequests ?? [])
         await sandbox.shutdown()
         return (run.code, sent, run.err)
     }

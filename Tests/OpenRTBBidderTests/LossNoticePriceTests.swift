@@ -4,6 +4,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import OpenRTBBidder
+import OpenRTBSandbox
 import TestSupport
 import Testing
 
@@ -68,7 +69,8 @@ struct LossNoticePriceTests {
             await low.shutdown()
             await high.shutdown()
             await curl.shutdown()
-            return sandbox.records.bidNotices.first { $0.bidder == "low" && $0.kind == .loss }
+            let notices = sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices ?? []
+            return notices.first { $0.bidder == "low" && $0.kind == .loss }
         }
     }
 

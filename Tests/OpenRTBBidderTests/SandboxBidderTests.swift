@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import OpenRTBBidder
+import OpenRTBSandbox
 import TestSupport
 import Testing
 
@@ -93,10 +94,9 @@ struct SandboxBidderTests {
             try await ad.report(.impression)
             await low.shutdown()
             await high.shutdown()
-            #expect(
-                sandbox.records.bidRequests.count == 2
-                    && sandbox.records.bidRequests.allSatisfy { $0.contains(#""at":2"#) })
-            let notices = sandbox.records.bidNotices
+            let records = sandbox.routes(OpenRTBRoutes.self)?.records ?? OpenRTBRoutes.Records()
+            #expect(records.bidRequests.count == 2 && records.bidRequests.allSatisfy { $0.contains(#""at":2"#) })
+            let notices = records.bidNotices
             let bidID = { (name: String) in notices.first { $0.bidder == name }?.bidID ?? "" }
             #expect(
                 notices.filter { $0.bidder == "high" }.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [
