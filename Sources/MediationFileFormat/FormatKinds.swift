@@ -3,7 +3,7 @@ import Foundation
 
 /// The format kinds a configuration file may name besides the core's (`AdFormat.Kind.builtIn`):
 /// the ones its networks' adapters declare (each factory's `formats`, such as MARS's `tile`). A decoder carries a
-/// value of this type in its `userInfo` under ``PlacementConfiguration/formatKindsKey``; a placement's `format`
+/// value of this type in its `userInfo` under `PlacementConfiguration.formatKindsKey`; a placement's `format`
 /// that is neither the core's nor declared is refused at its field, naming the known formats.
 public protocol DeclaredFormatKinds {
     /// The kinds declared beside the core's.
