@@ -6,8 +6,9 @@ import Foundation
 /// (fill, price, latency, fault), so scenario files, `--demo` faults and the admin API work for it unchanged.
 public protocol SandboxRouteModule: Sendable {
     /// The first path segment, which is also the network's key in a sandbox scenario: `echo` for `/echo/v1/ad`.
-    /// Lower-case letters, digits, `-` and `_`; `admin`, `ohttp` and the names of the networks the sandbox serves
-    /// itself (`growthcat`, `mars`, `chartboost`, `openrtb`) are never reached.
+    /// Lower-case letters, digits, `-` and `_`. A module named `admin`, `ohttp`, `growthcat` or `mars` (served by the
+    /// sandbox itself) or like a built-in network of the registry (`chartboost`, `appopen`, `openrtb`: mounted first)
+    /// is never reached.
     var network: String { get }
 
     /// Answers one request under `/<network>/`.
