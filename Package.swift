@@ -175,7 +175,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
-            ], path: "Adapters/MARS", swiftSettings: fuzzSettings),
+            ], path: "Adapters/MARS", exclude: ["Sandbox"],  // its sandbox routes build with the tools (Tools/)
+            swiftSettings: fuzzSettings),
         .target(
             name: "GrowthCatAds",
             dependencies: [

@@ -69,6 +69,8 @@ let package = Package(
             dependencies: ["SandboxRouting", lib("AdapterKit"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Adapters/Chartboost/Sandbox"),
         .target(
+            name: "MARSSandbox", dependencies: ["SandboxRouting", lib("AdMediation")], path: "Adapters/MARS/Sandbox"),
+        .target(
             name: "OpenRTBSandbox", dependencies: ["SandboxRouting", lib("AdMediation")],
             path: "Adapters/OpenRTB/Sandbox"),
 
@@ -77,7 +79,8 @@ let package = Package(
             name: "BuiltInNetworks",
             dependencies: [
                 lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"), "ChartboostSandbox",
-                lib("GrowthCatAds"), lib("MARSAds"), lib("OpenRTBBidder"), "OpenRTBSandbox", "SandboxRouting",
+                lib("GrowthCatAds"), lib("MARSAds"), "MARSSandbox", lib("OpenRTBBidder"), "OpenRTBSandbox",
+                "SandboxRouting",
             ]),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
@@ -141,7 +144,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mars-newtab",
-            dependencies: [lib("MARSAds"), lib("CurlTransport"), "DemandSandbox"],
+            dependencies: [lib("MARSAds"), lib("CurlTransport"), "DemandSandbox", "MARSSandbox"],
             path: "Examples/mars-newtab"
         ),
         // libFuzzer targets for every decoder (`make fuzz`); in a normal build, a corpus replayer.
@@ -170,6 +173,7 @@ let package = Package(
         .testTarget(
             name: "DemandSandboxTests",
             dependencies: [
+                "MARSSandbox",
                 "OpenRTBSandbox",
                 lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"),
                 lib("AdNetworkConformance"), lib("AdTransport"), "BuiltInNetworks", "ChartboostSandbox",
@@ -197,6 +201,7 @@ let package = Package(
         .testTarget(
             name: "MARSAdsTests",
             dependencies: [
+                "MARSSandbox",
                 lib("MARSAds"), lib("AdStorage"), lib("ObliviousHTTP"), lib("AdNetworkConformance"), lib("AdTransport"),
                 lib("AdapterKit"), "DemandSandbox",
                 lib("CurlTransport"),

@@ -6,6 +6,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import MARSAds
+import MARSSandbox
 
 /// Prints every telemetry call.
 struct PrintingTelemetry: MozAdsTelemetry {
@@ -61,7 +62,7 @@ if let story = spocs["mock_spoc_1"]?.first {
     if let report = story.callbacks.report {
         try await client.reportAd(reportUrl: report, reason: .notInterested, options: nil)
     }
-    for callback in sandbox.records.marsCallbacks {
+    for callback in (sandbox.routes(MarsRoutes.self)?.records.callbacks ?? []) {
         print(
             "  GET \(callback.path)?"
                 + callback.query.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: "&"))

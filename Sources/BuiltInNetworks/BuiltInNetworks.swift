@@ -5,6 +5,7 @@ import ChartboostBanners
 import ChartboostSandbox
 import GrowthCatAds
 import MARSAds
+import MARSSandbox
 import OpenRTBBidder
 import OpenRTBSandbox
 import SandboxRouting
@@ -15,8 +16,8 @@ public struct BuiltInNetwork: Sendable {
     /// Reads the network's settings and builds it.
     public let factory: any AdNetworkFactory.Type
     /// Makes its routes for one demand sandbox, mounted under `/<network>/` (a module that keeps records gets its own
-    /// per sandbox); nil while the sandbox still serves the network with routes of its own (GrowthCat and MARS:
-    /// their answers share the sandbox's reward tokens and OHTTP gateway).
+    /// per sandbox); nil while the sandbox still serves the network with routes of its own (GrowthCat: its answers
+    /// share the sandbox's reward tokens, validation faults and event records).
     public let routes: (@Sendable () -> any SandboxRouteModule)?
 
     /// Creates an entry.
@@ -32,7 +33,7 @@ public enum BuiltInNetworks {
     /// Every built-in network, in the order `mediate` lists them.
     public static let all: [BuiltInNetwork] = [
         BuiltInNetwork(factory: GrowthCatFactory.self),
-        BuiltInNetwork(factory: MarsFactory.self),
+        BuiltInNetwork(factory: MarsFactory.self, routes: { MarsRoutes() }),
         BuiltInNetwork(factory: ChartboostFactory.self, routes: { ChartboostRoutes() }),
         BuiltInNetwork(factory: AppOpenFactory.self, routes: { AppOpenRoutes() }),
         BuiltInNetwork(factory: OpenRTBFactory.self, routes: { OpenRTBRoutes() }),

@@ -14,8 +14,10 @@ import ServiceLifecycle
 import Synchronization
 
 /// The demand sandbox: one local HTTP server (Hummingbird, loopback, port chosen by the kernel unless given)
-/// that speaks the four wire contracts under per-network prefixes, with seeded scenarios, fault injection and
-/// records of everything it received; it is also an Oblivious HTTP relay and gateway for them under `/ohttp/`.
+/// that speaks every network's wire contract under its prefix — GrowthCat's with routes of its own, the other
+/// built-ins' through the route modules of the registry (`BuiltInNetworks`), any other network's through
+/// ``SandboxConfiguration/routeModules`` — with seeded scenarios, fault injection and records of everything it
+/// received; it is also an Oblivious HTTP relay and gateway for them under `/ohttp/`.
 public enum DemandSandbox {
     /// Runs `body` with a started sandbox and stops the sandbox afterwards, whether `body` returns or throws.
     public static func withSandbox<T: Sendable>(
@@ -216,7 +218,6 @@ final class SandboxState: Sendable {
     func dispatch(_ incoming: Incoming, context: SandboxContext) async -> Response {
         let path = incoming.path, method = incoming.method
         if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
-        if path.hasPrefix("/mars/") { return await mars(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
         if let module = routeModule(for: path) { return await respond(incoming, with: module, context: context) }
         return Self.error(404, "not_found", "no route for \(method) \(path)")

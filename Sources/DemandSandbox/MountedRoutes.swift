@@ -34,6 +34,14 @@ extension SandboxState {
             let hit = CallbackRecord(network: module.network, path: incoming.path, query: incoming.query)
             record { $0.trackingHits.append(hit) }
             return Self.empty(status)
+        case .ads(let placements, let headers, let render):
+            let draws = placements.map { self.draw(network: module.network, placement: $0) }
+            let prices = draws.map { $0.fills ? $0.ecpm : nil }
+            let body = render(SandboxDraws(prices: prices) { [self] in nextSerial() })
+            if let first = draws.first, let faulted = await applyDraw(first, validBody: body, context: context) {
+                return faulted
+            }
+            return Self.json(200, body, headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         case .ad(let placement, let options, let render):
             if let privacy = options.privacy { record { $0.adRequestPrivacy.append(privacy) } }
             var draw = self.draw(network: options.scenarioNetwork ?? module.network, placement: placement)

@@ -15,12 +15,6 @@ public struct SandboxRecords: Sendable, Codable {
     public var rewardValidations: [RewardValidationRecord] = []
     /// Faults injected into GrowthCat reward validations, by kind (``ValidationFault/Kind`` raw values).
     public var rewardValidationFaults: [String: Int] = [:]
-    /// MARS callbacks (`/v1/t`), in order.
-    public var marsCallbacks: [CallbackRecord] = []
-    /// MARS ad request bodies (raw JSON), in order.
-    public var marsRequests: [String] = []
-    /// Context ids deleted through MARS `DELETE /v1//delete_user`.
-    public var marsDeletedContextIDs: [String] = []
     /// Chartboost-style and app-open tracking hits.
     public var trackingHits: [CallbackRecord] = []
     /// Every ad request's query or body privacy fields, as received (for privacy assertions).
@@ -70,7 +64,7 @@ public struct RewardValidationRecord: Sendable, Codable, Hashable {
 
 /// A callback or tracking GET.
 public struct CallbackRecord: Sendable, Codable, Hashable {
-    /// `mars`, `chartboost` or `appopen`.
+    /// The route module's network (`chartboost`, `appopen`, …).
     public var network: String
     /// The path as received.
     public var path: String

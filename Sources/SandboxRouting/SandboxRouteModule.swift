@@ -6,8 +6,8 @@ import Foundation
 /// (fill, price, latency, fault), so scenario files, `--demo` faults and the admin API work for it unchanged.
 public protocol SandboxRouteModule: Sendable {
     /// The first path segment, which is also the network's key in a sandbox scenario: `echo` for `/echo/v1/ad`.
-    /// Lower-case letters, digits, `-` and `_`. A module named `admin`, `ohttp`, `growthcat` or `mars` (served by the
-    /// sandbox itself) or like a built-in network of the registry (`chartboost`, `appopen`, `openrtb`: mounted first)
+    /// Lower-case letters, digits, `-` and `_`. A module named `admin`, `ohttp` or `growthcat` (served by the sandbox
+    /// itself) or like a built-in network of the registry (`mars`, `chartboost`, `appopen`, `openrtb`: mounted first)
     /// is never reached.
     var network: String { get }
 
@@ -88,6 +88,22 @@ public struct SandboxFill: Sendable {
     }
 }
 
+/// What the sandbox drew for a request of several placements (``SandboxReply/ads(placements:headers:render:)``).
+public struct SandboxDraws: Sendable {
+    /// Per placement, in the order asked: the drawn price when it fills, nil when it does not.
+    public var prices: [Double?]
+    private let nextSerial: @Sendable () -> Int
+
+    /// Creates the draws (the sandbox does; a module's own unit tests may too); `serial` numbers the ads.
+    public init(prices: [Double?], serial: @escaping @Sendable () -> Int) {
+        self.prices = prices
+        self.nextSerial = serial
+    }
+
+    /// A number unique in this sandbox's life, for one ad's id (a new one per call).
+    public func serial() -> Int { nextSerial() }
+}
+
 /// How the sandbox treats one ad request (``SandboxReply/ad(placement:options:render:)``).
 public struct SandboxAdOptions: Sendable {
     /// The request's privacy fields as received (e.g. `gdpr=1&us_privacy=1YNN`), kept in the sandbox's records for
@@ -114,6 +130,7 @@ public struct SandboxReply: Sendable {
         case plain(status: Int, json: Data?)
         case tracked(status: Int)
         case ad(placement: String, options: SandboxAdOptions, render: @Sendable (SandboxFill) -> Data)
+        case ads(placements: [String], headers: [String: String], render: @Sendable (SandboxDraws) -> Data)
     }
     package let kind: Kind
 
@@ -159,6 +176,16 @@ public struct SandboxReply: Sendable {
     /// 200 with `render(ecpm)` (JSON, the drawn price), on no fill 204; the drawn latency and fault apply to both.
     public static func ad(placement: String, render: @escaping @Sendable (Double) -> Data) -> SandboxReply {
         ad(placement: placement, options: SandboxAdOptions()) { fill in render(fill.ecpm) }
+    }
+
+    /// An ad request for several placements at once (MARS): the sandbox draws each placement's scenario
+    /// (`<network>/<placement>`); the first draw's latency and fault apply to the answer, which is 200 with
+    /// `render(draws)` (JSON) and `headers`.
+    public static func ads(
+        placements: [String], headers: [String: String] = [:],
+        render: @escaping @Sendable (SandboxDraws) -> Data
+    ) -> SandboxReply {
+        SandboxReply(kind: .ads(placements: placements, headers: headers, render: render))
     }
 
     /// ``ad(placement:render:)`` with `options`, and the whole draw (price and a serial number) handed to `render`.

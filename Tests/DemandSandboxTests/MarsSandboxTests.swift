@@ -39,7 +39,7 @@ struct MarsSandboxTests {
             let response = try await client.send(
                 HTTPRequest(url: sandbox.marsBaseURL + "t?data=impression-x&request_hash=abc"))
             #expect(response.status == 200)
-            #expect(sandbox.records.marsCallbacks.first?.query == ["data": "impression-x", "request_hash": "abc"])
+            #expect(sandbox.marsRecords.callbacks.first?.query == ["data": "impression-x", "request_hash": "abc"])
         }
     }
 
@@ -50,7 +50,7 @@ struct MarsSandboxTests {
                     method: .delete, url: sandbox.marsBaseURL + "/delete_user",
                     body: Data(#"{"context_id":"old-id"}"#.utf8)))
             #expect(response.status == 200)
-            #expect(sandbox.records.marsDeletedContextIDs == ["old-id"])
+            #expect(sandbox.marsRecords.deletedContextIDs == ["old-id"])
         }
     }
 

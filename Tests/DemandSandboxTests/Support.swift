@@ -4,6 +4,7 @@ import ChartboostSandbox
 import CurlTransport
 import DemandSandbox
 import Foundation
+import MARSSandbox
 import Testing
 
 /// Starts a sandbox and a client, runs `body`, shuts both down (the library's own scopes).
@@ -45,4 +46,9 @@ func signed(
     return HTTPRequest(
         method: method, url: sandbox.rootURL + pathWithQuery, headers: headers,
         body: body.isEmpty ? nil : Data(body.utf8))
+}
+
+extension RunningSandbox {
+    /// What the sandbox's MARS routes received (their module's records).
+    var marsRecords: MarsRoutes.Records { routes(MarsRoutes.self)?.records ?? MarsRoutes.Records() }
 }

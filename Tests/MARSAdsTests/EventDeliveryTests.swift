@@ -19,7 +19,7 @@ struct MarsEventDeliveryTests {
         // shutdown's 2 s grace (real clock), which a busy machine can exceed.
         #expect(await HangGuard.until { network.pendingCallbacks == 0 })
         await network.shutdown()
-        #expect(f.sandbox.records.marsCallbacks.count == 2, "only the impression and the click reached the server")
+        #expect(f.sandbox.marsRecords.callbacks.count == 2, "only the impression and the click reached the server")
         #expect(network.pendingCallbacks == 0)
         await f.close()
     }

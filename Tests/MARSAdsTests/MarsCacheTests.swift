@@ -166,7 +166,7 @@ struct MarsCacheTests {
         let tile = try #require(try await f.client.requestTileAds(tile1)["mock_tile_1"])
         try await f.client.recordClick(tile.callbacks.click)
         try await f.client.recordClick(tile.callbacks.click)
-        #expect(f.sandbox.records.marsCallbacks.count == 2)
+        #expect(f.sandbox.marsRecords.callbacks.count == 2)
         #expect(f.telemetry.cacheOutcomes() == ["miss_stored"])
         await f.close()
     }

@@ -54,14 +54,14 @@ struct MarsClientTests {
     @Test func customContextIDProviderValueIsSent() async throws {
         let f = try await marsFixture(contextID: FixedContextIDProvider("my-context"))
         _ = try await f.client.requestTileAds(tile1)
-        #expect(f.sandbox.records.marsRequests.first?.contains(#""context_id":"my-context""#) == true)
+        #expect(f.sandbox.marsRecords.requests.first?.contains(#""context_id":"my-context""#) == true)
         await f.close()
     }
 
     @Test func defaultContextIDIsANonEmptyUUID() async throws {
         let f = try await marsFixture()
         _ = try await f.client.requestTileAds(tile1)
-        let body = try #require(f.sandbox.records.marsRequests.first)
+        let body = try #require(f.sandbox.marsRecords.requests.first)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect(UUID(uuidString: object["context_id"] as? String ?? "") != nil)
         await f.close()
@@ -72,10 +72,10 @@ struct MarsClientTests {
         _ = try await f.client.requestTileAds(tile1)
         f.wall.advance(3 * 24 * 3600 - 1)
         _ = try await f.client.requestTileAds(tile1)
-        #expect(f.sandbox.records.marsDeletedContextIDs.isEmpty, "no rotation before 3 days")
+        #expect(f.sandbox.marsRecords.deletedContextIDs.isEmpty, "no rotation before 3 days")
         f.wall.advance(1)
         _ = try await f.client.requestTileAds(tile1)
-        let ids = f.sandbox.records.marsRequests.compactMap {
+        let ids = f.sandbox.marsRecords.requests.compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["context_id"] as? String
         }
         #expect(ids[0] == ids[1] && ids[1] != ids[2])
@@ -83,7 +83,7 @@ struct MarsClientTests {
         // fire-and-forget, so no wait is needed here).
         await f.client.shutdown()
         #expect(f.client.pendingContextDeletes == 0)
-        #expect(f.sandbox.records.marsDeletedContextIDs == [ids[0]])
+        #expect(f.sandbox.marsRecords.deletedContextIDs == [ids[0]])
         await f.close()
     }
 
@@ -175,7 +175,7 @@ struct MarsClientTests {
         try await f.client.recordImpression(spoc.callbacks.impression)
         try await f.client.recordClick(spoc.callbacks.click)
         try await f.client.reportAd(spoc.callbacks.report!, reason: .notInterested)
-        let calls = f.sandbox.records.marsCallbacks
+        let calls = f.sandbox.marsRecords.callbacks
         #expect(calls.count == 3)
         #expect(calls[0].query["cap_key"] == nil && calls[0].query["request_hash"] != nil)
         #expect(calls[1].query["request_hash"] != nil)
@@ -270,7 +270,7 @@ struct MarsNetworkTests {
         #expect(await HangGuard.until { network.pendingCallbacks == 0 })
         await network.shutdown()
         #expect(
-            f.sandbox.records.marsCallbacks.map { $0.query["data"]?.split(separator: "-").first.map(String.init) } == [
+            f.sandbox.marsRecords.callbacks.map { $0.query["data"]?.split(separator: "-").first.map(String.init) } == [
                 "impression", "click", "report",
             ])
         await f.close()
@@ -292,7 +292,7 @@ struct MarsNetworkTests {
         var request = AdRequest(placement: "mock_tile_1", format: .tile)
         request.privacy.gpp = "DBABMA"
         _ = try await MarsNetwork(client: f.client).load(request)
-        #expect(f.sandbox.records.marsRequests.first?.contains(#""consent":{"gpp":"DBABMA"}"#) == true)
+        #expect(f.sandbox.marsRecords.requests.first?.contains(#""consent":{"gpp":"DBABMA"}"#) == true)
         await f.close()
     }
 

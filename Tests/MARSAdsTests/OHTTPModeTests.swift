@@ -40,7 +40,7 @@ struct OHTTPModeTests {
                 }
                 #expect(records.ohttpGatewayRequests.map { "\($0.method) \($0.path)" } == ["POST /mars/v1/ads"])
                 #expect(
-                    records.marsRequests.count == 1 && records.marsRequests[0].contains("mock_tile_1"),
+                    sandbox.marsRecords.requests.count == 1 && sandbox.marsRecords.requests[0].contains("mock_tile_1"),
                     "the gateway decrypted the request")
                 #expect(records.count("GET /mars/v1/ads-preflight") == 1, "the preflight goes directly")
             }
@@ -69,7 +69,7 @@ struct OHTTPModeTests {
                 let records = sandbox.records
                 #expect(records.ohttpRelayed.count == 2)
                 #expect(records.ohttpGatewayRequests.map(\.path) == ["/mars/v1/ads", "/mars/v1/t"])
-                #expect(records.marsCallbacks.count == 1)
+                #expect(sandbox.marsRecords.callbacks.count == 1)
             }
         }
     }
@@ -101,7 +101,7 @@ struct OHTTPModeTests {
                 let client = Self.client(sandbox, curl, relay: "http://127.0.0.1:\(port)/relay")
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
                 #expect(error?.reason == .marsTransport(.connectionRefused))
-                #expect(sandbox.records.marsRequests.isEmpty, "no silent fallback to a direct request")
+                #expect(sandbox.marsRecords.requests.isEmpty, "no silent fallback to a direct request")
             }
         }
     }
@@ -118,7 +118,7 @@ struct OHTTPModeTests {
                 #expect(error?.reason == .marsTransport(.ohttpRelay))
                 #expect(error?.message.contains("502") == true)
                 #expect(error.map { MarsNetwork.adError($0).code } == .network)
-                #expect(sandbox.records.marsRequests.isEmpty)
+                #expect(sandbox.marsRecords.requests.isEmpty)
             }
         }
     }
@@ -130,7 +130,7 @@ struct OHTTPModeTests {
                 let error = await marsError { _ = try await client.requestTileAds(tile1, options: Self.ohttp) }
                 #expect(error?.reason == .marsTransport(.ohttpKeyConfiguration))
                 #expect(error.map { MarsNetwork.adError($0).code } == .configuration)
-                #expect(sandbox.records.ohttpRelayed.isEmpty && sandbox.records.marsRequests.isEmpty)
+                #expect(sandbox.records.ohttpRelayed.isEmpty && sandbox.marsRecords.requests.isEmpty)
             }
         }
     }
@@ -186,7 +186,7 @@ struct OHTTPModeTests {
                 _ = try await client.requestTileAds(tile1)
                 _ = try await client.requestTileAds(tile1, options: Self.ohttp)
                 _ = try await client.requestTileAds(tile1, options: Self.ohttp)
-                #expect(sandbox.records.marsRequests.count == 2, "one direct, one over OHTTP, then a cache hit")
+                #expect(sandbox.marsRecords.requests.count == 2, "one direct, one over OHTTP, then a cache hit")
                 #expect(sandbox.records.ohttpRelayed.count == 1)
             }
         }

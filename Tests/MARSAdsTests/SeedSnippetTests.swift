@@ -146,8 +146,8 @@ struct SeedSnippetTests {
                 let reportUrl = try #require(tile.callbacks.report)
                 try await client.reportAd(reportUrl: reportUrl, reason: .notInterested, options: callbackOptions)
                 try await client.clearCache()
-                #expect(sandbox.records.marsCallbacks.count == 3)
-                #expect(sandbox.records.marsCallbacks.last?.query["reason"] == "not_interested")
+                #expect(sandbox.marsRecords.callbacks.count == 3)
+                #expect(sandbox.marsRecords.callbacks.last?.query["reason"] == "not_interested")
 
                 let tileFields: (String, MozAdsCallbacks, String, String, String, String) = (
                     tile.blockKey, tile.callbacks, tile.format, tile.imageUrl, tile.name, tile.url
@@ -196,7 +196,7 @@ struct SeedSnippetTests {
                 // --- end seed ---
                 let records = sandbox.records
                 #expect(records.ohttpRelayed.count == 3, "the request and both callbacks went through the relay")
-                #expect(records.marsCallbacks.count == 2)
+                #expect(sandbox.marsRecords.callbacks.count == 2)
                 await client.shutdown()
             }
         }

@@ -3,6 +3,7 @@ import AdMediationTesting
 import CurlTransport
 import DemandSandbox
 import Foundation
+import MARSSandbox
 import Testing
 
 @testable import MARSAds
@@ -95,4 +96,9 @@ final class RequestLog: Sendable {
     private let list = LockedValue<[LoopbackHTTPServer.Request]>([])
     func append(_ request: LoopbackHTTPServer.Request) { list.withLock { $0.append(request) } }
     var requests: [LoopbackHTTPServer.Request] { list.withLock { $0 } }
+}
+
+extension RunningSandbox {
+    /// What the sandbox's MARS routes received (their module's records).
+    var marsRecords: MarsRoutes.Records { routes(MarsRoutes.self)?.records ?? MarsRoutes.Records() }
 }
