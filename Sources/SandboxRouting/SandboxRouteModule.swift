@@ -28,6 +28,15 @@ extension SandboxRouteModule {
     public func recordsJSON() -> Data? { nil }
     /// Keeps no records: nothing to forget.
     public func resetRecords() {}
+
+    /// `records` in the admin API's form, as the sandbox writes its own: snake_case keys, sorted; nil if they cannot
+    /// be encoded. For ``recordsJSON()``.
+    public func adminJSON(_ records: some Encodable) -> Data? {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try? encoder.encode(records)
+    }
 }
 
 /// A request to a ``SandboxRouteModule``.

@@ -81,8 +81,8 @@ struct RegistryTests {
             let object = try json(admin)
             let modules = try #require(object["modules"] as? [String: Any])
             let openrtb = try #require(modules["openrtb"] as? [String: Any])
-            let notices = try #require(openrtb["bidNotices"] as? [[String: Any]])
-            #expect(notices.first?["bidID"] as? String == "b2")
+            let notices = try #require(openrtb["bid_notices"] as? [[String: Any]])
+            #expect(notices.first?["bid_id"] as? String == "b2")
             _ = try await client.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/reset"))
             #expect(sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices.isEmpty == true)
         }

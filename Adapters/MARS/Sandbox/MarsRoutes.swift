@@ -46,7 +46,7 @@ public struct MarsRoutes: SandboxRouteModule {
     public var records: Records { log.withLock { $0 } }
 
     /// ``records`` as JSON.
-    public func recordsJSON() -> Data? { SandboxReply.encoded(records) }
+    public func recordsJSON() -> Data? { adminJSON(records) }
 
     /// Forgets ``records``.
     public func resetRecords() { log.withLock { $0 = Records() } }
@@ -77,9 +77,7 @@ public struct MarsRoutes: SandboxRouteModule {
             log.withLock { $0.callbacks.append(callback) }
             return .empty(200)
         case ("DELETE", "/delete_user"):
-            guard case .object(let object)? = try? JSONDecoder().decode(JSON.self, from: request.body),
-                case .string(let id)? = object["context_id"]
-            else {
+            guard let id = (try? JSONDecoder().decode(DeleteBody.self, from: request.body))?.context_id else {
                 return .error(400, code: "invalid_request", message: "context_id is required")
             }
             log.withLock { $0.deletedContextIDs.append(id) }
@@ -91,20 +89,13 @@ public struct MarsRoutes: SandboxRouteModule {
 
     private func ads(_ request: SandboxRequest) -> SandboxReply {
         log.withLock { $0.requests.append(String(decoding: request.body, as: UTF8.self)) }
-        guard case .object(let object)? = try? JSONDecoder().decode(JSON.self, from: request.body) else {
+        guard let body = try? JSONDecoder().decode(AdsBody.self, from: request.body) else {
             return .error(400, code: "malformed_json", message: "the body is not a JSON object")
         }
-        guard case .string(let contextID)? = object["context_id"], !contextID.isEmpty else {
+        guard let contextID = body.contextID, !contextID.isEmpty else {
             return .error(400, code: "invalid_request", message: "context_id is required")
         }
-        guard case .array(let list)? = object["placements"] else {
-            return .error(400, code: "invalid_request", message: "placements must be an array of objects")
-        }
-        let placements = list.compactMap { item -> [String: JSON]? in
-            if case .object(let placement) = item { return placement }
-            return nil
-        }
-        guard placements.count == list.count else {
+        guard let placements = body.placements, placements.allSatisfy(\.isObject) else {
             return .error(400, code: "invalid_request", message: "placements must be an array of objects")
         }
         if placements.isEmpty {
@@ -113,24 +104,19 @@ public struct MarsRoutes: SandboxRouteModule {
         var requested: [(id: String, kind: String, count: Int)] = []
         var seen: Set<String> = []
         for (index, placement) in placements.enumerated() {
-            guard case .string(let id)? = placement["placement"], !id.isEmpty else {
+            guard let id = placement.placement, !id.isEmpty else {
                 return .error(400, code: "invalid_request", message: "placements[\(index)].placement is required")
             }
             guard seen.insert(id).inserted else {
                 return .error(400, code: "invalid_request", message: "duplicate placement \(id)")
             }
-            guard let count = placement["count"]?.integer, (1...20).contains(count) else {
+            guard let count = placement.count, (1...20).contains(count) else {
                 return .error(400, code: "invalid_request", message: "placements[\(index)].count must be 1…20")
             }
-            if let content = placement["content"], content != .null {
-                guard case .object(let fields) = content, case .string(let taxonomy)? = fields["taxonomy"],
-                    Self.taxonomies.contains(taxonomy), case .array(let categories)? = fields["categories"],
-                    categories.allSatisfy({ if case .string = $0 { true } else { false } })
-                else {
-                    return .error(
-                        400, code: "invalid_request",
-                        message: "placements[\(index)].content must have a known taxonomy and categories")
-                }
+            guard placement.contentIsValid else {
+                return .error(
+                    400, code: "invalid_request",
+                    message: "placements[\(index)].content must have a known taxonomy and categories")
             }
             guard let kind = Self.placements[id] else {
                 return .error(400, code: "unsupported_placement", message: "unsupported placement \(id)")
@@ -219,36 +205,52 @@ public struct MarsRoutes: SandboxRouteModule {
         }
     }
 
-    /// A JSON value, for reading a request whose shape the routes check field by field.
-    enum JSON: Decodable, Equatable {
-        case object([String: JSON])
-        case array([JSON])
-        case string(String)
-        case number(Double)
-        case bool(Bool)
-        case null
+    /// The `POST ads` body's fields the routes check. Each field is read on its own, and one of the wrong type reads as
+    /// absent, so the answer names the field; a well-formed body is read without a thrown error.
+    struct AdsBody: Decodable {
+        var contextID: String?
+        /// Nil when absent or not an array.
+        var placements: [Placement]?
 
         init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() {
-                self = .null
-            } else if let value = try? container.decode(Bool.self) {
-                self = .bool(value)
-            } else if let value = try? container.decode(Double.self) {
-                self = .number(value)
-            } else if let value = try? container.decode(String.self) {
-                self = .string(value)
-            } else if let value = try? container.decode([JSON].self) {
-                self = .array(value)
-            } else {
-                self = .object(try container.decode([String: JSON].self))
+            let container = try decoder.container(keyedBy: Key.self)  // not an object: malformed
+            contextID = try? container.decodeIfPresent(String.self, forKey: .context_id)
+            placements = try? container.decodeIfPresent([Placement].self, forKey: .placements)
+        }
+        enum Key: String, CodingKey { case context_id, placements }
+    }
+
+    /// One entry of `placements`.
+    struct Placement: Decodable {
+        var isObject = true
+        var placement: String?
+        var count: Int?
+        /// `content` is absent, null, or an object with a known taxonomy and string categories.
+        var contentIsValid = true
+
+        init(from decoder: any Decoder) throws {
+            guard let container = try? decoder.container(keyedBy: Key.self) else {
+                isObject = false
+                return
+            }
+            placement = try? container.decodeIfPresent(String.self, forKey: .placement)
+            count = try? container.decodeIfPresent(Int.self, forKey: .count)
+            if container.contains(.content), (try? container.decodeNil(forKey: .content)) != true {
+                let content = try? container.decode(Content.self, forKey: .content)
+                contentIsValid = content.map { MarsRoutes.taxonomies.contains($0.taxonomy) } ?? false
             }
         }
+        enum Key: String, CodingKey { case placement, count, content }
+    }
 
-        /// The number as an `Int` when it is a whole number in range.
-        var integer: Int? {
-            guard case .number(let value) = self, value.rounded() == value, abs(value) < 1e15 else { return nil }
-            return Int(value)
-        }
+    /// A placement's `content`.
+    struct Content: Decodable {
+        var taxonomy: String
+        var categories: [String]
+    }
+
+    /// The `DELETE delete_user` body.
+    struct DeleteBody: Decodable {
+        var context_id: String
     }
 }

@@ -30,7 +30,7 @@ public struct OpenRTBRoutes: SandboxRouteModule {
     public var records: Records { log.withLock { $0 } }
 
     /// ``records`` as JSON.
-    public func recordsJSON() -> Data? { SandboxReply.encoded(records) }
+    public func recordsJSON() -> Data? { adminJSON(records) }
 
     /// Forgets ``records``.
     public func resetRecords() { log.withLock { $0 = Records() } }
