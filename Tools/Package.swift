@@ -74,13 +74,13 @@ let package = Package(
             name: "OpenRTBSandbox", dependencies: ["SandboxRouting", lib("AdMediation")],
             path: "Adapters/OpenRTB/Sandbox"),
 
-        // The registry of built-in networks: one line each (its factory, its sandbox routes).
+        // The registry of built-in networks: one line each (its factory, its sandbox routes and their sample line).
         .target(
             name: "BuiltInNetworks",
             dependencies: [
-                lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"), "ChartboostSandbox",
-                lib("GrowthCatAds"), lib("MARSAds"), "MARSSandbox", lib("OpenRTBBidder"), "OpenRTBSandbox",
-                "SandboxRouting",
+                lib("AdMediation"), lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"),
+                "ChartboostSandbox", lib("GrowthCatAds"), lib("MARSAds"), "MARSSandbox", lib("OpenRTBBidder"),
+                "OpenRTBSandbox", "SandboxRouting",
             ]),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
@@ -112,7 +112,7 @@ let package = Package(
                 lib("AdMediation"), lib("AdMediationTesting"), lib("AdNetworkConformance"), lib("AdStorage"),
                 lib("AdPrivacy"), lib("AdTransport"), lib("CurlTransport"),
                 "DemandSandbox", lib("AppOpenAds"), lib("ChartboostBanners"), lib("MARSAds"), lib("GrowthCatAds"),
-                "MediateKit",
+                "BuiltInNetworks", "MediateKit",
                 lib("AdMediationServices"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -153,7 +153,7 @@ let package = Package(
             dependencies: [
                 lib("AdMediationTesting"),
                 lib("AdMediation"), lib("GrowthCatAds"), lib("MARSAds"), lib("ChartboostBanners"), lib("AppOpenAds"),
-                lib("AdPrivacy"), lib("AdTransport"), "DemandSandbox",
+                lib("AdPrivacy"), lib("AdTransport"), lib("AdapterKit"), "BuiltInNetworks", "DemandSandbox",
                 "MediateKit", lib("MediationFileFormat"), lib("ObliviousHTTP"), lib("OpenRTBBidder"),
             ],
             path: "Tests/Fuzz",
@@ -175,7 +175,7 @@ let package = Package(
             dependencies: [
                 "MARSSandbox",
                 "OpenRTBSandbox",
-                lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"),
+                lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"), lib("AdapterKit"),
                 lib("AdNetworkConformance"), lib("AdTransport"), "BuiltInNetworks", "ChartboostSandbox",
                 "SandboxRouting", "TestSupport",
             ]),
@@ -246,7 +246,7 @@ let package = Package(
             dependencies: [
                 lib("AdMediationTesting"),
                 lib("AdMediation"), lib("AdNetworkConformance"), lib("AdPrivacy"), lib("AdTransport"), "DemandSandbox",
-                lib("CurlTransport"), lib("GrowthCatAds"), lib("MARSAds"),
+                lib("AdapterKit"), "BuiltInNetworks", lib("CurlTransport"), lib("GrowthCatAds"), lib("MARSAds"),
                 lib("ChartboostBanners"), lib("AppOpenAds"), lib("OpenRTBBidder"), "TestSupport",
             ]),
         // A sixth, toy network in a folder of its own: proves docs/ARCHITECTURE.md's "Adding a network" checklist.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make fuzz`: builds the libFuzzer targets (AddressSanitizer + coverage, in .build-fuzz) and runs each for FUZZ_RUNS
-# inputs from the seed corpus in Tests/Fuzz/Corpus. Ends with one line, `fuzz: N inputs, C crashes`, and fails on a
+# `make fuzz`: builds the libFuzzer targets (AddressSanitizer + coverage, in .build-fuzz) and runs each target the
+# binary lists for FUZZ_RUNS inputs from its seed corpus in Tests/Fuzz/Corpus. Ends with one line, `fuzz: N inputs, C crashes`, and fails on a
 # crash (the input is kept under .build-fuzz/crashes/ and the target's output is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,12 +26,18 @@ rm -rf "$work"
 mkdir -p "$work" .build-fuzz/crashes
 total=0
 crashes=0
-for seeds in Tests/Fuzz/Corpus/*/; do
-    target="$(basename "$seeds")"
+# The targets are the binary's own (its decoders, and one per network of the registry of built-in networks); each
+# starts from its seed corpus in Tests/Fuzz/Corpus/<target>, or from `{}` when it has none.
+targets="$(FUZZ_TARGET= SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=0" "$binary" --list)"
+for target in $targets; do
     if [[ -n "$TARGET_FILTER" && ",$TARGET_FILTER," != *",$target,"* ]]; then continue; fi
     corpus="$work/$target"
     mkdir -p "$corpus"
-    cp "$seeds"* "$corpus/"
+    if [[ -d "Tests/Fuzz/Corpus/$target" ]]; then
+        cp "Tests/Fuzz/Corpus/$target/"* "$corpus/"
+    else
+        printf '{}' >"$corpus/empty-object.json"
+    fi
     log="$work/$target.log"
     # SWIFT_BACKTRACE=enable=no: Swift's own crash backtracer must not take over libFuzzer's crash handling.
     # A hard wall-clock limit per target keeps a wedged input from hanging CI; it counts as a crash.

@@ -21,6 +21,11 @@ public protocol SandboxRouteModule: Sendable {
 
     /// Forgets what the module recorded (`POST /admin/reset`). The default does nothing.
     func resetRecords()
+
+    /// A line the network fills in this sandbox, with the settings that reach it: the fixture the fault matrix, the
+    /// fuzzers and `mediate --demo` build the network from. Nil, the default, when the network has none (an OpenRTB
+    /// bidder is named by the app, under `/openrtb/<name>`).
+    var sample: SandboxSample? { get }
 }
 
 extension SandboxRouteModule {
@@ -28,6 +33,8 @@ extension SandboxRouteModule {
     public func recordsJSON() -> Data? { nil }
     /// Keeps no records: nothing to forget.
     public func resetRecords() {}
+    /// No sample line: nil.
+    public var sample: SandboxSample? { nil }
 
     /// `records` in the admin API's form, as the sandbox writes its own: snake_case keys, sorted; nil if they cannot
     /// be encoded. For ``recordsJSON()``.

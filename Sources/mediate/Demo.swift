@@ -1,3 +1,4 @@
+import BuiltInNetworks
 import DemandSandbox
 import Foundation
 import MediateKit
@@ -22,18 +23,26 @@ enum Demo {
             "mars/mock_tile_2": NetworkScenario(fillRate: 0.3, latencyMs: .fixed(8))
         ])
 
+    /// Every built-in network with a sample line, as its sample configures it against `sandbox`, keyed by its type:
+    /// the demo's `networks` (its placements name them by type).
+    static func networksJSON(_ sandbox: RunningSandbox) -> String {
+        var networks: [String: [String: String]] = [:]
+        for entry in BuiltInNetworks.samples {
+            var object = entry.sample?.settings ?? [:]
+            object["type"] = entry.factory.type
+            object["base_url"] = entry.sampleBaseURL(rootURL: sandbox.rootURL)
+            networks[entry.factory.type] = object
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(networks)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
     /// The demo configuration as JSON, pointing at a running sandbox.
     static func configuration(_ sandbox: RunningSandbox) -> Data {
         let json = """
             {
-              "networks": {
-                "mars": { "type": "mars", "base_url": "\(sandbox.marsBaseURL)" },
-                "chartboost": { "type": "chartboost", "base_url": "\(sandbox.chartboostBaseURL)", "app_id": \
-            "cb_app_demo", "app_signature": "cb_sig_demo_secret" },
-                "appopen": { "type": "appopen", "base_url": "\(sandbox.appOpenBaseURL)" },
-                "growthcat": { "type": "growthcat", "base_url": "\(sandbox.growthcatBaseURL)", "api_key": \
-            "gc_test_demo", "catalog_cache": "false" }
-              },
+              "networks": \(networksJSON(sandbox)),
               "placements": {
                 "home_tile": { "format": "tile", "ab_label": "tiles-a", "lines": [
                   { "network": "mars", "placement": "mock_tile_2", "timeout_ms": 200, "ecpm": 0.9 },

@@ -1,4 +1,6 @@
+import AdMediation
 import AdTransport
+import AdapterKit
 import BuiltInNetworks
 import CurlTransport
 import DemandSandbox
@@ -20,6 +22,47 @@ struct RegistryTests {
         for entry in BuiltInNetworks.all {
             guard let routes = entry.routes?() else { continue }
             #expect(routes.network == entry.factory.type)
+        }
+    }
+
+    /// Each entry's sample line is a fixture that works: built by the network's own factory from the sample's
+    /// settings, against a sandbox with no scenario, the network fills the sample's placement in its format. The fault
+    /// matrix, the fuzzers and `mediate --demo` build the networks from these samples.
+    @Test func everySampleLineFillsThroughItsFactoryInASandbox() async throws {
+        let entries = BuiltInNetworks.all.filter { $0.sample != nil }
+        #expect(Set(entries.map { $0.factory.type }) == ["growthcat", "mars", "chartboost", "appopen"])
+        try await withSandbox { sandbox, client in
+            for entry in entries {
+                let format = try #require(
+                    entry.sampleFormat, "\(entry.factory.type): a sample format the factory serves")
+                let placement = try #require(entry.sample?.placement)
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "registry-sample-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let built = try entry.makeSample(
+                    id: "sample", baseURL: entry.sampleBaseURL(rootURL: sandbox.rootURL),
+                    context: AdNetworkFactoryContext(http: client, stateDirectory: directory))
+                let ad = try await built.network.load(AdRequest(placement: placement, format: format)).ad
+                #expect(ad?.networkID == "sample", "\(entry.factory.type) fills \(placement)")
+                #expect(ad?.format == format, "\(entry.factory.type)")
+                ad?.invalidate()
+                await built.backgroundWork?.shutdown()
+            }
+        }
+    }
+
+    @Test func aSampleWithoutItsSettingsIsRefusedNamingTheNetwork() throws {
+        // The settings a sample carries are the ones that reach the network: without them the factory refuses it.
+        let chartboost = try #require(BuiltInNetworks.all.first { $0.factory.type == "chartboost" })
+        var sample = try #require(chartboost.sample)
+        sample.settings = [:]
+        let bare = BuiltInNetwork(factory: chartboost.factory, sample: sample)
+        #expect {
+            try bare.makeSample(
+                id: "cb", baseURL: "https://cb.example",
+                context: AdNetworkFactoryContext(http: UnusedHTTPClient()))
+        } throws: { error in
+            (error as? AdError)?.code == .configuration && "\(error)".contains("networks.cb")
         }
     }
 
@@ -86,5 +129,12 @@ struct RegistryTests {
             _ = try await client.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/reset"))
             #expect(sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices.isEmpty == true)
         }
+    }
+}
+
+/// A client for a network that must never be built: any request is an error.
+private struct UnusedHTTPClient: HTTPClient {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        throw HTTPClientError(.other, "not used")
     }
 }

@@ -1,13 +1,11 @@
 import AdMediation
 import AdMediationTesting
 import AdNetworkConformance
-import AppOpenAds
-import ChartboostBanners
+import AdapterKit
+import BuiltInNetworks
 import CurlTransport
 import DemandSandbox
 import Foundation
-import GrowthCatAds
-import MARSAds
 import TestSupport
 import Testing
 
@@ -35,61 +33,31 @@ struct FaultCase: Sendable, CustomStringConvertible {
         ]
 }
 
-/// One of the four networks, built over the sandbox.
+/// One network of the registry of built-in networks that has a sample line, built from it over the sandbox: the
+/// matrix has no table of its own of which networks there are or how each is built.
 struct NetworkCase: Sendable, CustomStringConvertible {
-    var name: String
+    var entry: BuiltInNetwork
     var format: AdFormat
     var placement: String
+    var name: String { entry.factory.type }
     var description: String { name }
-    /// `"320x50"` for a banner.
-    var size: String? { if case .banner(let size) = format { "\(size.width)x\(size.height)" } else { nil } }
 
-    static let all = [
-        NetworkCase(name: "growthcat", format: .interstitial, placement: "level_complete"),
-        NetworkCase(name: "mars", format: .tile, placement: "mock_tile_1"),
-        NetworkCase(name: "chartboost", format: .banner(.standard), placement: "Main Menu"),
-        NetworkCase(name: "appopen", format: .appOpen, placement: "ca-app-pub-sandbox/app_open_main"),
-    ]
-
-    /// The sandbox's base URL for this network.
-    func baseURL(_ sandbox: RunningSandbox) -> String {
-        switch name {
-        case "growthcat": sandbox.growthcatBaseURL
-        case "mars": sandbox.marsBaseURL
-        case "chartboost": sandbox.chartboostBaseURL
-        default: sandbox.appOpenBaseURL
-        }
+    static let all: [NetworkCase] = BuiltInNetworks.samples.compactMap { entry in
+        guard let format = entry.sampleFormat, let sample = entry.sample else { return nil }
+        return NetworkCase(entry: entry, format: format, placement: sample.placement)
     }
 
-    func make(_ sandbox: RunningSandbox, _ http: CurlHTTPClient, directory: URL) throws -> any AdNetwork {
+    /// The sandbox's base URL for this network.
+    func baseURL(_ sandbox: RunningSandbox) -> String { entry.sampleBaseURL(rootURL: sandbox.rootURL) }
+
+    func make(_ sandbox: RunningSandbox, _ http: CurlHTTPClient, directory: URL) throws -> BuiltNetwork {
         try make(baseURL: baseURL(sandbox), http, directory: directory)
     }
 
-    func make(baseURL: String, _ http: CurlHTTPClient, directory: URL) throws -> any AdNetwork {
-        switch name {
-        case "growthcat":
-            var configuration = GrowthCatClient.Configuration(
-                apiKey: "gc_test_demo", baseURL: baseURL,
-                eventQueuePath: directory.appendingPathComponent("q.sqlite").path)
-            configuration.catalogCaching = false
-            // The seed's 5xx back-off (1 s, then 2 s) is kept, but far shorter here (real time: the client runs on the
-            // system clock): the matrix is about how the retries end, not how long they wait, and on a busy machine
-            // the bootstrap's and the load's retries must not eat the line's time, or a server error reads as a
-            // timeout.
-            configuration.retryBaseDelay = .milliseconds(10)
-            return GrowthCatNetwork(client: try GrowthCatClient(configuration: configuration, http: http))
-        case "mars":
-            return MarsNetwork(
-                client: MozAdsClientBuilder(httpClient: http).environment(.custom(baseURL: baseURL)).build()
-            )
-        case "chartboost":
-            return ChartboostNetwork(
-                configuration: .init(
-                    baseURL: baseURL, appID: "cb_app_demo", appSignature: "cb_sig_demo_secret"),
-                http: http)
-        default:
-            return AppOpenNetwork(configuration: .init(baseURL: baseURL), http: http)
-        }
+    /// Built by its factory from its sample's settings, keeping its state (GrowthCat's event queue) in `directory`.
+    func make(baseURL: String, _ http: CurlHTTPClient, directory: URL) throws -> BuiltNetwork {
+        try entry.makeSample(
+            id: name, baseURL: baseURL, context: AdNetworkFactoryContext(http: http, stateDirectory: directory))
     }
 }
 
@@ -132,6 +100,13 @@ let expectedMatrix: [String: [String: String]] = [
 
 @Suite("Fault matrix: every network through the mediator under every sandbox fault", .timeLimit(.minutes(2)))
 struct FaultMatrixTests {
+    @Test func everyRegisteredSampleIsAMatrixRowWithADocumentedOutcome() {
+        // A network added to the registry with a sample line joins the matrix, and needs its documented row.
+        #expect(NetworkCase.all.count == BuiltInNetworks.all.filter { $0.sample != nil }.count)
+        #expect(Set(NetworkCase.all.map(\.name)) == Set(expectedMatrix.keys))
+        #expect(Set(NetworkCase.all.map(\.name)) == Set(unreachableMatrix.keys))
+    }
+
     @Test(arguments: NetworkCase.all, FaultCase.all)
     func theFaultedLineEndsAsDocumentedAndTheNextLineStillFills(network: NetworkCase, fault: FaultCase) async throws {
         let sandbox = try await DemandSandbox.start(
@@ -142,7 +117,8 @@ struct FaultMatrixTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let backup = ScriptedAdNetwork(id: "backup", formats: [network.format.kind], fallback: .fill(ecpm: 1))
-        let adapter = try network.make(sandbox, http, directory: directory)
+        let built = try network.make(sandbox, http, directory: directory)
+        let adapter = built.network
         let placement = PlacementConfiguration(
             format: network.format, mode: .sequential,
             // A hang guard for the line where the fault is not about time, so a busy machine cannot turn an error into
@@ -171,6 +147,7 @@ struct FaultMatrixTests {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(http.statistics.liveHandles == 0 && http.statistics.activeTransfers == 0)
+        await built.backgroundWork?.shutdown()
         await http.shutdown()
         await sandbox.shutdown()
     }
@@ -200,7 +177,8 @@ struct UnreachableMatrixTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let sandboxURL = network.baseURL(sandbox)
         let baseURL = fault == "tls" ? "https://" + sandboxURL.dropFirst("http://".count) : "http://ads.example.invalid"
-        let adapter = try network.make(baseURL: baseURL, http, directory: directory)
+        let built = try network.make(baseURL: baseURL, http, directory: directory)
+        let adapter = built.network
         let backup = ScriptedAdNetwork(id: "backup", formats: [network.format.kind], fallback: .fill(ecpm: 1))
         let placement = PlacementConfiguration(
             format: network.format, mode: .sequential,
@@ -220,6 +198,7 @@ struct UnreachableMatrixTests {
         if fault == "insecure_url" {
             #expect(sandbox.records.requestCounts.isEmpty, "a refused URL sends nothing anywhere")
         }
+        await built.backgroundWork?.shutdown()
         await http.shutdown()
         await sandbox.shutdown()
     }

@@ -1,6 +1,8 @@
 import AdMediationTesting
 import AdPrivacy
 import AdTransport
+import AdapterKit
+import BuiltInNetworks
 import DemandSandbox
 import Foundation
 import Logging
@@ -26,6 +28,61 @@ struct NoHTTPClient: HTTPClient {
     }
 }
 
+/// An HTTP client that answers every request with the fuzzer's input (status 200, JSON).
+struct ReplayHTTPClient: HTTPClient {
+    let body: Data
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
+    }
+}
+
+/// A clock whose sleeps end at once, moving its time to their deadline: back-offs and expiries run without waiting.
+final class InstantClock: AdClock {
+    private let instant = LockedValue(AdInstant.zero)
+
+    var now: AdInstant { instant.withLock { $0 } }
+
+    func sleep(until deadline: AdInstant) async throws {
+        try Task.checkCancellation()
+        instant.withLock { $0 = max($0, deadline) }
+    }
+}
+
+/// One target per network of the registry of built-in networks that has a sample line, `answer-<type>`: the network
+/// is built by its factory from the sample's settings, over a client that answers every request with the input, and
+/// loads the sample's placement (an ad it returns is invalidated, its background work ended). A network added to the
+/// registry is fuzzed with no line here; `make fuzz` lists the targets from this binary.
+enum RegistryTargets {
+    static let all: [String: @Sendable (Data) -> Void] = Dictionary(
+        uniqueKeysWithValues: BuiltInNetworks.samples.map { entry in
+            ("answer-" + entry.factory.type, { @Sendable data in load(entry, answering: data) })
+        })
+
+    static func load(_ entry: BuiltInNetwork, answering body: Data) {
+        guard let format = entry.sampleFormat, let placement = entry.sample?.placement else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let done = DispatchSemaphore(value: 0)
+        // The fuzzer's thread waits; the load runs on the cooperative pool.
+        Task {
+            defer { done.signal() }
+            let context = AdNetworkFactoryContext(
+                http: ReplayHTTPClient(body: body), clock: InstantClock(), stateDirectory: directory)
+            guard
+                let built = try? entry.makeSample(
+                    id: entry.factory.type, baseURL: entry.sampleBaseURL(rootURL: "https://fuzz.example"),
+                    context: context)
+            else { return }
+            if let ad = (try? await built.network.load(AdRequest(placement: placement, format: format)))?.ad {
+                ad.invalidate()
+            }
+            await built.backgroundWork?.shutdown()
+        }
+        done.wait()
+    }
+}
+
 /// Every decoder, by target name. Each must return (never trap) whatever the bytes are.
 enum Targets {
     static let chartboost = ChartboostNetwork(
@@ -39,7 +96,10 @@ enum Targets {
     static let appOpen = AppOpenNetwork(
         configuration: .init(baseURL: "https://ao.example"), http: NoHTTPClient(), clock: ManualAdClock())
 
-    static let all: [String: @Sendable (Data) -> Void] = [
+    /// The decoders' own targets and the registry's (``RegistryTargets``).
+    static let all: [String: @Sendable (Data) -> Void] = decoders.merging(RegistryTargets.all) { first, _ in first }
+
+    static let decoders: [String: @Sendable (Data) -> Void] = [
         "growthcat-config": { _ = try? GrowthCatClient.parseBootstrap($0) },
         "growthcat-catalog": { data in
             // Catalog and serve answers share a shape; the presentation rules then run over a week of time.
@@ -142,6 +202,10 @@ let selected: (@Sendable (Data) -> Void)? = ProcessInfo.processInfo.environment[
 @main
 struct FuzzDecoders {
     static func main() {
+        if CommandLine.arguments.dropFirst().first == "--list" {
+            print(Targets.all.keys.sorted().joined(separator: "\n"))
+            exit(0)
+        }
         #if FUZZING
             guard selected != nil else {
                 FileHandle.standardError.write(
@@ -159,7 +223,7 @@ struct FuzzDecoders {
             let arguments = CommandLine.arguments.dropFirst()
             guard let name = arguments.first, let target = Targets.all[name] else {
                 print(
-                    ("usage: fuzz-decoders TARGET FILE-OR-DIRECTORY…  "
+                    ("usage: fuzz-decoders TARGET FILE-OR-DIRECTORY… | --list  "
                         + "(targets: \(Targets.all.keys.sorted().joined(separator: ", ")))")
                 )
                 exit(2)

@@ -20,6 +20,11 @@ public struct AppOpenRoutes: SandboxRouteModule {
     /// Creates the module.
     public init() {}
 
+    /// An app-open line, `ca-app-pub-sandbox/app_open_main`; the network has no settings.
+    public var sample: SandboxSample? {
+        SandboxSample(format: "app_open", placement: "ca-app-pub-sandbox/app_open_main")
+    }
+
     /// Answers one request under `/appopen`.
     public func respond(to request: SandboxRequest) -> SandboxReply {
         switch (request.method, request.path) {

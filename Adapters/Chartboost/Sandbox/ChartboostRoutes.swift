@@ -20,6 +20,15 @@ public struct ChartboostRoutes: SandboxRouteModule {
         self.apps = apps
     }
 
+    /// A 320x50 banner line, `Main Menu`, signed as the first of ``apps`` (by app id) — the sandbox's demo app unless
+    /// the module was made with others; nil when it accepts no app.
+    public var sample: SandboxSample? {
+        guard let app = apps.keys.min(), let signature = apps[app] else { return nil }
+        return SandboxSample(
+            settings: ["app_id": app, "app_signature": signature], format: "banner", size: "320x50",
+            placement: "Main Menu")
+    }
+
     /// `hex(HMAC-SHA256(key: secret, METHOD + "\n" + path-with-query + "\n" + body))`, the Chartboost-style signature.
     public static func signature(secret: String, method: String, pathWithQuery: String, body: Data) -> String {
         var message = Data("\(method)\n\(pathWithQuery)\n".utf8)

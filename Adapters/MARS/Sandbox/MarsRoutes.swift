@@ -42,6 +42,9 @@ public struct MarsRoutes: SandboxRouteModule {
     /// Creates the module, with empty records.
     public init() {}
 
+    /// A tile line (`mock_tile_1`), MARS's `base_url` ending in `/v1/`.
+    public var sample: SandboxSample? { SandboxSample(path: "/v1/", format: "tile", placement: "mock_tile_1") }
+
     /// A snapshot of what MARS received so far.
     public var records: Records { log.withLock { $0 } }
 
