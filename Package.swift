@@ -101,8 +101,10 @@ let package = Package(
             name: "MediationFileFormat", dependencies: ["AdMediation", "AdTransport", "AdapterKit"],
             swiftSettings: fuzzSettings),
 
-        // The conformance kit for adapter authors (core only, no test framework).
-        .target(name: "AdNetworkConformance", dependencies: ["AdMediation", "AdMediationTesting", "AdTransport"]),
+        // The conformance kit for adapter authors (the core and AdapterKit; no test framework).
+        .target(
+            name: "AdNetworkConformance",
+            dependencies: ["AdMediation", "AdMediationTesting", "AdTransport", "AdapterKit"]),
 
         // The adapter kit, public for adapter authors outside the project too: the request runner (deadline,
         // cancellation, status and transport-error mapping) and JSON wire codecs.
@@ -205,7 +207,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AdMediation", "AdNetworkConformance", "AdPrivacy", "AdTransport", "CurlTransport",
+                "AdMediation", "AdNetworkConformance", "AdPrivacy", "AdTransport", "AdapterKit", "CurlTransport",
                 "AdMediationTesting", .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/TestSupport"),
         .testTarget(

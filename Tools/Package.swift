@@ -112,7 +112,7 @@ let package = Package(
                 lib("AdMediation"), lib("AdMediationTesting"), lib("AdNetworkConformance"), lib("AdStorage"),
                 lib("AdPrivacy"), lib("AdTransport"), lib("CurlTransport"),
                 "DemandSandbox", lib("AppOpenAds"), lib("ChartboostBanners"), lib("MARSAds"), lib("GrowthCatAds"),
-                "BuiltInNetworks", "MediateKit",
+                "BuiltInNetworks", "MediateKit", lib("AdapterKit"),
                 lib("AdMediationServices"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -168,7 +168,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 lib("AdMediation"), lib("AdNetworkConformance"), lib("AdPrivacy"), lib("AdTransport"),
-                lib("CurlTransport"), lib("AdMediationTesting"), .product(name: "Logging", package: "swift-log"),
+                lib("AdapterKit"), lib("CurlTransport"), lib("AdMediationTesting"),
+                .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/TestSupport"),
         .testTarget(
             name: "DemandSandboxTests",
@@ -183,8 +184,7 @@ let package = Package(
             name: "AppOpenAdsTests",
             dependencies: [
                 lib("AppOpenAds"), lib("AdPresentation"), lib("AdNetworkConformance"), lib("AdTransport"),
-                "DemandSandbox",
-                lib("CurlTransport"),
+                lib("AdapterKit"), "DemandSandbox", lib("CurlTransport"),
                 lib("AdMediationTesting"), "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

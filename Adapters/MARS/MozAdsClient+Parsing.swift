@@ -13,7 +13,7 @@ extension MozAdsClient {
 
     /// One ad item as decoded, before it is turned into a tile, spoc or image.
     package struct DecodedAd: Sendable {
-        var object: [String: AnySendableJSON]
+        var object: [String: JSONValue]
         var callbacks: MozAdsCallbacks
     }
 
@@ -37,18 +37,19 @@ extension MozAdsClient {
             onInvalid("invalid_structure", violation)
             throw AdError.mars(code: .json, message: "the response breaks a limit: \(violation)")
         }
-        guard case .object(let object)? = try? JSONDecoder().decode(AnySendableJSON.self, from: response.body) else {
+        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: response.body) else {
             onInvalid("invalid_structure", "the response is not a JSON object")
             throw AdError.mars(code: .json, message: "the response is not a JSON object")
         }
         var result: [String: [DecodedAd]] = [:]
-        for (placementID, value) in object {
+        // A `null` member, item or field is read as absent.
+        for (placementID, value) in object where value != .null {
             guard case .array(let items) = value else {
                 onInvalid("invalid_array", "placement \(placementID) is not an array")
                 continue
             }
             var ads: [DecodedAd] = []
-            for item in items {
+            for item in items where item != .null {
                 switch Self.decodeItem(item) {
                 case .success(let ad): ads.append(ad)
                 case .failure(let message): onInvalid("invalid_ad_item", message)
@@ -103,7 +104,7 @@ extension MozAdsClient {
 
     enum ItemResult { case success(DecodedAd), failure(String) }
 
-    static func decodeItem(_ item: AnySendableJSON) -> ItemResult {
+    static func decodeItem(_ item: JSONValue) -> ItemResult {
         guard let dict = item.object else { return .failure("an ad item is not an object") }
         guard let callbacks = dict["callbacks"]?.object else { return .failure("missing field `callbacks`") }
         guard let click = callbacks["click"]?.string, isAbsoluteURL(click) else {
@@ -113,8 +114,8 @@ extension MozAdsClient {
             return .failure("callbacks.impression is missing or not a URL")
         }
         var report: String?
-        // A null `report` was left out by the decoder: absent.
-        if let value = callbacks["report"] {
+        // A null `report` is absent.
+        if let value = callbacks["report"], value != .null {
             guard let url = value.string, isAbsoluteURL(url) else {
                 return .failure("callbacks.report is not a URL")
             }

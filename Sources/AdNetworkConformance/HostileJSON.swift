@@ -1,3 +1,4 @@
+import AdapterKit
 import Foundation
 
 /// Hostile values for an adapter's decoder tests: take a valid answer, put one hostile value at one field, and check
@@ -44,34 +45,33 @@ public enum HostileJSON {
     ]
 
     /// `json` with the member at `path` (object keys; an integer key indexes an array) replaced by `value`'s JSON.
-    /// Returns nil when `json` is not an object or the path does not lead to an existing container.
+    /// Returns nil when `json` is not JSON or the path does not lead to an existing container.
     public static func replacing(_ path: [String], in json: String, with value: Value) -> Data? {
-        guard let root = try? JSONSerialization.jsonObject(with: Data(json.utf8)) else { return nil }
+        guard let root = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) else { return nil }
         let marker = "__hostile_\(UUID().uuidString)__"
-        guard let replaced = set(path[...], in: root, to: marker),
-            let data = try? JSONSerialization.data(withJSONObject: replaced, options: [.sortedKeys])
-        else { return nil }
-        let text = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"\(marker)\"", with: value.json)
+        guard let replaced = set(path[...], in: root, to: .string(marker)) else { return nil }
+        let text = replaced.description.replacingOccurrences(of: "\"\(marker)\"", with: value.json)
         return Data(text.utf8)
     }
 
-    private static func set(_ path: ArraySlice<String>, in node: Any, to marker: String) -> Any? {
+    private static func set(_ path: ArraySlice<String>, in node: JSONValue, to marker: JSONValue) -> JSONValue? {
         guard let key = path.first else { return marker }
-        if var object = node as? [String: Any] {
-            let child = object[key] ?? [String: Any]()
+        switch node {
+        case .object(var members):
+            let child = members[key] ?? .object([:])
             guard let updated = path.count == 1 ? marker : set(path.dropFirst(), in: child, to: marker) else {
                 return nil
             }
-            object[key] = updated
-            return object
+            members[key] = updated
+            return .object(members)
+        case .array(var elements):
+            guard let index = Int(key), elements.indices.contains(index),
+                let updated = path.count == 1 ? marker : set(path.dropFirst(), in: elements[index], to: marker)
+            else { return nil }
+            elements[index] = updated
+            return .array(elements)
+        default:
+            return nil
         }
-        if var array = node as? [Any], let index = Int(key), array.indices.contains(index) {
-            guard let updated = path.count == 1 ? marker : set(path.dropFirst(), in: array[index], to: marker) else {
-                return nil
-            }
-            array[index] = updated
-            return array
-        }
-        return nil
     }
 }

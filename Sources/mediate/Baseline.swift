@@ -1,5 +1,6 @@
 import AdMediation
 import AdTransport
+import AdapterKit
 import Foundation
 
 /// `--baseline OLD.json`: a previous `mediate compare --format json` output, read back for the summary's "what
@@ -90,53 +91,5 @@ struct Baseline: Sendable {
             placements[id] = placement
         }
         return Baseline(name: name, placements: placements)
-    }
-}
-
-/// A JSON value as read, typed: what `--baseline` walks field by field, so each problem is named at its path.
-enum JSONValue: Decodable, Sendable {
-    case object([String: JSONValue])
-    case array([JSONValue])
-    case string(String)
-    /// A number, and whether it was written as an integer.
-    case number(Double, integer: Int?)
-    case bool(Bool)
-    case null
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let integer = try? container.decode(Int.self) {
-            self = .number(Double(integer), integer: integer)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number, integer: nil)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let array = try? container.decode([JSONValue].self) {
-            self = .array(array)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    /// An object's member; nil for a missing key or a value that is not an object.
-    subscript(key: String) -> JSONValue? {
-        guard case .object(let object) = self else { return nil }
-        return object[key]
-    }
-
-    /// The value of a number; nil for anything else.
-    var number: Double? {
-        guard case .number(let value, _) = self else { return nil }
-        return value
-    }
-
-    /// The value of a number written as an integer; nil for anything else.
-    var integer: Int? {
-        guard case .number(_, let integer) = self else { return nil }
-        return integer
     }
 }

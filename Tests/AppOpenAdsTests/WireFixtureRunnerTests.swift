@@ -1,4 +1,5 @@
 import AdMediation
+import AdapterKit
 import AppOpenAds
 import TestSupport
 import Testing
@@ -7,8 +8,8 @@ import Testing
 /// disagree, so a fixture can fail.
 @Suite("Wire fixture runner", .timeLimit(.minutes(2)))
 struct WireFixtureRunnerTests {
-    static func json(_ text: String) throws -> FixtureJSON {
-        try #require(FixtureJSON.parse(Array(text.utf8)))
+    static func json(_ text: String) throws -> JSONValue {
+        try #require(JSONValue.parse(Array(text.utf8)))
     }
 
     @Test("a body subset mismatch is reported with its path, the expected and the actual value")

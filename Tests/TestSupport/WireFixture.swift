@@ -1,5 +1,6 @@
 import AdMediation
 import AdPrivacy
+import AdapterKit
 import Foundation
 
 // One wire fixture file, parsed field by field (see WireFixtures.swift and docs/RELIABILITY.md).
@@ -36,7 +37,7 @@ public struct WireFixture: Sendable {
     /// Set when the adapter is known to disagree with the spec here: the test records the mismatch as a known issue.
     public var knownIssue: String?
     /// Adapter settings the test's factory reads (e.g. `app_id`, `destinations`).
-    public var settings: [String: FixtureJSON]
+    public var settings: [String: JSONValue]
     /// The ad request.
     public var request: AdRequest
     /// The exchanges, in order: the n-th request the adapter sends is checked against, and answered by, the n-th.
@@ -58,13 +59,13 @@ public struct WireFixture: Sendable {
         /// `GET`, `POST`, … (nil: any).
         public var method: String?
         /// The path without the query: a string, or a marker such as `{"$pattern": …}` (nil: any).
-        public var path: FixtureJSON?
+        public var path: JSONValue?
         /// A subset of the query items.
-        public var query: [String: FixtureJSON]
+        public var query: [String: JSONValue]
         /// A subset of the header fields.
-        public var headers: [String: FixtureJSON]
+        public var headers: [String: JSONValue]
         /// A subset of the JSON body (nil: not checked).
-        public var body: FixtureJSON?
+        public var body: JSONValue?
     }
 
     /// What the mock server answers. In the body, `{{base_url}}` becomes the server's base URL and
@@ -82,7 +83,7 @@ public struct WireFixture: Sendable {
     public enum Outcome: Sendable {
         /// A fill: its fields (`ecpm`, `creative_id`, `format`, `placement`, `network_id`, `kind`, `asset_url`,
         /// `click_url`, `markup`, `width`, `height`, `expires_in_seconds`, `fields`) as a subset.
-        case filled(FixtureJSON)
+        case filled(JSONValue)
         /// No fill, optionally with a reason containing the text.
         case noFill(reasonContains: String?)
         /// An `AdError` whose code name is `code` (`invalid_response`, `server_503` or `server(503)`).
@@ -91,7 +92,7 @@ public struct WireFixture: Sendable {
 
     /// Parses a fixture; `name` only names the file in errors.
     public init(json bytes: [UInt8], name: String) throws(WireFixtureError) {
-        guard let root = FixtureJSON.parse(bytes) else { throw WireFixtureError(.invalid, "\(name): not JSON") }
+        guard let root = JSONValue.parse(bytes) else { throw WireFixtureError(.invalid, "\(name): not JSON") }
         let reader = FixtureReader(name: name)
         let top = try reader.object(
             root, "",
@@ -131,8 +132,8 @@ private struct FixtureReader {
         WireFixtureError(.invalid, "\(name): \(path.isEmpty ? "the file" : path) \(why)")
     }
 
-    func object(_ value: FixtureJSON?, _ path: String, keys: Set<String>?) throws(WireFixtureError)
-        -> [String: FixtureJSON]
+    func object(_ value: JSONValue?, _ path: String, keys: Set<String>?) throws(WireFixtureError)
+        -> [String: JSONValue]
     {
         guard case .object(let members)? = value else { throw fail(path, "must be an object") }
         if let keys, let unknown = members.keys.sorted().first(where: { !keys.contains($0) }) {
@@ -141,23 +142,23 @@ private struct FixtureReader {
         return members
     }
 
-    func string(_ value: FixtureJSON?, _ path: String) throws(WireFixtureError) -> String {
+    func string(_ value: JSONValue?, _ path: String) throws(WireFixtureError) -> String {
         guard case .string(let text)? = value else { throw fail(path, "must be a string") }
         return text
     }
 
-    func optionalString(_ value: FixtureJSON?, _ path: String) throws(WireFixtureError) -> String? {
+    func optionalString(_ value: JSONValue?, _ path: String) throws(WireFixtureError) -> String? {
         guard let value else { return nil }
         return try string(value, path)
     }
 
-    func bool(_ value: FixtureJSON?, _ path: String) throws(WireFixtureError) -> Bool? {
+    func bool(_ value: JSONValue?, _ path: String) throws(WireFixtureError) -> Bool? {
         guard let value else { return nil }
         guard case .bool(let flag) = value else { throw fail(path, "must be true or false") }
         return flag
     }
 
-    func int(_ value: FixtureJSON?, _ path: String) throws(WireFixtureError) -> Int? {
+    func int(_ value: JSONValue?, _ path: String) throws(WireFixtureError) -> Int? {
         guard let value else { return nil }
         guard case .number(let number) = value, number.rounded() == number, abs(number) < 1e9 else {
             throw fail(path, "must be a whole number")
@@ -165,7 +166,7 @@ private struct FixtureReader {
         return Int(number)
     }
 
-    func adRequest(_ value: FixtureJSON?) throws(WireFixtureError) -> AdRequest {
+    func adRequest(_ value: JSONValue?) throws(WireFixtureError) -> AdRequest {
         let fields = try object(
             value, "request",
             keys: [
@@ -195,7 +196,7 @@ private struct FixtureReader {
         return request
     }
 
-    func privacy(_ value: FixtureJSON?) throws(WireFixtureError) -> PrivacySignals {
+    func privacy(_ value: JSONValue?) throws(WireFixtureError) -> PrivacySignals {
         guard let value else { return PrivacySignals() }
         let keys: Set<String> = [
             "gdpr", "tcf_consent", "us_privacy", "gpp", "gpp_sid", "coppa", "under_age", "lmt", "att",
@@ -223,7 +224,7 @@ private struct FixtureReader {
         return signals
     }
 
-    func call(_ value: FixtureJSON, _ path: String) throws(WireFixtureError) -> WireFixture.Call {
+    func call(_ value: JSONValue, _ path: String) throws(WireFixtureError) -> WireFixture.Call {
         let fields = try object(value, path, keys: ["expected_request", "mock_response"])
         var expected: WireFixture.ExpectedRequest?
         if let request = fields["expected_request"] {
@@ -264,7 +265,7 @@ private struct FixtureReader {
                 status: try int(response["status"], responsePath + ".status") ?? 200, headers: headers, body: body))
     }
 
-    func outcome(_ value: FixtureJSON?) throws(WireFixtureError) -> WireFixture.Outcome {
+    func outcome(_ value: JSONValue?) throws(WireFixtureError) -> WireFixture.Outcome {
         let fields = try object(value, "expected", keys: ["filled", "no_fill", "error"])
         guard fields.count == 1, let only = fields.first else {
             throw fail("expected", "must hold exactly one of filled, no_fill, error")

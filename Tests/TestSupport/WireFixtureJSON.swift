@@ -1,93 +1,18 @@
+import AdapterKit
 import Foundation
 
 // The JSON values and the subset rule of wire fixtures (see WireFixtures.swift and docs/RELIABILITY.md).
 
-/// A JSON value as a fixture holds it: numbers are compared as numbers, objects by key.
-public indirect enum FixtureJSON: Sendable, Equatable, Decodable, CustomStringConvertible {
-    /// `null`.
-    case null
-    /// `true` or `false`.
-    case bool(Bool)
-    /// Any number.
-    case number(Double)
-    /// A string.
-    case string(String)
-    /// An array.
-    case array([FixtureJSON])
-    /// An object.
-    case object([String: FixtureJSON])
-
-    /// Decodes any JSON value.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([FixtureJSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: FixtureJSON].self))
-        }
-    }
-
+/// What wire fixtures read JSON with: AdapterKit's `JSONValue` (numbers compared as numbers, objects by key).
+extension JSONValue {
     /// Parses JSON text; nil when it is not JSON.
-    public static func parse(_ bytes: [UInt8]) -> FixtureJSON? {
-        try? JSONDecoder().decode(FixtureJSON.self, from: Data(bytes))
-    }
-
-    /// The value as compact JSON text (object keys sorted).
-    public var description: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return value ? "true" : "false"
-        case .number(let value):
-            if value.rounded() == value, abs(value) < 1e15 { return String(Int64(value)) }
-            return "\(value)"
-        case .string(let value): return Self.quoted(value)
-        case .array(let values): return "[" + values.map(\.description).joined(separator: ",") + "]"
-        case .object(let members):
-            let fields = members.keys.sorted().map { key in
-                Self.quoted(key) + ":" + (members[key] ?? .null).description
-            }
-            return "{" + fields.joined(separator: ",") + "}"
-        }
-    }
-
-    /// `text` as a JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-
-    /// The member `key` of an object; nil for anything else.
-    public subscript(key: String) -> FixtureJSON? {
-        if case .object(let members) = self { return members[key] }
-        return nil
+    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }
 
     /// The value at a dotted path (`imp.0.banner.w`): object keys, or array indexes.
-    public func value(at path: String) -> FixtureJSON? {
-        var current: FixtureJSON? = self
+    public func value(at path: String) -> JSONValue? {
+        var current: JSONValue? = self
         for part in path.split(separator: ".") {
             switch current {
             case .object(let members): current = members[String(part)]
@@ -127,7 +52,7 @@ public struct WireFixtureMismatch: Sendable, Equatable, CustomStringConvertible 
 /// matches somewhere; anchor it with `^…$`).
 public enum FixtureMatch {
     /// The mismatches of `actual` against `expected`, each named by `path`.
-    public static func mismatches(expected: FixtureJSON, actual: FixtureJSON?, path: String) -> [WireFixtureMismatch] {
+    public static func mismatches(expected: JSONValue, actual: JSONValue?, path: String) -> [WireFixtureMismatch] {
         if case .object(let members) = expected, members.count == 1, let marker = members.first,
             marker.key.hasPrefix("$")
         {
@@ -165,7 +90,7 @@ public enum FixtureMatch {
     }
 
     private static func markerMismatches(
-        _ marker: String, _ argument: FixtureJSON, actual: FixtureJSON?, path: String
+        _ marker: String, _ argument: JSONValue, actual: JSONValue?, path: String
     ) -> [WireFixtureMismatch] {
         switch (marker, argument) {
         case ("$absent", .bool(true)):

@@ -1,6 +1,7 @@
 import AdMediation
 import AdMediationTesting
 import AdTransport
+import AdapterKit
 import CurlTransport
 import Foundation
 
@@ -17,7 +18,7 @@ public struct WireFixtureContext: Sendable {
     /// A manual clock the adapter should use (ages and expiries are then exact).
     public var clock: ManualAdClock
     /// The fixture's `settings`.
-    public var settings: [String: FixtureJSON]
+    public var settings: [String: JSONValue]
 
     /// The string setting `key`, or `fallback`.
     public func setting(_ key: String, or fallback: String) -> String {
@@ -153,14 +154,14 @@ public struct WireFixtures: Sendable {
     static func substitute(_ text: String, base: String, request: LoopbackHTTPServer.Request) -> String {
         var out = text.replacingOccurrences(of: "{{base_url}}", with: base)
         guard out.contains("{{request.body.") else { return out }
-        let body = FixtureJSON.parse(request.body)
+        let body = JSONValue.parse(request.body)
         while let start = out.range(of: "{{request.body."),
             let end = out.range(of: "}}", range: start.upperBound..<out.endIndex)
         {
             let path = String(out[start.upperBound..<end.lowerBound])
             let value: String
             switch body?.value(at: path) {
-            case .string(let text)?: value = String(FixtureJSON.quoted(text).dropFirst().dropLast())
+            case .string(let text)?: value = String(JSONValue.string(text).description.dropFirst().dropLast())
             case let other?: value = other.description
             case nil: value = ""
             }
@@ -203,7 +204,7 @@ public struct WireFixtures: Sendable {
             mismatches += FixtureMatch.mismatches(expected: wanted, actual: .string(request.path), path: path + ".path")
         }
         if !expected.query.isEmpty {
-            var items: [String: FixtureJSON] = [:]
+            var items: [String: JSONValue] = [:]
             let query = request.target.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
             for pair in query.split(separator: "&") {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -215,7 +216,7 @@ public struct WireFixtures: Sendable {
                 expected: .object(expected.query), actual: .object(items), path: path + ".query")
         }
         if !expected.headers.isEmpty {
-            var fields: [String: FixtureJSON] = [:]
+            var fields: [String: JSONValue] = [:]
             for (name, value) in request.headers where fields[name.lowercased()] == nil {
                 fields[name.lowercased()] = .string(value)
             }
@@ -224,7 +225,7 @@ public struct WireFixtures: Sendable {
                 expected: .object(wanted), actual: .object(fields), path: path + ".headers")
         }
         if let body = expected.body {
-            if let actual = FixtureJSON.parse(request.body) {
+            if let actual = JSONValue.parse(request.body) {
                 mismatches += FixtureMatch.mismatches(expected: body, actual: actual, path: path + ".body")
             } else {
                 let text = String(decoding: request.body.prefix(200), as: UTF8.self)
@@ -275,11 +276,11 @@ public struct WireFixtures: Sendable {
     }
 
     /// The fields of a fill that `expected.filled` can name.
-    static func fields(of ad: LoadedAd) -> FixtureJSON {
-        func optional(_ text: String?) -> FixtureJSON { text.map(FixtureJSON.string) ?? .null }
-        func optional(_ number: Int?) -> FixtureJSON { number.map { .number(Double($0)) } ?? .null }
-        var members: [String: FixtureJSON] = [
-            "ecpm": ad.ecpm.map(FixtureJSON.number) ?? .null,
+    static func fields(of ad: LoadedAd) -> JSONValue {
+        func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+        func optional(_ number: Int?) -> JSONValue { number.map { .number(Double($0)) } ?? .null }
+        var members: [String: JSONValue] = [
+            "ecpm": ad.ecpm.map(JSONValue.number) ?? .null,
             "creative_id": .string(ad.creative.id),
             "format": .string(ad.format.description),
             "placement": .string(ad.placement),
@@ -290,7 +291,7 @@ public struct WireFixtures: Sendable {
             "markup": optional(ad.creative.markup),
             "width": optional(ad.creative.width),
             "height": optional(ad.creative.height),
-            "fields": .object(ad.creative.fields.mapValues(FixtureJSON.string)),
+            "fields": .object(ad.creative.fields.mapValues(JSONValue.string)),
         ]
         if let expiry = ad.expiresAt {
             let lifetime = expiry - ad.loadedAt
