@@ -1,3 +1,4 @@
+import AdapterKit
 import Foundation
 
 /// The request bodies GrowthCat writes (specs/growthcat.md): typed, encoded with sorted keys.
@@ -65,7 +66,7 @@ extension GrowthCatClient {
 
     /// Whether a queued event's payload is a JSON object (a row that is not is unreadable and never sent).
     static func isJSONObject(_ payload: Data) -> Bool {
-        (try? JSONDecoder().decode([String: AnyJSONValue].self, from: payload)) != nil
+        (try? JSONDecoder().decode(JSONValue.self, from: payload))?.object != nil
     }
 
     /// The batch body `{"events":[…]}` around the queued payloads, each sent as it was stored.
@@ -78,9 +79,4 @@ extension GrowthCatClient {
         body.append(contentsOf: Array("]}".utf8))
         return body
     }
-}
-
-/// Any JSON value, read and dropped: what decoding a payload as an object of these checks is its shape alone.
-private struct AnyJSONValue: Decodable {
-    init(from decoder: any Decoder) throws {}
 }
