@@ -8,8 +8,8 @@ public protocol SandboxRouteModule: Sendable {
     /// The first path segment, which is also the network's key in a sandbox scenario: `echo` for `/echo/v1/ad`.
     /// Lower-case letters, digits, `-` and `_`. A module named `admin` or `ohttp` (served by the sandbox itself) is
     /// never reached. A module of the sandbox's configuration named like a built-in network of the registry
-    /// (`growthcat`, `mars`, `chartboost`, `appopen`, `openrtb`) replaces the registry's (e.g. GrowthCat's routes
-    /// with other API keys); two of the configuration's with one name: the first is reached.
+    /// (`growthcat`, `mars`, `chartboost`, `appopen`, `openrtb`) replaces the registry's (a built-in's routes with
+    /// other settings); two of the configuration's with one name: the first is reached.
     var network: String { get }
 
     /// Answers one request under `/<network>/`.
