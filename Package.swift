@@ -185,7 +185,8 @@ let package = Package(
                 "AdMediation", "AdTransport", "AdapterKit", "AdapterSupport", "AdStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-            ], path: "Adapters/GrowthCat", swiftSettings: fuzzSettings),
+            ], path: "Adapters/GrowthCat", exclude: ["Sandbox"],  // its sandbox routes build with the tools (Tools/)
+            swiftSettings: fuzzSettings),
         .target(
             name: "OpenRTBBidder", dependencies: ["AdMediation", "AdTransport", "AdapterKit", "AdapterSupport"],
             path: "Adapters/OpenRTB", exclude: ["Sandbox"],  // its sandbox routes build with the tools (Tools/)

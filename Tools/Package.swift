@@ -69,6 +69,9 @@ let package = Package(
             dependencies: ["SandboxRouting", lib("AdapterKit"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Adapters/Chartboost/Sandbox"),
         .target(
+            name: "GrowthCatSandbox", dependencies: ["SandboxRouting", lib("AdMediation"), lib("AdapterKit")],
+            path: "Adapters/GrowthCat/Sandbox"),
+        .target(
             name: "MARSSandbox", dependencies: ["SandboxRouting", lib("AdMediation")], path: "Adapters/MARS/Sandbox"),
         .target(
             name: "OpenRTBSandbox", dependencies: ["SandboxRouting", lib("AdMediation")],
@@ -79,8 +82,8 @@ let package = Package(
             name: "BuiltInNetworks",
             dependencies: [
                 lib("AdMediation"), lib("AdapterKit"), lib("AppOpenAds"), "AppOpenSandbox", lib("ChartboostBanners"),
-                "ChartboostSandbox", lib("GrowthCatAds"), lib("MARSAds"), "MARSSandbox", lib("OpenRTBBidder"),
-                "OpenRTBSandbox", "SandboxRouting",
+                "ChartboostSandbox", lib("GrowthCatAds"), "GrowthCatSandbox", lib("MARSAds"), "MARSSandbox",
+                lib("OpenRTBBidder"), "OpenRTBSandbox", "SandboxRouting",
             ]),
 
         // Local servers speaking the four wire contracts, with scenarios, faults and records.
@@ -139,7 +142,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "rewarded-flow",
-            dependencies: [lib("AdMediationTesting"), lib("GrowthCatAds"), lib("CurlTransport"), "DemandSandbox"],
+            dependencies: [
+                lib("AdMediationTesting"), lib("GrowthCatAds"), lib("CurlTransport"), "DemandSandbox",
+                "GrowthCatSandbox",
+            ],
             path: "Examples/rewarded-flow"
         ),
         .executableTarget(
@@ -174,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "DemandSandboxTests",
             dependencies: [
-                "MARSSandbox",
+                "GrowthCatSandbox", "MARSSandbox",
                 "OpenRTBSandbox",
                 lib("AdMediationTesting"), "DemandSandbox", lib("CurlTransport"), lib("AdMediation"), lib("AdapterKit"),
                 lib("AdNetworkConformance"), lib("AdTransport"), "BuiltInNetworks", "ChartboostSandbox",
@@ -216,7 +222,7 @@ let package = Package(
                 "mediate", "DemandSandbox", lib("AdStorage"), "MediateKit", lib("AdMediation"), lib("AdTransport"),
                 lib("AdapterKit"),
                 lib("AdNetworkConformance"),
-                lib("CurlTransport"), lib("GrowthCatAds"), "TestSupport",
+                lib("CurlTransport"), lib("GrowthCatAds"), "GrowthCatSandbox", "TestSupport",
             ], exclude: ["Fixtures"]),
         .executableTarget(
             name: "growthcat-crash-child", dependencies: [lib("GrowthCatAds"), lib("CurlTransport")],
@@ -227,7 +233,7 @@ let package = Package(
                 lib("GrowthCatAds"), lib("AdPrivacy"), lib("AdStorage"), lib("AdTransport"),
                 .product(name: "Logging", package: "swift-log"),
                 lib("AdNetworkConformance"),
-                "DemandSandbox", lib("CurlTransport"), lib("AdMediationTesting"), "TestSupport",
+                "DemandSandbox", "GrowthCatSandbox", lib("CurlTransport"), lib("AdMediationTesting"), "TestSupport",
                 "growthcat-crash-child",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"), serviceLifecycle, lib("AdMediationServices"),

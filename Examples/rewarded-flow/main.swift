@@ -9,6 +9,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import GrowthCatAds
+import GrowthCatSandbox
 
 /// What the viewer did, with the instant on the simulated clock: printed with the presentation's log, in time order.
 actor ViewerNotes {
@@ -81,8 +82,8 @@ for step in steps.sorted(by: { ($0.at, $0.rank, $0.order) < ($1.at, $1.rank, $1.
     print("t=\(step.at)  \(step.text)")
 }
 print("grant: \(result.reward.map { "\($0)" } ?? "nothing")")
-let records = sandbox.records
-print("the sandbox counted \(records.growthcatEvents.count) events, \(records.growthcatDuplicates) duplicates")
+let records = sandbox.routes(GrowthCatRoutes.self)?.records ?? GrowthCatRoutes.Records()
+print("the sandbox counted \(records.events.count) events, \(records.duplicates) duplicates")
 await client.shutdown()
 await http.shutdown()
 await sandbox.shutdown()

@@ -6,6 +6,7 @@ import ChartboostBanners
 import ChartboostSandbox
 import Foundation
 import GrowthCatAds
+import GrowthCatSandbox
 import MARSAds
 import MARSSandbox
 import OpenRTBBidder
@@ -18,8 +19,7 @@ public struct BuiltInNetwork: Sendable {
     /// Reads the network's settings and builds it.
     public let factory: any AdNetworkFactory.Type
     /// Makes its routes for one demand sandbox, mounted under `/<network>/` (a module that keeps records gets its own
-    /// per sandbox); nil while the sandbox still serves the network with routes of its own (GrowthCat: its answers
-    /// share the sandbox's reward tokens, validation faults and event records).
+    /// per sandbox); nil for a network the sandbox does not serve.
     public let routes: (@Sendable () -> any SandboxRouteModule)?
     /// A line the network fills in a sandbox, with the settings that reach it: its routes'
     /// ``SandboxRouteModule/sample`` unless given. The fault matrix, the fuzzers and `mediate --demo` build the
@@ -81,11 +81,7 @@ public struct BuiltInNetwork: Sendable {
 public enum BuiltInNetworks {
     /// Every built-in network, in the order `mediate` lists them.
     public static let all: [BuiltInNetwork] = [
-        BuiltInNetwork(
-            factory: GrowthCatFactory.self,
-            sample: SandboxSample(
-                settings: ["api_key": "gc_test_demo", "catalog_cache": "false"], format: "interstitial",
-                placement: "level_complete")),
+        BuiltInNetwork(factory: GrowthCatFactory.self, routes: { GrowthCatRoutes() }),
         BuiltInNetwork(factory: MarsFactory.self, routes: { MarsRoutes() }),
         BuiltInNetwork(factory: ChartboostFactory.self, routes: { ChartboostRoutes() }),
         BuiltInNetwork(factory: AppOpenFactory.self, routes: { AppOpenRoutes() }),

@@ -14,10 +14,10 @@ import ServiceLifecycle
 import Synchronization
 
 /// The demand sandbox: one local HTTP server (Hummingbird, loopback, port chosen by the kernel unless given)
-/// that speaks every network's wire contract under its prefix — GrowthCat's with routes of its own, the other
-/// built-ins' through the route modules of the registry (`BuiltInNetworks`), any other network's through
-/// ``SandboxConfiguration/routeModules`` — with seeded scenarios, fault injection and records of everything it
-/// received; it is also an Oblivious HTTP relay and gateway for them under `/ohttp/`.
+/// that speaks every network's wire contract under its prefix — the built-ins' through the route modules of the
+/// registry (`BuiltInNetworks`), any other network's through ``SandboxConfiguration/routeModules`` — with seeded
+/// scenarios, fault injection and records of everything it received; it is also an Oblivious HTTP relay and gateway
+/// for them under `/ohttp/`. The host itself serves only `/admin/` and `/ohttp/`.
 public enum DemandSandbox {
     /// Runs `body` with a started sandbox and stops the sandbox afterwards, whether `body` returns or throws.
     public static func withSandbox<T: Sendable>(
@@ -100,46 +100,27 @@ final class SandboxState: Sendable {
         var records = SandboxRecords()
         var baseURL = ""
         var serial = 0
-        var growthcatTokens: [String: IssuedToken] = [:]
-        /// Pre-rendered GrowthCat ads by placement, placement flag and base URL.
-        var growthcatTemplates: [TemplateKey: JSONTemplate] = [:]
-        var seenEventIDs: Set<String> = []
-        /// The answer given to each reward validation's `sdk_event_id` (the reward granted, or nil), so a retry gets
-        /// the first answer again; the oldest forgotten beyond ``rewardAnswerLimit``.
-        var rewardAnswers: [String: (name: String, amount: Int)?] = [:]
-        var rewardAnswerOrder: [String] = []
-        /// Faults injected per reward validation (by `sdk_event_id`, or token), bounded by the scenario's
-        /// `max_validation_faults`.
-        var validationFaultCounts: [String: Int] = [:]
+        /// Faults injected per module request (by network and the module's key: a reward validation's
+        /// `sdk_event_id`), bounded by the scenario's `max_validation_faults`.
+        var requestFaultCounts: [String: Int] = [:]
         /// Ad requests drawn per network (all its placements), for drift phases.
         var drawCounts: [String: Int] = [:]
         /// The OHTTP gateway's current key (a new one per sandbox; rotated through the admin API).
         var ohttpGateway = ObliviousHTTPGateway(keyID: 1)
     }
 
-    /// What a pre-rendered GrowthCat ad depends on.
-    struct TemplateKey: Hashable {
-        var placement: String
-        var withPlacement: Bool
-        var baseURL: String
-    }
-
-    struct IssuedToken: Sendable {
-        var token: String
-        var minimumViewSeconds: Double
-        var rewardName: String?
-        var rewardAmount: Int?
-        var redeemed = false
-    }
-
     let configuration: SandboxConfiguration
     let mutable: LockedValue<Mutable>
-    /// The built-in networks' route modules (made for this sandbox by the registry), then the configuration's.
+    /// The built-in networks' route modules (made for this sandbox by the registry), then the configuration's; a
+    /// configured module named like a built-in network replaces the registry's.
     let routeModules: [any SandboxRouteModule]
 
     init(scenario: SandboxScenario, configuration: SandboxConfiguration) {
         self.configuration = configuration
-        self.routeModules = BuiltInNetworks.makeRouteModules() + configuration.routeModules
+        let configured = Set(configuration.routeModules.map(\.network))
+        self.routeModules =
+            BuiltInNetworks.makeRouteModules().filter { !configured.contains($0.network) }
+            + configuration.routeModules
         self.mutable = LockedValue(Mutable(scenario: scenario, rng: SeededGenerator(seed: scenario.seed)))
     }
 
@@ -156,10 +137,7 @@ final class SandboxState: Sendable {
         }
     }
     func resetRecords() {
-        mutable.withLock {
-            $0.records = SandboxRecords()
-            $0.seenEventIDs = []
-        }
+        mutable.withLock { $0.records = SandboxRecords() }
         for module in routeModules { module.resetRecords() }
     }
 
@@ -217,7 +195,6 @@ final class SandboxState: Sendable {
     /// Routes a request to the network it is for (also used by the OHTTP gateway for decrypted requests).
     func dispatch(_ incoming: Incoming, context: SandboxContext) async -> Response {
         let path = incoming.path, method = incoming.method
-        if path.hasPrefix("/growthcat/") { return await growthcat(incoming, context: context) }
         if path.hasPrefix("/admin/") { return admin(incoming) }
         if let module = routeModule(for: path) { return await respond(incoming, with: module, context: context) }
         return Self.error(404, "not_found", "no route for \(method) \(path)")

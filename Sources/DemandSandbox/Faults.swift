@@ -73,9 +73,11 @@ public struct Fault: Codable, Sendable, Hashable {
     static let statuses = 100...599
 }
 
-/// A fault injected into a GrowthCat reward validation (``NetworkScenario/validationFaults``): the ways a validation's
-/// answer goes missing. `lost_answer` and `late_answer` are processed first — a reward they grant is granted and
-/// recorded — which is what idempotency by `sdk_event_id` must cover: the client's retry gets the first answer again.
+/// A fault injected into a route module's request that is not an ad request (``NetworkScenario/validationFaults``;
+/// GrowthCat's reward validations): the ways a validation's answer goes missing. The module draws it
+/// (`SandboxReply.withRequestFault`) and gives each kind its meaning; GrowthCat processes `lost_answer` and
+/// `late_answer` first — a reward they grant is granted and recorded — which is what idempotency by `sdk_event_id`
+/// must cover: the client's retry gets the first answer again.
 public struct ValidationFault: Codable, Sendable, Hashable {
     /// What goes wrong.
     public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {

@@ -4,17 +4,6 @@ import Foundation
 public struct SandboxRecords: Sendable, Codable {
     /// Requests per route (`"POST /growthcat/v1/ads/events"`), query excluded.
     public var requestCounts: [String: Int] = [:]
-    /// GrowthCat event batches accepted.
-    public var growthcatBatches: Int = 0
-    /// GrowthCat events, first arrival of each `sdk_event_id`, in arrival order.
-    public var growthcatEvents: [GrowthCatEventRecord] = []
-    /// GrowthCat events whose `sdk_event_id` had already arrived.
-    public var growthcatDuplicates: Int = 0
-    /// GrowthCat reward validations, in order (each attempt the server processed; see
-    /// ``RewardValidationRecord/replayed``).
-    public var rewardValidations: [RewardValidationRecord] = []
-    /// Faults injected into GrowthCat reward validations, by kind (``ValidationFault/Kind`` raw values).
-    public var rewardValidationFaults: [String: Int] = [:]
     /// Chartboost-style and app-open tracking hits.
     public var trackingHits: [CallbackRecord] = []
     /// Every ad request's query or body privacy fields, as received (for privacy assertions).
@@ -28,38 +17,6 @@ public struct SandboxRecords: Sendable, Codable {
     public func count(_ fragment: String) -> Int {
         requestCounts.filter { $0.key.contains(fragment) }.values.reduce(0, +)
     }
-}
-
-/// One GrowthCat event as received.
-public struct GrowthCatEventRecord: Sendable, Codable, Hashable {
-    /// The client's id for the event.
-    public var sdkEventID: String
-    /// The event name.
-    public var eventName: String
-    /// The placement key.
-    public var placementKey: String?
-    /// The creative id.
-    public var creativeID: String?
-    /// String metadata (`progress_pct`).
-    public var metadata: [String: String]
-}
-
-/// One reward validation as received, and the answer.
-public struct RewardValidationRecord: Sendable, Codable, Hashable {
-    /// The allocation id sent.
-    public var allocationID: String
-    /// The user id sent, if any.
-    public var appUserID: String?
-    /// Seconds viewed.
-    public var viewedSeconds: Double
-    /// Whether the reward was granted.
-    public var validated: Bool
-    /// The validation's `sdk_event_id`, if it carried one.
-    public var sdkEventID: String? = nil
-    /// Whether this was a repeated `sdk_event_id` answered with its first answer (nothing was redeemed again).
-    public var replayed = false
-    /// The fault injected into this attempt's answer after it was processed (`lost_answer`, `late_answer`), if any.
-    public var fault: String? = nil
 }
 
 /// A callback or tracking GET.

@@ -18,10 +18,9 @@ public struct SandboxConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port to listen on; 0 lets the kernel choose. Default 0.
     public var port: Int = 0
-    /// Accepted GrowthCat API keys. Default `gc_test_demo`.
-    public var growthcatAPIKeys: Set<String> = ["gc_test_demo"]
     /// Networks that are not built in, each under `/<network>/` (see `SandboxRouteModule`), mounted after the
-    /// built-in networks' modules from the registry (`BuiltInNetworks`). A module whose name is a built-in network's,
+    /// built-in networks' modules from the registry (`BuiltInNetworks`). A module named like a built-in network
+    /// replaces the registry's (its own settings, e.g. `GrowthCatRoutes(apiKeys:)` for other API keys); one named
     /// `admin` or `ohttp` is never reached. Default none.
     public var routeModules: [any SandboxRouteModule] = []
     /// Connections served at once (at least 1). At the cap the listening socket is not read: a new connection waits

@@ -35,6 +35,17 @@ extension SandboxState {
         Response(status: .init(code: status), headers: [:], body: .init())
     }
 
+    /// Resets the request's connection (SO_LINGER 0, then close: a TCP RST) without an answer. The response returned
+    /// is never written.
+    static func resetConnection(_ context: SandboxContext) async -> Response {
+        let channel = context.channel
+        if let provider = channel as? any SocketOptionProvider {
+            try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+        }
+        try? await channel.close().get()
+        return empty(500)
+    }
+
     /// Applies the drawn latency, then the fault if one was drawn; returns nil when the request proceeds normally.
     func applyDraw(_ draw: Draw, validBody: @autoclosure () -> Data, context: SandboxContext) async -> Response? {
         if draw.latency > .zero { try? await Task.sleep(for: draw.latency) }

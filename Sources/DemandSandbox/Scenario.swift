@@ -19,7 +19,8 @@ public struct NetworkScenario: Codable, Sendable, Hashable {
     /// placement's drift happens at the same moment whoever asks it), a phase's fill rate and prices replace these.
     /// Phases apply in order; the last one reached wins. Default: none.
     public var drift: [DriftPhase]
-    /// Faults injected into GrowthCat reward validations (`POST /v1/ads/reward/validate`; other networks have none),
+    /// Faults injected into a route module's requests that are not ad requests, where the module draws one
+    /// (`SandboxReply.withRequestFault`: GrowthCat's reward validations, `POST /v1/ads/reward/validate`),
     /// each with its own rate; at most one applies per attempt. Default: none.
     public var validationFaults: [ValidationFault]
     /// The most faults one validation gets (its attempts share its `sdk_event_id`, or its token without one), so a

@@ -6,9 +6,10 @@ import Foundation
 /// (fill, price, latency, fault), so scenario files, `--demo` faults and the admin API work for it unchanged.
 public protocol SandboxRouteModule: Sendable {
     /// The first path segment, which is also the network's key in a sandbox scenario: `echo` for `/echo/v1/ad`.
-    /// Lower-case letters, digits, `-` and `_`. A module named `admin`, `ohttp` or `growthcat` (served by the sandbox
-    /// itself) or like a built-in network of the registry (`mars`, `chartboost`, `appopen`, `openrtb`: mounted first)
-    /// is never reached.
+    /// Lower-case letters, digits, `-` and `_`. A module named `admin` or `ohttp` (served by the sandbox itself) is
+    /// never reached. A module of the sandbox's configuration named like a built-in network of the registry
+    /// (`growthcat`, `mars`, `chartboost`, `appopen`, `openrtb`) replaces the registry's (a built-in's routes with
+    /// other settings); two of the configuration's with one name: the first is reached.
     var network: String { get }
 
     /// Answers one request under `/<network>/`.
@@ -140,13 +141,57 @@ public struct SandboxAdOptions: Sendable {
     public init() {}
 }
 
+/// What the sandbox drew for an ad request answered whether it fills or not
+/// (``SandboxReply/drawn(placement:privacy:render:)``).
+public struct SandboxDraw: Sendable {
+    /// Whether the request fills.
+    public var fills: Bool
+    /// The drawn price, USD CPM, rounded to cents (drawn on a no fill too).
+    public var ecpm: Double
+    private let nextSerial: @Sendable () -> Int
+
+    /// Creates a draw (the sandbox does; a module's own unit tests may too); `serial` numbers the ads.
+    public init(fills: Bool, ecpm: Double, serial: @escaping @Sendable () -> Int) {
+        self.fills = fills
+        self.ecpm = ecpm
+        self.nextSerial = serial
+    }
+
+    /// A number unique in this sandbox's life, for one ad's id (a new one per call).
+    public func serial() -> Int { nextSerial() }
+}
+
+/// A fault the sandbox drew for a request that is not an ad request
+/// (``SandboxReply/withRequestFault(placement:key:then:)``): one of the scenario's `validation_faults`.
+public struct SandboxRequestFault: Sendable, Hashable {
+    /// What goes wrong, as the scenario names it: `status`, `reset`, `lost_answer` or `late_answer` (the module
+    /// decides what each means for its request; a kind it does not know is best treated as no fault).
+    public var kind: String
+    /// The status for a `status` fault (the scenario's, 100…599 when read from a file).
+    public var status: Int
+    /// How late a `late_answer` comes.
+    public var delay: Duration
+
+    /// Creates a fault (the sandbox does; a module's own unit tests may too).
+    public init(kind: String, status: Int = 503, delay: Duration = .zero) {
+        self.kind = kind
+        self.status = status
+        self.delay = delay
+    }
+}
+
 /// A ``SandboxRouteModule``'s answer.
 public struct SandboxReply: Sendable {
-    package enum Kind: Sendable {
+    package indirect enum Kind: Sendable {
         case plain(status: Int, json: Data?)
         case tracked(status: Int)
         case ad(placement: String, options: SandboxAdOptions, render: @Sendable (SandboxFill) -> Data)
         case ads(placements: [String], headers: [String: String], render: @Sendable (SandboxDraws) -> Data)
+        case bytes(status: Int, contentType: String, body: Data)
+        case drawn(placement: String?, privacy: String?, render: @Sendable (SandboxDraw) -> Data)
+        case reset
+        case delayed(Duration, SandboxReply)
+        case requestFault(placement: String?, key: String, then: @Sendable (SandboxRequestFault?) -> SandboxReply)
     }
     package let kind: Kind
 
@@ -209,5 +254,39 @@ public struct SandboxReply: Sendable {
         placement: String, options: SandboxAdOptions, render: @escaping @Sendable (SandboxFill) -> Data
     ) -> SandboxReply {
         SandboxReply(kind: .ad(placement: placement, options: options, render: render))
+    }
+
+    /// An answer with `status`, `body` as it is and `contentType` (e.g. a creative's bytes, `image/png`).
+    public static func data(_ status: Int, _ body: Data, contentType: String) -> SandboxReply {
+        SandboxReply(kind: .bytes(status: status, contentType: contentType, body: body))
+    }
+
+    /// No answer: the sandbox resets the connection (a TCP RST), as a server that crashed or lost the answer would.
+    public static let reset = SandboxReply(kind: .reset)
+
+    /// `reply`, given after `delay` (an answer that comes late). The connection stays open meanwhile.
+    public static func delayed(_ delay: Duration, _ reply: SandboxReply) -> SandboxReply {
+        SandboxReply(kind: .delayed(delay, reply))
+    }
+
+    /// An ad request answered 200 with `render(draw)` (JSON) whether it fills or not (a catalog whose list of ads
+    /// may be empty): the sandbox draws the scenario of `<network>/<placement>` (of `<network>` for a nil
+    /// `placement`) once, and the drawn latency and fault apply. `privacy`: the request's privacy fields as received,
+    /// kept in the sandbox's records (as ``SandboxAdOptions/privacy``); nil records nothing.
+    public static func drawn(
+        placement: String?, privacy: String? = nil, render: @escaping @Sendable (SandboxDraw) -> Data
+    ) -> SandboxReply {
+        SandboxReply(kind: .drawn(placement: placement, privacy: privacy, render: render))
+    }
+
+    /// A request that is not an ad request but may be faulted by the scenario (a reward validation): the sandbox
+    /// draws one of the `validation_faults` of `<network>/<placement>` (of `<network>` for a nil `placement`), at
+    /// most `max_validation_faults` times per `key` (the attempts of one request share it, so a client that retries
+    /// enough gets an answer), and answers `then(fault)` — nil when none was drawn. No draw at all (the scenario's
+    /// seeded sequence stays as it was) when the scenario has no validation faults.
+    public static func withRequestFault(
+        placement: String?, key: String, then: @escaping @Sendable (SandboxRequestFault?) -> SandboxReply
+    ) -> SandboxReply {
+        SandboxReply(kind: .requestFault(placement: placement, key: key, then: then))
     }
 }

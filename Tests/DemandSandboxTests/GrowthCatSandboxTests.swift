@@ -3,6 +3,7 @@ import AdTransport
 import CurlTransport
 import DemandSandbox
 import Foundation
+import GrowthCatSandbox
 import TestSupport
 import Testing
 
@@ -136,11 +137,11 @@ struct GrowthCatSandboxTests {
             #expect(first.status == 202)
             #expect(try json(first)["accepted"] as? Int == 2)
             #expect(try json(second)["duplicates"] as? Int == 2)
-            let records = sandbox.records
-            #expect(records.growthcatEvents.map(\.sdkEventID) == ["e1", "e2"])
-            #expect(records.growthcatDuplicates == 2)
-            #expect(records.growthcatBatches == 2)
-            #expect(records.growthcatEvents[1].metadata["progress_pct"] == "50")
+            let records = sandbox.growthcatRecords
+            #expect(records.events.map(\.sdkEventID) == ["e1", "e2"])
+            #expect(records.duplicates == 2)
+            #expect(records.batches == 2)
+            #expect(records.events[1].metadata["progress_pct"] == "50")
         }
     }
 
@@ -195,7 +196,7 @@ struct GrowthCatSandboxTests {
                 try await client.send(
                     post(sandbox.growthcatBaseURL + "/v1/ads/reward/validate", request, headers: gcAuth)))
             #expect(again["reward_validated"] as? Bool == false, "a token is redeemed once")
-            #expect(sandbox.records.rewardValidations.map(\.validated) == [true, false])
+            #expect(sandbox.growthcatRecords.rewardValidations.map(\.validated) == [true, false])
         }
     }
 
@@ -254,7 +255,7 @@ struct GrowthCatSandboxTests {
             }
             let retry = try json(try await client.send(request))
             #expect(retry["reward_validated"] as? Bool == true, "\(kind)")
-            let records = sandbox.records
+            let records = sandbox.growthcatRecords
             let processed = kind == .lostAnswer || kind == .lateAnswer
             #expect(records.rewardValidations.map(\.validated) == (processed ? [true, true] : [true]))
             #expect(records.rewardValidations.map(\.replayed) == (processed ? [false, true] : [false]))

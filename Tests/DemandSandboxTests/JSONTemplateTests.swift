@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import DemandSandbox
+@testable import GrowthCatSandbox
 
 @Suite("Pre-rendered GrowthCat answers")
 struct JSONTemplateTests {
@@ -9,9 +9,9 @@ struct JSONTemplateTests {
     /// is byte for byte what JSONSerialization writes for the same ad.
     @Test(arguments: [true, false])
     func aRenderedAdIsTheSameBytesAsJSONSerialization(withPlacement: Bool) throws {
-        for placement in SandboxState.growthcatPlacements.values {
+        for placement in GrowthCatRoutes.placements.values {
             let template = JSONTemplate(
-                rendering: SandboxState.growthcatAdObject(
+                rendering: GrowthCatRoutes.adObject(
                     placement, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole,
                     ecpm: JSONTemplate.numberHole,
                     withPlacement: withPlacement, baseURL: "http://127.0.0.1:1"))
@@ -20,7 +20,7 @@ struct JSONTemplateTests {
                 var rendered = ""
                 template.render(serial: serial, token: "tok_0A1B2C3D4E5F", number: price, into: &rendered)
                 let expected = try JSONSerialization.data(
-                    withJSONObject: SandboxState.growthcatAdObject(
+                    withJSONObject: GrowthCatRoutes.adObject(
                         placement, serial: "\(serial)", token: "tok_0A1B2C3D4E5F", ecpm: price,
                         withPlacement: withPlacement,
                         baseURL: "http://127.0.0.1:1"),

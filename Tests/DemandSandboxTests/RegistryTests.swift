@@ -5,6 +5,7 @@ import BuiltInNetworks
 import CurlTransport
 import DemandSandbox
 import Foundation
+import GrowthCatSandbox
 import OpenRTBSandbox
 import SandboxRouting
 import Testing
@@ -128,6 +129,41 @@ struct RegistryTests {
             #expect(notices.first?["bid_id"] as? String == "b2")
             _ = try await client.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/reset"))
             #expect(sandbox.routes(OpenRTBRoutes.self)?.records.bidNotices.isEmpty == true)
+        }
+    }
+
+    /// A module of the configuration named like a built-in network replaces the registry's: GrowthCat's routes with
+    /// other API keys.
+    @Test func aConfiguredModuleReplacesTheRegistrysOfTheSameName() async throws {
+        var configuration = SandboxConfiguration()
+        configuration.routeModules = [GrowthCatRoutes(apiKeys: ["gc_other"])]
+        try await DemandSandbox.withSandbox(configuration: configuration) { sandbox in
+            try await withCurlHTTPClient { client in
+                #expect(sandbox.routes(GrowthCatRoutes.self)?.apiKeys == ["gc_other"])
+                let url = sandbox.growthcatBaseURL + "/v1/sdk/config"
+                let other = try await client.send(HTTPRequest(url: url, headers: ["Authorization": "Bearer gc_other"]))
+                #expect(other.status == 200)
+                let demo = try await client.send(HTTPRequest(url: url, headers: gcAuth))
+                #expect(demo.status == 401)
+            }
+        }
+    }
+
+    /// GrowthCat's records are its module's: under `modules.growthcat` in the admin API, snake_case.
+    @Test func growthcatRecordsAreUnderItsModuleInTheAdminRecords() async throws {
+        try await withSandbox { sandbox, client in
+            let batch = #"{"events":[{"sdk_event_id":"e1","event_name":"impression"}]}"#
+            let sent = try await client.send(post(sandbox.growthcatBaseURL + "/v1/ads/events", batch, headers: gcAuth))
+            #expect(sent.status == 202)
+            let object = try json(try await client.send(HTTPRequest(url: sandbox.adminURL + "/records")))
+            #expect(object["growthcat_events"] == nil)
+            let modules = try #require(object["modules"] as? [String: Any])
+            let growthcat = try #require(modules["growthcat"] as? [String: Any])
+            let events = try #require(growthcat["events"] as? [[String: Any]])
+            #expect(events.first?["sdk_event_id"] as? String == "e1")
+            #expect(growthcat["batches"] as? Int == 1)
+            _ = try await client.send(HTTPRequest(method: .post, url: sandbox.adminURL + "/reset"))
+            #expect(sandbox.growthcatRecords.events.isEmpty)
         }
     }
 }

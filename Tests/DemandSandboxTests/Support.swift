@@ -4,6 +4,7 @@ import ChartboostSandbox
 import CurlTransport
 import DemandSandbox
 import Foundation
+import GrowthCatSandbox
 import MARSSandbox
 import Testing
 
@@ -51,4 +52,8 @@ func signed(
 extension RunningSandbox {
     /// What the sandbox's MARS routes received (their module's records).
     var marsRecords: MarsRoutes.Records { routes(MarsRoutes.self)?.records ?? MarsRoutes.Records() }
+    /// What the sandbox's GrowthCat routes received (their module's records).
+    var growthcatRecords: GrowthCatRoutes.Records {
+        routes(GrowthCatRoutes.self)?.records ?? GrowthCatRoutes.Records()
+    }
 }

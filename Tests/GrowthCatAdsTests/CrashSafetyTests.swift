@@ -34,19 +34,19 @@ struct CrashSafetyTests {
         }
         let final = try await runChild([sandbox.growthcatBaseURL, queue, "flush"], killAfterMs: nil)
         #expect(final.last?.hasPrefix("flushed") == true)
-        let records = sandbox.records
-        let delivered = Set(records.growthcatEvents.compactMap { $0.metadata["n"] })
+        let records = sandbox.growthcatRecords
+        let delivered = Set(records.events.compactMap { $0.metadata["n"] })
         let missing = acknowledged.subtracting(delivered)
         #expect(missing.isEmpty, "acknowledged but never delivered: \(missing.sorted().prefix(10))")
         // Each event is one id: a sequence number never arrives under two different ids.
-        let idsPerNumber = Dictionary(grouping: records.growthcatEvents, by: { $0.metadata["n"] ?? "" }).mapValues(
+        let idsPerNumber = Dictionary(grouping: records.events, by: { $0.metadata["n"] ?? "" }).mapValues(
             \.count)
         #expect(idsPerNumber.values.allSatisfy { $0 == 1 }, "an event was re-created instead of replayed")
         #expect(killedMidway > trials / 2, "most trials should really be killed mid-run (\(killedMidway) of \(trials))")
         print(
             ("crash safety: \(trials) trials, \(killedMidway) killed mid-run, \(acknowledged.count) events "
                 + ("acknowledged, \(delivered.count) delivered,"
-                    + " \(records.growthcatDuplicates) duplicate deliveries (same id, counted once)"))
+                    + " \(records.duplicates) duplicate deliveries (same id, counted once)"))
         )
         await sandbox.shutdown()
         try? FileManager.default.removeItem(atPath: queue)

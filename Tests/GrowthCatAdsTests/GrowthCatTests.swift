@@ -213,9 +213,9 @@ struct GrowthCatEventTests {
         let ad = try #require(try await f.client.loadAd(placementKey: "level_complete"))
         try await f.client.trackAdEvent(.impression, for: ad, placementKey: "level_complete", appUserID: "u1")
         // Sent at once, in the background: the caller never waits for the network (no clock advance needed).
-        #expect(await eventually { f.sandbox.records.growthcatEvents.map(\.eventName) == ["impression"] })
+        #expect(await eventually { f.sandbox.growthcatRecords.events.map(\.eventName) == ["impression"] })
         try await f.client.trackAdEvent(.click, for: ad, placementKey: "level_complete")
-        #expect(await eventually { f.sandbox.records.growthcatBatches == 2 })
+        #expect(await eventually { f.sandbox.growthcatRecords.batches == 2 })
         #expect(await eventually { await f.client.pendingEventCount == 0 })
         await f.close()
     }
@@ -227,16 +227,16 @@ struct GrowthCatEventTests {
             try await f.client.trackAdEvent(
                 .videoProgress, for: ad, placementKey: "video_break", metadata: ["progress_pct": "\(pct)"])
         }
-        #expect(f.sandbox.records.growthcatEvents.isEmpty)
+        #expect(f.sandbox.growthcatRecords.events.isEmpty)
         try await f.client.trackAdEvent(.videoComplete, for: ad, placementKey: "video_break")
         #expect(
-            await eventually { f.sandbox.records.growthcatEvents.count == 10 }, "the 10th event flushes the batch")
+            await eventually { f.sandbox.growthcatRecords.events.count == 10 }, "the 10th event flushes the batch")
         #expect(await eventually { await f.client.pendingEventCount == 0 })
         try await f.client.trackAdEvent(.adClosed, for: ad, placementKey: "video_break")
         await f.clock.waitForSleepers(1)
         await f.clock.advance(by: .seconds(30))
         while await f.client.pendingEventCount > 0 { await Task.pollPause() }
-        #expect(f.sandbox.records.growthcatEvents.last?.eventName == "ad_closed")
+        #expect(f.sandbox.growthcatRecords.events.last?.eventName == "ad_closed")
         await f.close()
     }
 
@@ -246,7 +246,7 @@ struct GrowthCatEventTests {
         try await f.client.trackAdEvent(.videoStart, for: ad, placementKey: "video_break")
         let report = await f.client.applicationDidEnterBackground()
         #expect(report.sent == 1 && report.remaining == 0)
-        #expect(f.sandbox.records.growthcatEvents.map(\.eventName) == ["video_start"])
+        #expect(f.sandbox.growthcatRecords.events.map(\.eventName) == ["video_start"])
         await f.close()
     }
 
@@ -264,7 +264,7 @@ struct GrowthCatEventTests {
         let back = try await DemandSandbox.start(configuration: configuration)
         let report = await f.client.flushAdEvents()
         #expect(report.sent == 3)
-        #expect(back.records.growthcatEvents.count == 3 && back.records.growthcatDuplicates == 0)
+        #expect(back.growthcatRecords.events.count == 3 && back.growthcatRecords.duplicates == 0)
         #expect(await f.client.isOffline == false)
         await back.shutdown()
         await f.curl.shutdown()
@@ -303,7 +303,7 @@ struct GrowthCatEventTests {
                 for: ad, appUserID: " ", sessionID: nil, viewedSeconds: 30, completed: true)
         }
         #expect(error?.code == .configuration)
-        #expect(f.sandbox.records.rewardValidations.isEmpty)
+        #expect(f.sandbox.growthcatRecords.rewardValidations.isEmpty)
         await f.close()
     }
 
@@ -354,7 +354,7 @@ struct GrowthCatNetworkTests {
         #expect(ad.networkID == "growthcat" && ad.ecpm != nil && ad.creative.kind == "video")
         try await ad.report(.videoProgress(percent: 50))
         _ = await f.client.flushAdEvents()
-        #expect(f.sandbox.records.growthcatEvents.first?.metadata["progress_pct"] == "50")
+        #expect(f.sandbox.growthcatRecords.events.first?.metadata["progress_pct"] == "50")
         await f.close()
     }
 
@@ -643,7 +643,7 @@ struct GrowthCatRecoveryTests {
         let back = try await offlineThenBack(f)
         _ = try await f.client.refreshSDKConfig()  // any request that succeeds shows connectivity is back
         while await f.client.pendingEventCount > 0 { await Task.pollPause() }
-        #expect(back.records.growthcatEvents.map(\.eventName) == ["click"])
+        #expect(back.growthcatRecords.events.map(\.eventName) == ["click"])
         await back.shutdown()
         await f.curl.shutdown()
     }
@@ -654,7 +654,7 @@ struct GrowthCatRecoveryTests {
         await f.clock.waitForSleepers(1)  // the probe sleeps its 30 s
         await f.clock.advance(by: .seconds(30))
         while await f.client.pendingEventCount > 0 { await Task.pollPause() }
-        #expect(back.records.growthcatEvents.map(\.eventName) == ["click"])
+        #expect(back.growthcatRecords.events.map(\.eventName) == ["click"])
         #expect(await f.client.isOffline == false)
         await back.shutdown()
         await f.curl.shutdown()

@@ -424,7 +424,7 @@ struct RewardChaosTests {
         }
         let elapsed = ContinuousClock.now - started
         let outcomes = results.0.sorted { $0.plan.n < $1.plan.n }
-        let records = sandbox.records
+        let records = sandbox.growthcatRecords
         let byAllocation = Dictionary(grouping: records.rewardValidations, by: \.allocationID)
 
         // Coverage: every consent state, order, path, length and behaviour was shown.

@@ -5,6 +5,7 @@ import CurlTransport
 import DemandSandbox
 import Foundation
 import GrowthCatAds
+import GrowthCatSandbox
 import MediateKit
 import Testing
 
@@ -106,7 +107,7 @@ struct DurableQueueTests {
         _ = try await ad.report(.impression)
         let queued = try #require(first["gc"]?.network as? GrowthCatNetwork).client
         #expect(await queued.pendingEventCount == 1, "kept on disk while offline")
-        #expect(sandbox.records.growthcatEvents.isEmpty)
+        #expect(sandbox.growthcatRecords.events.isEmpty)
         // Run 2: a fresh configuration and client over the same default path, online again.
         let second = try CLIConfiguration.parse(Self.config(baseURL: sandbox.growthcatBaseURL)).makeNetworks(
             http: http, environment: environment)
@@ -114,7 +115,7 @@ struct DurableQueueTests {
         #expect(await client.pendingEventCount == 1, "the first run's event is still queued")
         let report = await client.flushAdEvents()
         #expect(report.sent == 1)
-        #expect(sandbox.records.growthcatEvents.count == 1)
+        #expect(sandbox.growthcatRecords.events.count == 1)
         await http.shutdown()
         await sandbox.shutdown()
     }
@@ -132,5 +133,12 @@ final class GateHTTPClient: HTTPClient {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         if offline { throw HTTPClientError(.connectionRefused, "offline (test)") }
         return try await inner.send(request)
+    }
+}
+
+extension RunningSandbox {
+    /// What the sandbox's GrowthCat routes received (their module's records).
+    var growthcatRecords: GrowthCatRoutes.Records {
+        routes(GrowthCatRoutes.self)?.records ?? GrowthCatRoutes.Records()
     }
 }

@@ -1,7 +1,4 @@
-import AdapterKit
 import Foundation
-import Hummingbird
-import NIOCore
 
 /// A JSON document rendered once by `JSONSerialization` with holes — marker strings where the serial, the token and
 /// a number go — and split into literal pieces, so a request only appends the pieces and its values.
