@@ -117,3 +117,24 @@ extension JSONValue: CustomStringConvertible {
         return out + "\""
     }
 }
+
+/// Literals, for bodies written in code (a sandbox's answers, a test's fixture): `["ok": true, "n": 2]`. There is no
+/// `nil` literal (it would read as an absent value): write ``JSONValue/null``.
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    /// A string.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// A whole number.
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// A number.
+    public init(floatLiteral value: Double) { self = .number(value) }
+    /// A flag.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An array.
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An object; a repeated key keeps its last value.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}

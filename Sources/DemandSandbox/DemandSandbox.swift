@@ -275,7 +275,7 @@ final class SandboxState: Sendable {
         case ("GET", "/admin/records"):
             return Self.json(200, recordsJSON())
         case ("POST", "/admin/ohttp/rotate"):
-            return Self.json(200, object: ["key_id": Int(rotateOHTTPKey())])
+            return Self.json(200, object: ["key_id": .number(Double(rotateOHTTPKey()))])
         case ("POST", "/admin/reset"):
             resetRecords()
             return Self.json(200, Data(#"{"ok":true}"#.utf8))

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ObliviousHTTP
+import SandboxRouting
 
 /// Oblivious HTTP (RFC 9458) under `/ohttp/`: the gateway's key configuration, a relay and the gateway.
 ///
@@ -57,8 +58,7 @@ extension SandboxState {
 
     private func ohttpGateway(contentType: String?, body: Data, context: SandboxContext) async -> GatewayAnswer {
         func problem(_ status: Int, _ type: String, _ title: String) -> GatewayAnswer {
-            let object: [String: Any] = ["type": type, "title": title]
-            let data = JSONWriter.data(object) ?? Data()
+            let data = SandboxReply.encoded(["type": .string(type), "title": .string(title)] as JSONValue)
             return GatewayAnswer(status: status, body: data, contentType: "application/problem+json")
         }
         guard contentType?.lowercased().hasPrefix(ObliviousHTTPClient.requestMediaType) == true else {

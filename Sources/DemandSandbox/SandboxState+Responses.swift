@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ObliviousHTTP
+import SandboxRouting
 import ServiceLifecycle
 import Synchronization
 
@@ -23,12 +24,13 @@ extension SandboxState {
         return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    static func json(_ status: Int, object: Any, headers: [(String, String)] = []) -> Response {
-        json(status, JSONWriter.data(object), headers: headers)
+    /// `value` as JSON, keys sorted (the same bytes for the same value).
+    static func json(_ status: Int, object value: JSONValue, headers: [(String, String)] = []) -> Response {
+        json(status, SandboxReply.encoded(value), headers: headers)
     }
 
     static func error(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) -> Response {
-        json(status, object: ["error": ["code": code, "message": message]], headers: headers)
+        json(status, object: ["error": ["code": .string(code), "message": .string(message)]], headers: headers)
     }
 
     static func empty(_ status: Int) -> Response {

@@ -50,8 +50,8 @@ extension GrowthCatRoutes {
 
     /// A catalog answer, 200 whether it fills or not (an empty list of ads), written from pre-rendered templates
     /// (``JSONTemplate``): per request only the serial, the token and the price are filled in, so the route costs
-    /// string appends rather than a `JSONSerialization` of nested dictionaries. The bytes are the ones
-    /// `JSONSerialization` (sorted keys) would write. The sandbox draws `growthcat/<placementKey>` once (the
+    /// string appends rather than encoding a nested value. The bytes are the ones `SandboxReply.encoded` (sorted
+    /// keys) writes for the same ad. The sandbox draws `growthcat/<placementKey>` once (the
     /// network's scenario for `/serve`); its latency and fault apply.
     func catalog(placements: [Placement], placementKey: String?, privacy: String, rootURL: String) -> SandboxReply {
         .drawn(placement: placementKey, privacy: privacy) { draw in
@@ -85,7 +85,8 @@ extension GrowthCatRoutes {
             if let template = m.templates[key] { return template }
             let template = JSONTemplate(
                 rendering: Self.adObject(
-                    p, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole, ecpm: JSONTemplate.numberHole,
+                    p, serial: JSONTemplate.serialHole, token: JSONTemplate.tokenHole,
+                    ecpm: .string(JSONTemplate.numberHole),
                     withPlacement: withPlacement, baseURL: rootURL))
             m.templates[key] = template
             return template
@@ -96,46 +97,48 @@ extension GrowthCatRoutes {
     /// The ad object of the contract, with `serial`, `token` and `ecpm` as given (a template's holes, or values);
     /// `baseURL` is the sandbox's root URL (the creatives are under `/growthcat/assets/`).
     static func adObject(
-        _ p: Placement, serial: String, token: String, ecpm: Any, withPlacement: Bool, baseURL: String
-    ) -> [String: Any] {
+        _ p: Placement, serial: String, token: String, ecpm: JSONValue, withPlacement: Bool, baseURL: String
+    ) -> JSONValue {
         let creativeID = "cr_\(p.key)_\(serial)"
         let allocation = "alloc_\(serial)"
         let ext = p.creativeType == "video" ? "mp4" : "png"
-        var creative: [String: Any] = [
-            "id": creativeID, "creative_type": p.creativeType,
-            "public_asset_url": "\(baseURL)/growthcat/assets/\(creativeID).\(ext)",
-            "headline": "Sandbox \(p.key)", "body": "A test ad",
+        var creative: [String: JSONValue] = [
+            "id": .string(creativeID), "creative_type": .string(p.creativeType),
+            "public_asset_url": .string("\(baseURL)/growthcat/assets/\(creativeID).\(ext)"),
+            "headline": .string("Sandbox \(p.key)"), "body": "A test ad",
             "cta_text": p.creativeType == "app_store" ? "Install" : "Open",
             "layout": "portrait",
             "asset_cache": [
                 "cacheable": true, "ttl_seconds": 604_800, "strategy": p.creativeType == "video" ? "prefetch" : "lazy",
             ],
         ]
-        if let duration = p.durationSeconds { creative["duration_seconds"] = duration }
+        if let duration = p.durationSeconds { creative["duration_seconds"] = .number(duration) }
         if let presentation = p.presentation {
-            creative["store_kit"] = ["app_store_id": "1234567890", "presentation": presentation]
+            creative["store_kit"] = ["app_store_id": "1234567890", "presentation": .string(presentation)]
         }
-        var placement: [String: Any] = [
-            "id": "pl_\(p.key)", "key": p.key, "format": p.format, "reward_enabled": p.reward != nil,
-            "is_skippable": p.isSkippable, "skippable_after_seconds": p.skippableAfter.map { $0 as Any } ?? NSNull(),
+        let skippableAfter = p.skippableAfter.map(JSONValue.number) ?? .null
+        var placement: [String: JSONValue] = [
+            "id": .string("pl_\(p.key)"), "key": .string(p.key), "format": .string(p.format),
+            "reward_enabled": .bool(p.reward != nil), "is_skippable": .bool(p.isSkippable),
+            "skippable_after_seconds": skippableAfter,
         ]
         if let reward = p.reward {
-            placement["reward_name"] = reward.name
-            placement["reward_amount"] = reward.amount
-            placement["minimum_view_seconds"] = reward.minimumViewSeconds
+            placement["reward_name"] = .string(reward.name)
+            placement["reward_amount"] = .number(Double(reward.amount))
+            placement["minimum_view_seconds"] = .number(reward.minimumViewSeconds)
         }
         return [
-            "placement": withPlacement ? placement : NSNull(),
+            "placement": withPlacement ? .object(placement) : .null,
             "campaign": [
-                "id": "cmp_\(p.key)", "mode": "paid",
+                "id": .string("cmp_\(p.key)"), "mode": "paid",
                 "objective": p.creativeType == "app_store" ? "install" : "traffic", "priority_weight": 10,
             ],
-            "creative": creative,
-            "tracking": ["allocation_id": allocation, "token": token],
+            "creative": .object(creative),
+            "tracking": ["allocation_id": .string(allocation), "token": .string(token)],
             "close_policy": [
-                "is_skippable": p.isSkippable,
-                "skippable_after_seconds": p.skippableAfter.map { $0 as Any } ?? NSNull(),
-                "reward_grant_after_seconds": p.reward.map { $0.minimumViewSeconds as Any } ?? NSNull(),
+                "is_skippable": .bool(p.isSkippable),
+                "skippable_after_seconds": skippableAfter,
+                "reward_grant_after_seconds": p.reward.map { .number($0.minimumViewSeconds) } ?? .null,
             ],
             "ecpm": ecpm,
         ]

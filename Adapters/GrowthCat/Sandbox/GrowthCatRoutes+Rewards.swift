@@ -16,10 +16,14 @@ extension GrowthCatRoutes {
     /// `POST /v1/ads/events`: at most 100 events; each `sdk_event_id` is recorded once, a repeat counted as a
     /// duplicate.
     func events(_ body: Data) -> SandboxReply {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+        guard let object = (try? JSONDecoder().decode(JSONValue.self, from: body))?.object else {
             return Self.error(400, "malformed_json", "the body is not a JSON object")
         }
-        guard let events = object["events"] as? [[String: Any]] else {
+        guard let items = object["events"]?.array else {
+            return Self.error(400, "invalid_events", "events must be an array of objects")
+        }
+        let events = items.compactMap(\.object)
+        guard events.count == items.count else {
             return Self.error(400, "invalid_events", "events must be an array of objects")
         }
         if events.isEmpty { return Self.error(400, "invalid_events", "events must not be empty") }
@@ -28,17 +32,18 @@ extension GrowthCatRoutes {
         }
         var parsed: [Event] = []
         for (index, event) in events.enumerated() {
-            guard let id = event["sdk_event_id"] as? String, !id.isEmpty else {
+            guard let id = event["sdk_event_id"]?.string, !id.isEmpty else {
                 return Self.error(400, "invalid_event", "events[\(index)].sdk_event_id is required")
             }
-            guard let name = event["event_name"] as? String, Self.eventNames.contains(name) else {
+            guard let name = event["event_name"]?.string, Self.eventNames.contains(name) else {
                 return Self.error(400, "invalid_event", "events[\(index)].event_name is not a known event")
             }
-            let metadata = (event["metadata"] as? [String: Any])?.compactMapValues { "\($0)" } ?? [:]
+            // Metadata values as text: a string as it is, any other value as its JSON.
+            let metadata = (event["metadata"]?.object ?? [:]).mapValues { $0.string ?? $0.description }
             parsed.append(
                 Event(
-                    sdkEventID: id, eventName: name, placementKey: event["placement_key"] as? String,
-                    creativeID: event["creative_id"] as? String, metadata: metadata))
+                    sdkEventID: id, eventName: name, placementKey: event["placement_key"]?.string,
+                    creativeID: event["creative_id"]?.string, metadata: metadata))
         }
         let (accepted, duplicates) = state.withLock { m -> (Int, Int) in
             var accepted = 0, duplicates = 0
@@ -54,7 +59,7 @@ extension GrowthCatRoutes {
             }
             return (accepted, duplicates)
         }
-        return Self.json(202, object: ["accepted": accepted, "duplicates": duplicates])
+        return Self.json(202, ["accepted": .number(Double(accepted)), "duplicates": .number(Double(duplicates))])
     }
 
     /// `POST /v1/ads/reward/validate`: granted once per token, for a known user and at least the minimum view time;
@@ -62,19 +67,19 @@ extension GrowthCatRoutes {
     /// sandbox: ``SandboxReply/withRequestFault(placement:key:then:)``) may answer 503, reset, lose the answer or
     /// answer late — at most `max_validation_faults` times per validation.
     func reward(_ body: Data) -> SandboxReply {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+        guard let object = (try? JSONDecoder().decode(JSONValue.self, from: body))?.object else {
             return Self.error(400, "malformed_json", "the body is not a JSON object")
         }
-        guard let allocation = object["allocation_id"] as? String, let token = object["token"] as? String else {
+        guard let allocation = object["allocation_id"]?.string, let token = object["token"]?.string else {
             return Self.error(400, "invalid_request", "allocation_id and token are required")
         }
-        let user = (object["app_user_id"] as? String).flatMap { $0.isEmpty ? nil : $0 }
-        let viewed = (object["viewed_seconds"] as? NSNumber)?.doubleValue ?? 0
+        let user = object["app_user_id"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let viewed = object["viewed_seconds"]?.number ?? 0
         // Idempotent by `sdk_event_id`: a retry (the first answer lost, or late) gets the first answer again, so a
         // reward granted once is never refused to its own retry; a new id for a redeemed token is refused.
-        let eventID = (object["sdk_event_id"] as? String).flatMap { $0.isEmpty || $0.utf8.count > 128 ? nil : $0 }
+        let eventID = object["sdk_event_id"]?.string.flatMap { $0.isEmpty || $0.utf8.count > 128 ? nil : $0 }
         let request = RewardRequest(allocation: allocation, token: token, user: user, viewed: viewed, eventID: eventID)
-        let placement = object["placement_key"] as? String
+        let placement = object["placement_key"]?.string
         return .withRequestFault(placement: placement, key: eventID ?? "token:" + token) { fault in
             validate(request, fault: fault)
         }
@@ -138,9 +143,13 @@ extension GrowthCatRoutes {
         let answer: SandboxReply
         if let (name, amount) = reward {
             answer = Self.json(
-                200, object: ["reward_validated": true, "accepted": 1, "reward": ["name": name, "amount": amount]])
+                200,
+                [
+                    "reward_validated": true, "accepted": 1,
+                    "reward": ["name": .string(name), "amount": .number(Double(amount))],
+                ])
         } else {
-            answer = Self.json(200, object: ["reward_validated": false, "accepted": 0, "reward": NSNull()])
+            answer = Self.json(200, ["reward_validated": false, "accepted": 0, "reward": .null])
         }
         switch processedFault {
         case "lost_answer": return .reset

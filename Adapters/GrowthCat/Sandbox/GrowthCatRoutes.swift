@@ -143,7 +143,7 @@ public struct GrowthCatRoutes: SandboxRouteModule {
         case ("GET", "/v1/sdk/config"):
             return Self.json(
                 200,
-                object: [
+                [
                     "app_id": "app_sandbox", "workspace": "test",
                     "ads": [
                         "ads_enabled": true, "formats": ["banner", "interstitial"], "ad_cache_ttl_seconds": 300,
@@ -194,19 +194,18 @@ public struct GrowthCatRoutes: SandboxRouteModule {
 
     // MARK: Answers
 
-    /// A JSON answer with `object` written by `JSONWriter` (keys sorted, slashes not escaped).
-    static func json(_ status: Int, object: Any) -> SandboxReply {
-        .json(status, JSONWriter.data(object) ?? Data("{}".utf8))
+    /// A JSON answer with `value` (keys sorted, slashes not escaped).
+    static func json(_ status: Int, _ value: JSONValue) -> SandboxReply {
+        .json(status, encoding: value)
     }
 
     /// The error answer of the contract, `{"error": {"code": …, "message": …}}`.
     static func error(_ status: Int, _ code: String, _ message: String) -> SandboxReply {
-        json(status, object: ["error": ["code": code, "message": message]])
+        .error(status, code: code, message: message)
     }
 
     /// `text` as a JSON string literal.
     static func jsonString(_ text: String) -> String {
-        let data = JSONWriter.data([text]) ?? Data(#"[""]"#.utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+        String(decoding: SandboxReply.encoded([JSONValue.string(text)]).dropFirst().dropLast(), as: UTF8.self)
     }
 }

@@ -1,6 +1,8 @@
+import AdapterKit
 import Foundation
+import SandboxRouting
 
-/// A JSON document rendered once by `JSONSerialization` with holes — marker strings where the serial, the token and
+/// A JSON document rendered once (keys sorted, as the sandbox writes every answer) with holes — marker strings where the serial, the token and
 /// a number go — and split into literal pieces, so a request only appends the pieces and its values.
 struct JSONTemplate: Sendable {
     /// Marks the serial inside a string.
@@ -15,11 +17,9 @@ struct JSONTemplate: Sendable {
     private(set) var pieces: [String] = []
     private(set) var holes: [Hole] = []
 
-    init(rendering object: [String: Any]) {
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
-        // JSONSerialization writes U+0001 as \u0001.
+    init(rendering object: JSONValue) {
+        let data = SandboxReply.encoded(object)
+        // The encoder writes U+0001 as \u0001.
         var rest = Substring(String(decoding: data, as: UTF8.self))
         let markers: [(String, Hole)] = [
             (#"\u0001S\u0001"#, .serial), (#"\u0001T\u0001"#, .token), (#""\u0001N\u0001""#, .number),
@@ -35,7 +35,7 @@ struct JSONTemplate: Sendable {
         pieces.append(String(rest))
     }
 
-    /// A number as JSONSerialization writes it: whole values without a fraction (`3`, not `3.0`).
+    /// A number as the encoder writes it: whole values without a fraction (`3`, not `3.0`).
     static func format(_ number: Double) -> String {
         guard number.isFinite else { return "0" }
         if number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
