@@ -2,8 +2,9 @@ import AdapterKit
 import Foundation
 import SandboxRouting
 
-/// A JSON document rendered once (keys sorted, as the sandbox writes every answer) with holes — marker strings where the serial, the token and
-/// a number go — and split into literal pieces, so a request only appends the pieces and its values.
+/// A JSON document rendered once (keys sorted, as the sandbox writes every answer) with holes — marker strings where
+/// the serial, the token and a number go — and split into literal pieces, so a request only appends the pieces and
+/// its values.
 struct JSONTemplate: Sendable {
     /// Marks the serial inside a string.
     static let serialHole = "\u{1}S\u{1}"
