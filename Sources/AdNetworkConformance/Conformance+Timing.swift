@@ -18,6 +18,7 @@ extension AdNetworkConformance {
         for _ in 0..<3 {
             let before = subject.wire.requestCount
             let returned = Atomic<Bool>(false)
+            let loadStarted = ContinuousClock.now
             let task = Task {
                 defer { returned.store(true, ordering: .releasing) }
                 return try await subject.network.load(request)
@@ -25,15 +26,18 @@ extension AdNetworkConformance {
             // Let the load reach the wire.
             for _ in 0..<200 where subject.wire.requestCount == before { try await Task.sleep(for: .milliseconds(5)) }
             try await Task.sleep(for: .milliseconds(20))
-            let ((outcome, elapsed, answeredFirst), slack) = await withSlack {
-                () async -> (Result<AdLoadResult, any Error>, Duration, Bool) in
+            let ((outcome, elapsed, answeredFirst, cancelledAfter), slack) = await withSlack {
+                () async -> (Result<AdLoadResult, any Error>, Duration, Bool, Duration) in
                 let start = ContinuousClock.now
                 let answeredFirst = returned.load(ordering: .acquiring)
                 task.cancel()
                 let outcome = await task.result
-                return (outcome, ContinuousClock.now - start, answeredFirst)
+                return (outcome, ContinuousClock.now - start, answeredFirst, start - loadStarted)
             }
-            if answeredFirst {
+            // A fill when the cancel came a second or more after the load started proves nothing either: the slow
+            // answer may have been on its way already (a stalled process), and a load that has its answer may finish.
+            let lateFill = cancelledAfter >= .seconds(1) && (try? outcome.get())?.ad != nil
+            if answeredFirst || lateFill {
                 (try? outcome.get())?.ad?.invalidate()
                 continue
             }
