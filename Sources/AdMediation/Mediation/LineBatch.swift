@@ -66,11 +66,20 @@ final class LineContext: @unchecked Sendable {
     /// driver took the lines back first (it then never reads the cell).
     func takeAnswer(of slot: Int) -> Result<AdLoadResult, AdError>? { answers[slot].take() }
 
-    /// Slot `slot`'s request: the caller's, restricted to what the privacy rules allow the network, for the slot's
-    /// placement and floor, with the slot's time left.
-    func request(for line: Mediator.Line, at now: AdInstant) -> AdRequest {
-        var request = request
-        PrivacyConfiguration.restrict(&request, to: line.verdict ?? line.route.unsignalledVerdict)
+    /// Makes `request` line `line`'s: the caller's request, restricted to what the privacy rules allow the network,
+    /// for the slot's placement and floor, with the slot's time left. `restriction` is what `request` is restricted
+    /// to so far (nil: the caller's request as it is): a batch's lines update one request, which is rebuilt from the
+    /// caller's only when a line's permissions differ from the line's before.
+    func update(
+        _ request: inout AdRequest, restricted restriction: inout PrivacyPermissions?, for line: Mediator.Line,
+        at now: AdInstant
+    ) {
+        let verdict = line.verdict ?? line.route.unsignalledVerdict
+        if restriction != verdict.permissions {
+            if restriction != nil { request = self.request }
+            PrivacyConfiguration.restrict(&request, to: verdict)
+            restriction = verdict.permissions
+        }
         let slot = line.slot
         request.placement = slots[slot].placement
         request.format = format
@@ -78,7 +87,6 @@ final class LineContext: @unchecked Sendable {
         request.floorEcpm = slots[slot].floor
         // Bidders hear how the placement clears; a waterfall line takes part in no auction of this mediator's.
         request.auction = slot < bidderCount ? auction : nil
-        return request
     }
 }
 
@@ -118,10 +126,13 @@ final class LineBatch: Sendable {
         let (context, tracer) = (context, context.tracer)
         var position = progress.load(ordering: .relaxed) & Self.takenBack != 0 ? 0 : begin()
         var begins = begins
+        // One request for the batch's lines, copied once from the caller's and updated per line.
+        var request = context.request
+        var restriction: PrivacyPermissions?
         while let current = position {
             let line = lines[current]
             // Read per line after the first: a line begun just before may have run for a while.
-            let request = context.request(for: line, at: begins ?? context.mediator.clock.now)
+            context.update(&request, restricted: &restriction, for: line, at: begins ?? context.mediator.clock.now)
             begins = nil
             let network = line.route.network
             let result: Result<AdLoadResult, AdError>
@@ -178,14 +189,14 @@ final class LineBatch: Sendable {
 
     /// The caller's side, once the task has given its thread back: the lines not begun (the task will begin none of
     /// them), the answers left in their cells (in order), and the slot of the load the task is in, if it is in one.
-    func takeBack(
-        into answers: inout [(input: Mediator.Input, at: AdInstant)]
-    ) -> (rest: [Mediator.Line], current: Int?, begun: Int) {
+    func takeBack(into answers: inout [Mediator.ReadyAnswer]) -> (rest: [Mediator.Line], current: Int?, begun: Int) {
         let state = progress.bitwiseOr(Self.takenBack, ordering: .acquiringAndReleasing).oldValue
         let begun = state >> 2
         let current = state & Self.inLoad != 0 ? lines[begun - 1].slot : nil
         for line in lines[..<begun] where line.slot != current {
-            if let result = context.takeAnswer(of: line.slot) { answers.append((.answer(line.slot, result), .zero)) }
+            if let result = context.takeAnswer(of: line.slot) {
+                answers.append(Mediator.ReadyAnswer(slot: line.slot, result: result, at: .zero))
+            }
         }
         return (begun < lines.count ? Array(lines[begun...]) : [], current, begun)
     }

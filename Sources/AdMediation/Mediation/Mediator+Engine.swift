@@ -18,19 +18,31 @@ extension Mediator {
         case callerCancelled
     }
 
-    /// The driver's side of one request: the engine, and per running slot how its breaker admitted it and the task
-    /// its load runs on (nil once the load answered, or while its batch has not been launched); the one timer.
+    /// A slot's load as the driver keeps it: how its breaker admitted it, and the task the load runs on (nil once
+    /// the load answered, or while its batch has not been launched).
+    struct Running {
+        var task: Task<Void, Never>?
+        let admission: CircuitBreaker.Admission
+    }
+
+    /// An answer a line left in its cell (``LineBatch``), with an instant by which it was in.
+    struct ReadyAnswer {
+        let slot: Int
+        let result: Result<AdLoadResult, AdError>
+        var at: AdInstant
+    }
+
+    /// The driver's side of one request: the engine, and per running slot its ``Running``; the one timer.
     struct Run {
         var engine: DecisionEngine
         /// What the request's lines share: the request as every line sends it before its own fields, the inbox.
         let lines: LineContext
         var inbox: Inbox { lines.inbox }
-        var running: [(task: Task<Void, Never>?, admission: CircuitBreaker.Admission)?]
+        var running: [Running?]
         /// The lines the current step starts, launched together at its end (``LineBatch``).
         var starting: [Line] = []
-        /// Answers the lines left in their cells (``LineBatch``), each with an instant by which it was in, read
-        /// before the inbox; `readyHead` is the next.
-        var ready: [(input: Input, at: AdInstant)] = []
+        /// Answers the lines left in their cells, read before the inbox; `readyHead` is the next.
+        var ready: [ReadyAnswer] = []
         var readyHead = 0
         var timer: (at: AdInstant, generation: UInt64, task: Task<Void, Never>)?
         var timerGeneration: UInt64 = 0
@@ -46,7 +58,7 @@ extension Mediator {
         let lineDepth = MediationNesting.depth + 1
 
         /// The next answer a line left in its cell, if any.
-        mutating func nextReady() -> (input: Input, at: AdInstant)? {
+        mutating func nextReady() -> ReadyAnswer? {
             guard readyHead < ready.count else { return nil }
             let input = ready[readyHead]
             readyHead += 1
@@ -67,7 +79,10 @@ extension Mediator {
                 mediator: mediator, request: request, lossNotices: lossNotices, format: plan.placement.format,
                 tracer: tracer, engine: engine)
             self.engine = engine
-            running = Array(repeating: nil, count: engine.slots.count)
+            // Appended: `Array(repeating:count:)` looks the storage's generic metadata up on every call.
+            running = []
+            running.reserveCapacity(engine.slots.count)
+            for _ in engine.slots.indices { running.append(nil) }
             actions.reserveCapacity(2 * engine.slots.count + 2)
         }
     }
@@ -97,13 +112,14 @@ extension Mediator {
             mediator: self)
         let inbox = run.inbox
         await withTaskCancellationHandler {
-            let begin = clock.now
+            // The request's own start: the lines' clocks start with it.
+            let begin = run.engine.startedAt
             step(&run, at: begin) { $0.begin(at: begin, into: &$1) }
             while !run.engine.isFinished {
                 // An answer already posted is read without suspending; otherwise the loop may wait, and only then
                 // needs the timer.
-                if let (answer, at) = run.nextReady() {
-                    handle(answer, &run, at: at)
+                if let ready = run.nextReady() {
+                    handle(.answer(ready.slot, ready.result), &run, at: ready.at)
                 } else if let ready = inbox.poll() {
                     handle(ready, &run)
                 } else {
@@ -208,7 +224,7 @@ extension Mediator {
         // the line's adapter runs, even a mediator in a task of its own, decides for itself. The load's task inherits
         // the caller's task-local values, so the depth is rebound only when it differs from the caller's.
         let nested = route.isMediator ? run.lineDepth : 0
-        run.running[slot] = (nil, admission)
+        run.running[slot] = Running(task: nil, admission: admission)
         run.starting.append(
             Line(slot: slot, route: route, verdict: verdict, depth: nested == run.lineDepth - 1 ? nil : nested))
     }
@@ -284,7 +300,8 @@ extension Mediator {
     /// and handles its own answer (``lateAnswer(_:slot:network:cancelledAt:)``). Either way a late fill is settled
     /// lost and invalidated, never delivered, and the caller does not wait for it.
     private func finishInBackground(_ run: inout Run) {
-        let now = clock.now
+        // The decision's instant.
+        let now = run.engine.finishedAt ?? clock.now
         var running = Set<Int>()
         for (slot, entry) in run.running.enumerated() {
             guard let entry else { continue }
@@ -295,10 +312,9 @@ extension Mediator {
         // it was counted in.
         if !running.isEmpty { backgroundLoads.add(running.count) }
         // Answers not read yet: those left in their cells, then those posted.
-        while let (input, _) = run.nextReady() {
-            guard case .answer(let slot, let result) = input else { continue }
-            Self.refuseLate(result)
-            if running.contains(slot) { backgroundLoads.done() }
+        while let ready = run.nextReady() {
+            Self.refuseLate(ready.result)
+            if running.contains(ready.slot) { backgroundLoads.done() }
         }
         for case .answer(let slot, let result) in run.inbox.close(at: now) {
             Self.refuseLate(result)

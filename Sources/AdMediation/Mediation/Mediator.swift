@@ -247,7 +247,8 @@ public final class Mediator: AdNetwork {
     private func outcome(
         of engine: borrowing DecisionEngine, request: AdRequest, plan: PlacementPlan, optimizerKey: String?
     ) -> MediationOutcome {
-        let trace = annotatePrivacy(engine.trace(placement: request.placement, at: clock.now), signals: request.privacy)
+        let decidedAt = engine.finishedAt ?? clock.now
+        let trace = annotatePrivacy(engine.trace(placement: request.placement, at: decidedAt), signals: request.privacy)
         if let optimizerKey {
             optimizers.withLock { $0[optimizerKey]?.observe(trace, lines: plan.placement.lines) }
         }
