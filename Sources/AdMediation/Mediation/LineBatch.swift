@@ -93,9 +93,9 @@ final class LineContext: @unchecked Sendable {
 /// The lines one step of a request starts, run by one task: one after another while each answers without suspending
 /// (the task is immediate, so they run on the caller's thread and cost one task between them). A load that answers
 /// while the task still has the caller's thread leaves its answer in its slot's cell (``LineContext``). When a load
-/// suspends, the caller gets its thread back and takes back the lines not begun (``takeBack()``), with the answers
-/// left so far; the task then finishes only the load it is in and posts that answer to the request's inbox, so every
-/// load still running has a task of its own, which cancelling cancels.
+/// suspends, the caller gets its thread back and takes back the lines not begun (``takeBack(into:)``), with the
+/// answers left so far; the task then finishes only the load it is in and posts that answer to the request's inbox,
+/// so every load still running has a task of its own, which cancelling cancels.
 ///
 /// A load that answers once the request was decided (the inbox closed) handles its answer as late
 /// (``Mediator/lateAnswer(_:slot:network:placement:cancelledAt:)``).
