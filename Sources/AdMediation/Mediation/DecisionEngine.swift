@@ -79,8 +79,16 @@ struct DecisionEngine: Sendable {
         abLabel = placement.abLabel
         self.order = order ?? Array(placement.lines.indices)
         self.blocked = blocked
-        states = Array(repeating: .pending, count: self.slots.count)
-        auctions = Array(repeating: nil, count: bidderCount)
+        // Appended, not `Array(repeating:count:)`, whose unspecialized buffer looks the storage's generic metadata
+        // up on every call.
+        var states: [State] = []
+        states.reserveCapacity(self.slots.count)
+        for _ in self.slots.indices { states.append(.pending) }
+        self.states = states
+        var auctions: [AuctionResult?] = []
+        auctions.reserveCapacity(bidderCount)
+        for _ in 0..<bidderCount { auctions.append(nil) }
+        self.auctions = auctions
         if let blocked {
             phase = .finished
             finishedAt = now

@@ -1,6 +1,6 @@
 /// The inbox of one request: answers, ticks and the caller's cancellation, read in order by one reader (the driver,
 /// then the background owner). Posting never blocks; reading suspends only when nothing is there.
-final class Inbox: Sendable {
+struct Inbox: Sendable {
     private struct State {
         var buffer: [Mediator.Input] = []
         var head = 0

@@ -18,15 +18,32 @@ extension Mediator {
         case callerCancelled
     }
 
-    /// The driver's side of one request: the engine, and per running slot its load's task and how its breaker
-    /// admitted it; the one timer.
+    /// A slot's load as the driver keeps it: how its breaker admitted it, and the task the load runs on (nil once
+    /// the load answered, or while its batch has not been launched).
+    struct Running {
+        var task: Task<Void, Never>?
+        let admission: CircuitBreaker.Admission
+    }
+
+    /// An answer a line left in its cell (``LineBatch``), with an instant by which it was in.
+    struct ReadyAnswer {
+        let slot: Int
+        let result: Result<AdLoadResult, AdError>
+        var at: AdInstant
+    }
+
+    /// The driver's side of one request: the engine, and per running slot its ``Running``; the one timer.
     struct Run {
         var engine: DecisionEngine
-        let request: AdRequest
-        let format: AdFormat
-        let tracer: (any Tracer)?
-        let inbox = Inbox()
-        var running: [(task: Task<Void, Never>, admission: CircuitBreaker.Admission)?]
+        /// What the request's lines share: the request as every line sends it before its own fields, the inbox.
+        let lines: LineContext
+        var inbox: Inbox { lines.inbox }
+        var running: [Running?]
+        /// The lines the current step starts, launched together at its end (``LineBatch``).
+        var starting: [Line] = []
+        /// Answers the lines left in their cells, read before the inbox; `readyHead` is the next.
+        var ready: [ReadyAnswer] = []
+        var readyHead = 0
         var timer: (at: AdInstant, generation: UInt64, task: Task<Void, Never>)?
         var timerGeneration: UInt64 = 0
         var callerCancelled = false
@@ -40,43 +57,70 @@ extension Mediator {
         /// The nesting depth the lines' loads run at.
         let lineDepth = MediationNesting.depth + 1
 
-        init(engine: consuming DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?) {
-            self.engine = engine
-            self.request = request
+        /// The next answer a line left in its cell, if any.
+        mutating func nextReady() -> ReadyAnswer? {
+            guard readyHead < ready.count else { return nil }
+            let input = ready[readyHead]
+            readyHead += 1
+            if readyHead == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readyHead = 0
+            }
+            return input
+        }
+
+        init(
+            engine: consuming DecisionEngine, plan: PlacementPlan, request: AdRequest, lossNotices: LossNoticeContent,
+            tracer: (any Tracer)?, mediator: Mediator
+        ) {
             self.privacy = request.privacy == PrivacySignals() ? nil : DecodedPrivacy(request.privacy)
             self.routes = plan.routes
-            self.format = plan.placement.format
-            self.tracer = tracer
-            running = Array(repeating: nil, count: engine.slots.count)
+            self.lines = LineContext(
+                mediator: mediator, request: request, lossNotices: lossNotices, format: plan.placement.format,
+                tracer: tracer, engine: engine)
+            self.engine = engine
+            // Appended: `Array(repeating:count:)` looks the storage's generic metadata up on every call.
+            running = []
+            running.reserveCapacity(engine.slots.count)
+            for _ in engine.slots.indices { running.append(nil) }
             actions.reserveCapacity(2 * engine.slots.count + 2)
         }
     }
 
-    /// Runs `engine` until it decides, and returns it decided: the caller has its answer at the decision, whatever
-    /// the lines still running do.
+    /// Runs `engine` until it decides, and returns what `conclude` reads from it decided: the caller has its answer
+    /// at the decision, whatever the lines still running do.
     ///
-    /// Every bidder and line load is a task of its own that inherits the caller's priority and task-local values (the
-    /// trace context reaches the adapters and their transport) and posts its answer to the request's inbox; the one
-    /// timer does the same. The caller's cancellation is posted too, and the engine cancels every load. Loads the
+    /// Every bidder and line load runs in a task that inherits the caller's priority and task-local values (the trace
+    /// context reaches the adapters and their transport) and gives its answer to the driver; the one timer posts to
+    /// the request's inbox. The caller's cancellation is posted too, and the engine cancels every load. Loads the
     /// engine gives up on (a timeout, a fill above them, the decision) are cancelled by their task; once decided, the
     /// inbox closes and those still running are counted in ``BackgroundLoads``: each settles lost and invalidates its
     /// own late fill when it returns, so an adapter that ignores cancellation never holds the caller.
     ///
-    /// A load starts as an immediate task: it runs on the caller's thread until it first suspends, so one that
-    /// answers without suspending costs no thread hand-off. The timer is only started before the loop really waits.
+    /// The loads a step starts run as one batch on an immediate task (``LineBatch``): it runs on the caller's thread
+    /// until a load first suspends, so loads that answer without suspending cost no thread hand-off, share one task
+    /// and leave their answers without a lock; a load that suspends keeps the task to itself, posts its answer to the
+    /// inbox, and the loads after it begin in a batch of their own. The timer is only started before the loop really
+    /// waits.
     nonisolated(nonsending) func run(
-        _ engine: consuming DecisionEngine, plan: PlacementPlan, request: AdRequest, tracer: (any Tracer)?
-    ) async -> DecisionEngine {
+        _ engine: consuming DecisionEngine, plan: PlacementPlan, request: AdRequest, lossNotices: LossNoticeContent,
+        tracer: (any Tracer)?, conclude: (borrowing DecisionEngine) -> MediationOutcome
+    ) async -> MediationOutcome {
         // Moved, not copied: a copy would share the engine's arrays and copy them on its first step.
-        var run = Run(engine: consume engine, plan: plan, request: request, tracer: tracer)
+        var run = Run(
+            engine: consume engine, plan: plan, request: request, lossNotices: lossNotices, tracer: tracer,
+            mediator: self)
         let inbox = run.inbox
-        return await withTaskCancellationHandler {
-            let begin = clock.now
-            step(&run) { $0.begin(at: begin, into: &$1) }
+        await withTaskCancellationHandler {
+            // The request's own start: the lines' clocks start with it.
+            let begin = run.engine.startedAt
+            step(&run, at: begin) { $0.begin(at: begin, into: &$1) }
             while !run.engine.isFinished {
                 // An answer already posted is read without suspending; otherwise the loop may wait, and only then
                 // needs the timer.
-                if let ready = inbox.poll() {
+                if let ready = run.nextReady() {
+                    handle(.answer(ready.slot, ready.result), &run, at: ready.at)
+                } else if let ready = inbox.poll() {
                     handle(ready, &run)
                 } else {
                     armTimer(&run)
@@ -85,26 +129,27 @@ extension Mediator {
             }
             run.timer?.task.cancel()
             finishInBackground(&run)
-            return run.engine
         } onCancel: {
             _ = inbox.send(.callerCancelled)
         }
+        // Read where it is, not copied out.
+        return conclude(run.engine)
     }
 
     /// Feeds one input to the engine. The caller's cancellation is seen before a line's answer read with it, so it
     /// reaches every line at once and that answer is handled as late; a bid already in hand still counts.
-    private func handle(_ input: Input, _ run: inout Run) {
-        let now = clock.now
+    private func handle(_ input: Input, _ run: inout Run, at instant: AdInstant? = nil) {
+        let now = instant ?? clock.now
         let isBid = Self.isBidInHand(input, bidders: run.engine.bidderCount)
         if !isBid { noticeCancellation(&run, at: now) }
         switch input {
         case .answer(let slot, let result):
-            step(&run) { $0.answer(slot, result, at: now, into: &$1) }
+            step(&run, at: now) { $0.answer(slot, result, at: now, into: &$1) }
             run.running[slot] = nil
         case .tick(let generation):
             guard generation == run.timer?.generation else { break }
             run.timer = nil
-            step(&run) { $0.advance(to: now, into: &$1) }
+            step(&run, at: now) { $0.advance(to: now, into: &$1) }
         case .callerCancelled:
             break
         }
@@ -123,12 +168,14 @@ extension Mediator {
     private func noticeCancellation(_ run: inout Run, at now: AdInstant) {
         guard !run.callerCancelled, Task.isCancelled else { return }
         run.callerCancelled = true
-        step(&run) { $0.callerCancelled(at: now, into: &$1) }
+        step(&run, at: now) { $0.callerCancelled(at: now, into: &$1) }
     }
 
-    /// Runs one step of the engine and executes its actions, and those of slots skipped on the way (breaker open),
-    /// in the one buffer.
-    private func step(_ run: inout Run, _ body: (inout DecisionEngine, inout [DecisionEngine.Action]) -> Void) {
+    /// Runs one step of the engine at `now` and executes its actions, and those of slots skipped on the way (breaker
+    /// open), in the one buffer.
+    private func step(
+        _ run: inout Run, at now: AdInstant, _ body: (inout DecisionEngine, inout [DecisionEngine.Action]) -> Void
+    ) {
         run.actions.removeAll(keepingCapacity: true)
         body(&run.engine, &run.actions)
         var next = 0
@@ -137,11 +184,12 @@ extension Mediator {
             next += 1
             switch action {
             case .start(let slot):
-                start(slot, &run)
+                prepare(slot, &run, at: now)
             case .cancel(let slot):
-                run.running[slot]?.task.cancel()
+                launch(&run, at: now)
+                run.running[slot]?.task?.cancel()
             case .settle(let ad, let result):
-                ad.settleAuction(result.disclosing(run.request.lossNotices))
+                ad.settleAuction(result.disclosing(run.lines.request.lossNotices))
             case .invalidate(let ad):
                 ad.invalidate()
             case .breaker(let slot, let event):
@@ -152,79 +200,74 @@ extension Mediator {
                 break
             }
         }
+        launch(&run, at: now)
     }
 
-    /// Starts slot `slot` if its network's breaker admits it (else the engine skips it): the caller's request for the
-    /// slot's placement and floor, with the slot's time left, as an immediate task posting to the inbox.
-    private func start(_ slot: Int, _ run: inout Run) {
-        let spec = run.engine.slots[slot]
-        // Read per slot: a slot started just before may have run for a while.
-        let now = clock.now
-        // Privacy first: a network the rules forbid is never asked (and never counts for its breaker). The gate
-        // restricts the request to what the rules allow the network.
+    /// Prepares slot `slot` if its network's breaker admits it (else the engine skips it), to be launched at the
+    /// step's end (``launch(_:)``).
+    private func prepare(_ slot: Int, _ run: inout Run, at now: AdInstant) {
+        // Privacy first: a network the rules forbid is never asked (and never counts for its breaker). The line's
+        // load restricts its request to what the rules allow the network.
         guard let route = run.routes[slot] else {
             return run.engine.skip(slot, reason: .notReached, at: now, into: &run.actions)
         }
-        var request = run.request
-        let verdict =
-            run.privacy.map { PrivacyRules.verdict($0, tcfVendorID: route.tcfVendorID) } ?? route.unsignalledVerdict
-        guard verdict.mayBeAsked else {
+        let verdict = run.privacy.map { PrivacyRules.verdict($0, tcfVendorID: route.tcfVendorID) }
+        guard (verdict ?? route.unsignalledVerdict).mayBeAsked else {
             return run.engine.skip(slot, reason: .privacyBlocked, at: now, into: &run.actions)
         }
-        PrivacyConfiguration.restrict(&request, to: verdict)
         let admission = route.breaker?.withLock { $0.admit(at: now) } ?? .allowed
-        if admission == .probe { breakerChanged(spec.network, to: .halfOpen(probing: true)) }
+        if admission == .probe { breakerChanged(run.engine.slots[slot].network, to: .halfOpen(probing: true)) }
         guard admission != .rejected else {
             return run.engine.skip(slot, reason: .breakerOpen, at: now, into: &run.actions)
         }
-        let network = route.network
-        request.placement = spec.placement
-        request.format = run.format
-        request.timeout = min(spec.timeout, run.engine.deadline - now)
-        request.floorEcpm = spec.floor
-        // Bidders hear how the placement clears; a waterfall line takes part in no auction of this mediator's.
-        request.auction = slot < run.engine.bidderCount ? run.engine.auction : nil
         // Only a mediator running as this line is nested (its winner is this decision's to settle); anything else
         // the line's adapter runs, even a mediator in a task of its own, decides for itself. The load's task inherits
         // the caller's task-local values, so the depth is rebound only when it differs from the caller's.
         let nested = route.isMediator ? run.lineDepth : 0
-        let line = Line(
-            mediator: self, slot: slot, network: network, request: request, tracer: run.tracer, inbox: run.inbox,
-            depth: nested == run.lineDepth - 1 ? nil : nested)
-        let task: Task<Void, Never>
-        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-            task = Task.immediate { await line.run() }
-        } else {
-            task = Task { await line.run() }
-        }
-        run.running[slot] = (task, admission)
+        run.running[slot] = Running(task: nil, admission: admission)
+        run.starting.append(
+            Line(slot: slot, route: route, verdict: verdict, depth: nested == run.lineDepth - 1 ? nil : nested))
     }
 
-    /// One line's load, as its task runs it: posts the answer to the request's inbox, or, when the request was decided
-    /// meanwhile (the inbox closed), handles it as late.
-    private struct Line: Sendable {
-        let mediator: Mediator
-        let slot: Int
-        let network: any AdNetwork
-        let request: AdRequest
-        let tracer: (any Tracer)?
-        let inbox: Inbox
-        /// The nesting depth to run the load at, when it is not the caller's.
-        let depth: Int?
-
-        func run() async {
-            let result: Result<AdLoadResult, AdError>
-            if let depth {
-                result = await MediationNesting.$depth.withValue(depth) {
-                    await Mediator.tracedLoad(request, from: network, tracer: tracer)
+    /// Launches the lines prepared by the step, in order, as batches on immediate tasks: a batch's task runs its
+    /// lines one after another while each answers without suspending; when one suspends, the task keeps only that
+    /// line, and the lines not yet begun go to a new batch, so a slow line never delays another and each running load
+    /// has a task of its own to cancel.
+    private func launch(_ run: inout Run, at now: AdInstant) {
+        guard !run.starting.isEmpty else { return }
+        var lines: [Line] = []
+        swap(&lines, &run.starting)
+        guard #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) else {
+            // No immediate task: one task per line, each a batch of one that is never taken back.
+            for line in lines {
+                let batch = LineBatch([line], run.lines, alone: true)
+                run.running[line.slot]?.task = Task { await batch.run() }
+            }
+            return
+        }
+        // The first line begins at the step's instant; a line after one that suspended reads the clock again.
+        var begins: AdInstant? = now
+        while !lines.isEmpty {
+            let batch = LineBatch(lines, run.lines, at: begins)
+            begins = nil
+            let task = Task.immediate { await batch.run() }
+            let answered = run.ready.count
+            let handedBack = batch.takeBack(into: &run.ready)
+            if run.ready.count > answered {
+                // Every answer left in a cell was in by now: one reading of the clock for them all.
+                let by = clock.now
+                for index in answered..<run.ready.count { run.ready[index].at = by }
+            }
+            if let current = handedBack.current { run.running[current]?.task = task }
+            guard handedBack.begun > 0 else {
+                // The task did not begin on this thread (it begins nothing now): a task per line.
+                for line in handedBack.rest {
+                    let single = LineBatch([line], run.lines, alone: true)
+                    run.running[line.slot]?.task = Task { await single.run() }
                 }
-            } else {
-                result = await Mediator.tracedLoad(request, from: network, tracer: tracer)
+                return
             }
-            if let decidedAt = inbox.send(.answer(slot, result)) {
-                mediator.lateAnswer(
-                    result, slot: slot, network: network.id, placement: request.placement, cancelledAt: decidedAt)
-            }
+            lines = handedBack.rest
         }
     }
 
@@ -257,16 +300,22 @@ extension Mediator {
     /// and handles its own answer (``lateAnswer(_:slot:network:cancelledAt:)``). Either way a late fill is settled
     /// lost and invalidated, never delivered, and the caller does not wait for it.
     private func finishInBackground(_ run: inout Run) {
-        let now = clock.now
+        // The decision's instant.
+        let now = run.engine.finishedAt ?? clock.now
         var running = Set<Int>()
         for (slot, entry) in run.running.enumerated() {
             guard let entry else { continue }
-            entry.task.cancel()
+            entry.task?.cancel()
             running.insert(slot)
         }
         // Counted before the inbox closes: a load that answers right after the close counts itself out, never before
         // it was counted in.
         if !running.isEmpty { backgroundLoads.add(running.count) }
+        // Answers not read yet: those left in their cells, then those posted.
+        while let ready = run.nextReady() {
+            Self.refuseLate(ready.result)
+            if running.contains(ready.slot) { backgroundLoads.done() }
+        }
         for case .answer(let slot, let result) in run.inbox.close(at: now) {
             Self.refuseLate(result)
             if running.contains(slot) { backgroundLoads.done() }

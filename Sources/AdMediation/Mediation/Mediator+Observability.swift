@@ -64,6 +64,8 @@ extension Mediator {
     /// Per line: `admediation_line_outcomes_total` and `admediation_line_latency`, and a debug log line.
     private func observeLines(_ lines: [LineTrace], placement: String, handles: DecisionMetrics?) {
         let logsLines = logger.logLevel <= .debug
+        // Nothing records metrics and nothing logs lines: nothing to build per line.
+        guard handles != nil || logsLines else { return }
         for line in lines {
             var code = ""
             switch line.outcome {

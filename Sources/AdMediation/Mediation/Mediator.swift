@@ -78,8 +78,10 @@ public final class Mediator: AdNetwork {
                     coolDown: configuration.circuitBreaker.coolDown))
         }
         self.breakers = breakers
-        self.pacing = configuration.placements.mapValues { _ in Guarded(PlacementPacing()) }
-        self.plans = PlacementPlan.all(of: configuration, networks: byID, breakers: breakers, privacy: privacy)
+        let pacing = configuration.placements.mapValues { _ in Guarded(PlacementPacing()) }
+        self.pacing = pacing
+        self.plans = PlacementPlan.all(
+            of: configuration, networks: byID, breakers: breakers, privacy: privacy, pacing: pacing)
         var optimizers: [String: WaterfallOptimizer] = [:]
         for (placementID, placement) in configuration.placements {
             if let optimizer = placement.optimizer, placement.arms.isEmpty {
@@ -181,51 +183,76 @@ public final class Mediator: AdNetwork {
     }
 
     /// Decides `request`; `tracer` is nil when spans would record nothing. A ``DecisionEngine`` decides and
-    /// ``run(_:plan:request:tracer:)`` executes its actions; here only what the engine cannot own: the placement's
-    /// arm, the shared pacing and optimizer state, and the ad handed to the app.
+    /// ``run(_:plan:request:lossNotices:tracer:conclude:)`` executes its actions; here only what the engine cannot
+    /// own: the placement's arm, the shared pacing and optimizer state, and the ad handed to the app.
     private nonisolated(nonsending) func decide(_ request: AdRequest, tracer: (any Tracer)?) async
         -> MediationOutcome
     {
         let now = clock.now
-        guard let configured = configuration.placements[request.placement] else {
+        // The plan of the placement (the same keys as the configuration's placements), else of the arm it draws.
+        guard let configured = plans[request.placement] else {
             return Self.refused(request, AdError(.configuration, "unknown placement \"\(request.placement)\""))
         }
-        let optimizerKey = Self.arm(of: configured, id: request.placement, userID: request.userID)
-        guard let plan = plans[optimizerKey] else {
+        let optimizerKey =
+            configured.placement.arms.isEmpty
+            ? request.placement : Self.arm(of: configured.placement, id: request.placement, userID: request.userID)
+        guard let plan = configured.placement.arms.isEmpty ? configured : plans[optimizerKey] else {
             return Self.refused(request, AdError(.configuration, "unknown placement \"\(request.placement)\""))
         }
-        let placement = plan.placement
-        if placement.format.kind != request.format.kind {
-            let message = "placement \"\(request.placement)\" serves \(placement.format), not \(request.format)"
+        // Read from the plan, never copied out of it.
+        if plan.placement.format.kind != request.format.kind {
+            let message =
+                "placement \"\(request.placement)\" serves \(plan.placement.format), not \(request.format)"
             return Self.refused(request, AdError(.configuration, message))
         }
         // Frequency cap and pacing: the engine then decides at once (every line skipped, no fill).
-        let blocked = pacing[request.placement]?.withLock {
+        let blocked = plan.pacing?.withLock {
             $0.block(
-                at: now, cap: placement.frequencyCap, window: placement.frequencyWindow,
-                minInterval: placement.minInterval)
+                at: now, cap: plan.placement.frequencyCap, window: plan.placement.frequencyWindow,
+                minInterval: plan.placement.minInterval)
         }
+        let optimized = plan.placement.optimizer != nil
         let order =
-            placement.optimizer == nil || blocked != nil
-            ? nil : optimizers.withLock { $0[optimizerKey]?.order(placement.lines) }
+            !optimized || blocked != nil
+            ? nil : optimizers.withLock { $0[optimizerKey]?.order(plan.placement.lines) }
+        // The outcome is read from the decided engine where it is: the engine is moved, never copied (a copy shares
+        // its arrays, to be copied again).
+        let observed = optimized && blocked == nil ? optimizerKey : nil
+        let conclude = { (engine: borrowing DecisionEngine) -> MediationOutcome in
+            self.outcome(of: engine, request: request, plan: plan, optimizerKey: observed)
+        }
+        let nested = MediationNesting.depth > 0
+        if blocked == nil, !Task.isCancelled {
+            // Loss notices: the stricter of the caller's and the placement's setting, for every line and settlement.
+            let lossNotices = request.lossNotices.stricter(plan.placement.lossNotices)
+            return await run(
+                DecisionEngine(
+                    placement: plan.placement, order: order, startedAt: now, timeout: request.timeout, nested: nested,
+                    slots: plan.slots),
+                plan: plan, request: request, lossNotices: lossNotices, tracer: tracer, conclude: conclude)
+        }
+        // Blocked by pacing or the cap (decided at once), or cancelled before it began.
         var engine = DecisionEngine(
-            placement: placement, order: order, blocked: blocked, startedAt: now, timeout: request.timeout,
-            nested: MediationNesting.depth > 0, slots: plan.slots)
-        if !engine.isFinished, Task.isCancelled {
+            placement: plan.placement, order: order, blocked: blocked, startedAt: now, timeout: request.timeout,
+            nested: nested, slots: plan.slots)
+        if !engine.isFinished {
             var actions: [DecisionEngine.Action] = []
             engine.callerCancelled(at: now, into: &actions)
             Self.perform(actions)
-        } else if !engine.isFinished {
-            // Loss notices: the stricter of the caller's and the placement's setting, for every line and settlement.
-            var sent = request
-            sent.lossNotices = request.lossNotices.stricter(placement.lossNotices)
-            engine = await run(consume engine, plan: plan, request: sent, tracer: tracer)
         }
-        let trace = annotatePrivacy(engine.trace(placement: request.placement, at: clock.now), signals: request.privacy)
-        if placement.optimizer != nil, blocked == nil {
-            optimizers.withLock { $0[optimizerKey]?.observe(trace, lines: placement.lines) }
+        return conclude(engine)
+    }
+
+    /// The decided engine's trace and result; the trace feeds the self-ordering waterfall of `optimizerKey`, if any.
+    private func outcome(
+        of engine: borrowing DecisionEngine, request: AdRequest, plan: PlacementPlan, optimizerKey: String?
+    ) -> MediationOutcome {
+        let decidedAt = engine.finishedAt ?? clock.now
+        let trace = annotatePrivacy(engine.trace(placement: request.placement, at: decidedAt), signals: request.privacy)
+        if let optimizerKey {
+            optimizers.withLock { $0[optimizerKey]?.observe(trace, lines: plan.placement.lines) }
         }
-        return MediationOutcome(result: result(of: engine, request: request, placement: placement), trace: trace)
+        return MediationOutcome(result: result(of: engine, request: request, plan: plan), trace: trace)
     }
 
     /// A request refused before any decision (unknown placement, wrong format), with an empty trace.
@@ -237,7 +264,7 @@ public final class Mediator: AdNetwork {
 
     /// The engine's decision as the caller's result: the winner wrapped for the app, no fill, or the error.
     private func result(
-        of engine: DecisionEngine, request: AdRequest, placement: PlacementConfiguration
+        of engine: borrowing DecisionEngine, request: AdRequest, plan: PlacementPlan
     ) -> Result<AdLoadResult, AdError> {
         switch engine.decision {
         case .filled(let ad, let slot, let ecpm, let precision):
@@ -248,12 +275,13 @@ public final class Mediator: AdNetwork {
                 case .line(let index): (index, false)
                 }
             let winning = WinningLine(
-                index: index, network: spec.network, networkPlacement: spec.placement, abLabel: placement.abLabel)
+                index: index, network: spec.network, networkPlacement: spec.placement,
+                abLabel: plan.placement.abLabel)
             return .success(
                 .filled(
                     wrap(
-                        ad, request: request, placement: placement, ecpm: ecpm, precision: precision,
-                        winning: winning, isBid: isBid)))
+                        ad, request: request, plan: plan, ecpm: ecpm, precision: precision, winning: winning,
+                        isBid: isBid)))
         case .noFill(let reason):
             return .success(.noFill(NoFill(reason: reason)))
         case .timeout:
@@ -270,13 +298,13 @@ public final class Mediator: AdNetwork {
     /// the winning line, the booked price); the mediator observes its delivered events, so its impression counts
     /// toward the placement's cap and pacing and its revenue metrics.
     private func wrap(
-        _ ad: LoadedAd, request: AdRequest, placement: PlacementConfiguration, ecpm: Double?,
-        precision: RevenuePrecision,
+        _ ad: LoadedAd, request: AdRequest, plan: PlacementPlan, ecpm: Double?, precision: RevenuePrecision,
         winning: WinningLine, isBid: Bool
     ) -> LoadedAd {
         var winning = winning
         winning.isBid = isBid
-        let window = placement.frequencyWindow
+        // What the impression's pacing needs, not the whole placement.
+        let (window, cap, pacing) = (plan.placement.frequencyWindow, plan.placement.frequencyCap, plan.pacing)
         let facts = MediationFacts(
             mediatorID: id, placement: request.placement, line: winning, ecpm: ecpm, precision: precision)
         let revenue = LoadedAd.revenue(
@@ -285,9 +313,7 @@ public final class Mediator: AdNetwork {
         ad.annotate(facts) { [self] record in
             guard record.event == .impression, record.occurrence == 1 else { return }
             let at = clock.now
-            pacing[request.placement]?.withLock {
-                $0.record(at, window: window, cap: placement.frequencyCap)
-            }
+            pacing?.withLock { $0.record(at, window: window, cap: cap) }
             observeImpression(revenue)
         }
         return ad
