@@ -1,3 +1,4 @@
+import AdapterKit
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -123,16 +124,18 @@ extension SandboxState {
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = .sortedKeys
         guard let shared = try? encoder.encode(records),
-            var object = (try? JSONSerialization.jsonObject(with: shared)) as? [String: Any]
+            var object = (try? JSONDecoder().decode(JSONValue.self, from: shared))?.object
         else { return nil }
-        var modules: [String: Any] = [:]
+        var modules: [String: JSONValue] = [:]
         for module in routeModules {
-            guard let json = module.recordsJSON(), let value = try? JSONSerialization.jsonObject(with: json) else {
-                continue
-            }
+            guard let json = module.recordsJSON(), let value = try? JSONDecoder().decode(JSONValue.self, from: json)
+            else { continue }
             modules[module.network] = value
         }
-        object["modules"] = modules
-        return try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        object["modules"] = .object(modules)
+        // A plain encoder for the whole: the keys are final (a key strategy would rewrite dictionary keys too).
+        let writer = JSONEncoder()
+        writer.outputFormatting = .sortedKeys
+        return try? writer.encode(JSONValue.object(object))
     }
 }
