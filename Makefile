@@ -73,7 +73,7 @@ suite-under-load: deps
 # reason. It ends with `tsan-selfcheck`: a deliberate race (Tests/TSanFixture) must be reported, its locked twin not.
 TSAN_TESTS ?= MediatorTests|FullScreenTests|FullScreenEventAgeTests|CancellationAndShutdownTests|AuctionTests|\
 WaterfallStateMachineTests|BannerRefreshTests|AppOpenAdManagerTests|HandleReuseTests|ClickAttributionTests|\
-BiddingNetworkTests|InlineAdModelTests|CurlLifetimeTests|OnePipeTests
+BiddingNetworkTests|InlineAdModelTests|CurlLifetimeTests|OnePipeTests|LineBatchTests|MediatorPriceTests
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) build $(TOOLS) --build-tests --sanitize=thread --scratch-path .build-tsan-tools
